@@ -1,0 +1,66 @@
+//===- KernelMath.h - fp32 math shared by the gdn lowerings -----*- C++ -*-===//
+//
+// The per-token scalar math of gdn.recurrent (gating, beta, norms) built once
+// for both lowerings. The GPU flavour emits `ex2.approx.f32`/`lg2.approx.f32`
+// (inline PTX) so that kernels never need libdevice; the CPU flavour emits
+// `math` dialect ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_CONVERSION_KERNELMATH_H
+#define GDN_CONVERSION_KERNELMATH_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir {
+namespace gdn {
+class RecurrentOp;
+
+class KernelMath {
+public:
+  enum class Flavor { CPU, GPU };
+  KernelMath(OpBuilder &b, Location loc, Flavor flavor)
+      : b(b), loc(loc), flavor(flavor) {}
+
+  Value f32(double c);
+  Value index(int64_t c);
+  /// Widens bf16/f16 (scalar or vector) to f32; f32 passes through.
+  Value toF32(Value x);
+  /// Rounds f32 (scalar or vector) to `type`'s element type (round to nearest even).
+  Value fromF32(Value x, Type elementType);
+
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, Value y);
+  Value div(Value x, Value y);
+  Value exp(Value x);
+  Value log(Value x);
+  Value sqrt(Value x);
+  /// 1 / (1 + exp(-x)): 0 at -inf, 1 at +inf, never NaN for non-NaN x.
+  Value sigmoid(Value x);
+  /// log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang threshold).
+  Value softplus(Value x);
+  /// g = -exp(A_log) * softplus(a + dt_bias); 0 where softplus is 0, so that
+  /// exp(A_log) = inf gives -inf or 0, never NaN.
+  Value fusedGate(Value a, Value aLog, Value dtBias);
+
+  /// exp(g) of token (n, t) of value head hv: 1 without decay, exp(g) for a
+  /// log-space g, exp(fusedGate(...)) for fused gating. Indices are `index`.
+  Value emitDecay(RecurrentOp op, Value n, Value t, Value hv);
+  /// beta of token (n, t), head hv: 1, beta, or sigmoid(b).
+  Value emitBeta(RecurrentOp op, Value n, Value t, Value hv);
+
+  OpBuilder &builder() { return b; }
+  Location location() { return loc; }
+
+private:
+  Value ptx(StringRef instruction, Value x);
+  OpBuilder &b;
+  Location loc;
+  Flavor flavor;
+};
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_CONVERSION_KERNELMATH_H

@@ -1,0 +1,86 @@
+//===- Passes.td - gdn conversion passes -------------------*- tablegen -*-===//
+#ifndef GDN_CONVERSION_PASSES_TD
+#define GDN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// GDNToCPU
+//===----------------------------------------------------------------------===//
+
+def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lower gdn.recurrent to plain scf loops for the CPU";
+  let description = [{
+    Replaces every `gdn.recurrent` by loops over (n, hv, t) that compute the
+    recurrence in fp32 with the same semantics as the GPU kernel: a scratch
+    [K, V] state per head, the decay, the delta, the rank-1 update and the
+    output, then the store of the final state in its layout.
+
+    Before:
+    ```mlir
+    gdn.recurrent q(%q : memref<1x1x1x64xf32>) ... o(%o : memref<1x1x1x64xf32>)
+    ```
+    After: `memref.alloca` scratch buffers and nested `scf.for` loops with
+    `arith`/`math` ops; no `gdn` op remains.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GDNToGPU
+//===----------------------------------------------------------------------===//
+
+def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower gdn.recurrent to a register-tiled GPU kernel";
+  let description = [{
+    Outlines every `gdn.recurrent` into a `gpu.func` of the module
+    `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
+    by a `gpu.launch_func`.
+
+    The kernel runs one CTA per (sequence n, value head hv, block of V rows);
+    each warp owns `rows-per-warp` V rows and each lane K/32 contiguous
+    columns of them, so the [K, V] state tile of the CTA lives in registers for
+    the whole token loop and is read and written with 16-byte accesses in
+    either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
+    butterfly shuffle trees; fused gating and sigmoid(b) are computed in the
+    kernel from the raw inputs.
+
+    Before:
+    ```mlir
+    func.func @decode(%q: memref<8x1x16x128xbf16>, ...) {
+      gdn.recurrent q(%q : memref<8x1x16x128xbf16>) ... o(%o : ...)
+    }
+    ```
+    After:
+    ```mlir
+    module attributes {gpu.container_module} {
+      func.func @decode(...) {
+        gpu.launch_func @gdn_kernels::@decode_recurrent_0 blocks in (...) threads in (...) args(...)
+      }
+      gpu.module @gdn_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80", O = 3>] {
+        gpu.func @decode_recurrent_0(...) kernel { ... }
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "Target GPU architecture (sm_80 or newer; sm_90a enables Hopper-only instructions)">,
+    Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
+           "V rows of the state held by each warp (0: chosen from the shapes)">,
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",
+           "Warps per CTA (0: chosen from the shapes)">
+  ];
+}
+
+#endif // GDN_CONVERSION_PASSES_TD

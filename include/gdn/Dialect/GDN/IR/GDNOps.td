@@ -1,0 +1,108 @@
+//===- GDNOps.td - gdn dialect operations ------------------*- tablegen -*-===//
+#ifndef GDN_OPS_TD
+#define GDN_OPS_TD
+
+include "gdn/Dialect/GDN/IR/GDNDialect.td"
+include "gdn/Dialect/GDN/IR/GDNAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+class GDN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GDN_Dialect, mnemonic, traits>;
+
+def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
+  let summary = "gated delta rule recurrence over T tokens (memref form)";
+  let description = [{
+    Runs the Gated Delta Rule recurrence for N sequences of T tokens each and
+    writes the per-token outputs `o`. All arithmetic is fp32 regardless of the
+    storage dtypes. For sequence n, value head hv (q/k head h = hv / (HV / H))
+    and token t, with the head's state S of shape [K, V]:
+
+    1. if `qk_l2norm`: q ← q / sqrt(Σ q² + 1e-6), k ← k / sqrt(Σ k² + 1e-6);
+    2. q ← q · scale (default scale = K^-0.5; only q is scaled, after the norm);
+    3. decay S ← exp(g) · S, with g given (`g`, log space, ≤ 0) or fused gating
+       g = −exp(A_log[hv]) · softplus(a + dt_bias[hv]) where softplus(x) =
+       log(1 + exp(x)) for x ≤ 20 and x otherwise; no decay when neither is given;
+    4. u = β · (v − Sᵀk), with β given (`beta`), sigmoid(`b`) (logits), or 1;
+    5. S ← S + k uᵀ;
+    6. o = Sᵀq, stored in v's dtype.
+
+    Closed form: S_t = exp(g_t)(I − β_t k_t k_tᵀ) S_{t−1} + β_t k_t v_tᵀ,
+    o_t = S_tᵀ q_t (FLA `fused_recurrent_gated_delta_rule`, SGLang
+    `fused_sigmoid_gating_delta_rule_update`).
+
+    Operands (all memrefs are static, contiguous and row-major):
+    - `q`, `k`: [N, T, H, K], bf16/f16/f32; `v`: [N, T, HV, V], same dtype;
+      HV must be a multiple of H;
+    - `g`: [N, T, HV]; or `a`: [N, T, HV] with `A_log`: [HV] and `dt_bias`:
+      [HV] (all three, f32 for A_log/dt_bias);
+    - `beta` or `b`: [N, T, HV];
+    - `initial_state` (read) and `final_state` (written), f32, [N, HV, K, V]
+      for `state_layout = #gdn.layout<kv>` or [N, HV, V, K] for
+      `#gdn.layout<vk>`; no initial state means S starts at zero. Both may be
+      the same buffer (in-place update);
+    - `o`: [N, T, HV, V] in v's dtype.
+
+    Example (Qwen3-Next decode, one tensor-parallel rank of H=16, HV=32):
+
+    ```mlir
+    gdn.recurrent q(%q : memref<8x1x16x128xbf16>) k(%k : memref<8x1x16x128xbf16>)
+        v(%v : memref<8x1x32x128xbf16>)
+        a(%a : memref<8x1x32xbf16>) A_log(%A_log : memref<32xf32>)
+        dt_bias(%dt_bias : memref<32xf32>) b(%b : memref<8x1x32xbf16>)
+        initial_state(%s : memref<8x32x128x128xf32>)
+        final_state(%s : memref<8x32x128x128xf32>)
+        o(%o : memref<8x1x32x128xbf16>)
+        {qk_l2norm, state_layout = #gdn.layout<vk>}
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "queries [N, T, H, K]", [MemRead]>:$q,
+    Arg<AnyMemRef, "keys [N, T, H, K]", [MemRead]>:$k,
+    Arg<AnyMemRef, "values [N, T, HV, V]", [MemRead]>:$v,
+    Arg<Optional<AnyMemRef>, "log-space decay [N, T, HV]", [MemRead]>:$g,
+    Arg<Optional<AnyMemRef>, "gating input [N, T, HV]", [MemRead]>:$a,
+    Arg<Optional<AnyMemRef>, "log of the decay rate [HV]", [MemRead]>:$A_log,
+    Arg<Optional<AnyMemRef>, "gating bias [HV]", [MemRead]>:$dt_bias,
+    Arg<Optional<AnyMemRef>, "write strength [N, T, HV]", [MemRead]>:$beta,
+    Arg<Optional<AnyMemRef>, "write-strength logits [N, T, HV]", [MemRead]>:$b,
+    Arg<Optional<AnyMemRef>, "initial state", [MemRead]>:$initial_state,
+    Arg<Optional<AnyMemRef>, "final state", [MemWrite]>:$final_state,
+    Arg<AnyMemRef, "output [N, T, HV, V]", [MemWrite]>:$o,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$qk_l2norm,
+    DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
+  );
+
+  let assemblyFormat = [{
+    `q` `(` $q `:` type($q) `)`
+    `k` `(` $k `:` type($k) `)`
+    `v` `(` $v `:` type($v) `)`
+    (`g` `(` $g^ `:` type($g) `)`)?
+    (`a` `(` $a^ `:` type($a) `)`)?
+    (`A_log` `(` $A_log^ `:` type($A_log) `)`)?
+    (`dt_bias` `(` $dt_bias^ `:` type($dt_bias) `)`)?
+    (`beta` `(` $beta^ `:` type($beta) `)`)?
+    (`b` `(` $b^ `:` type($b) `)`)?
+    (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
+    (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
+    `o` `(` $o `:` type($o) `)`
+    attr-dict
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Shape facts of a verified op. N sequences, T tokens, H q/k heads,
+    /// HV value heads, K key width, V value width.
+    struct Dims { int64_t N, T, H, HV, K, V; };
+    Dims getDims();
+    /// The scale applied to q: the `scale` attribute, or K^-0.5.
+    float getScaleOrDefault();
+    bool hasFusedGating() { return getA() != nullptr; }
+    bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
+  }];
+}
+
+#endif // GDN_OPS_TD

@@ -1,0 +1,31 @@
+//===- InitAllGDN.h - register everything gdn provides ----------*- C++ -*-===//
+//
+// Entry points for tools that embed the gdn dialect and passes (gdn-opt,
+// gdn-run, or another compiler's *-opt).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_INITALLGDN_H
+#define GDN_INITALLGDN_H
+
+#include "gdn/Pipelines/Pipelines.h" // registerGDNPipelines()
+
+namespace mlir {
+class DialectRegistry;
+namespace gdn {
+
+/// Adds the gdn dialect to `registry`.
+void registerGDNDialect(DialectRegistry &registry);
+/// Adds the dialects, interfaces and LLVM IR translations that the gdn
+/// lowerings produce (arith, math, memref, scf, vector, gpu, nvvm, llvm, ...),
+/// including the NVVM target attribute used for in-process PTX serialization.
+void registerGDNDependentDialects(DialectRegistry &registry);
+/// Registers the gdn passes (convert-gdn-to-*) with the global pass registry.
+void registerGDNPasses();
+/// Registers the upstream passes that the gdn pipelines are made of, so a
+/// tool can run (and print) each step on its own.
+void registerGDNPipelineStepPasses();
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_INITALLGDN_H

@@ -1,0 +1,99 @@
+//===- Compiler.h - compile gdn modules for the CPU or the GPU --*- C++ -*-===//
+//
+// The compile half of the embedded JIT runner (gdn-run, and later the C API):
+// find the function whose body is one gdn.recurrent, describe its arguments,
+// and lower a copy of the module to a CPU function (LLVM JIT) or to PTX with
+// its launch configuration.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_JIT_COMPILER_H
+#define GDN_JIT_COMPILER_H
+
+#include "gdn/Reference/Reference.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+namespace gdn {
+namespace jit {
+
+/// What one function argument is to the recurrence.
+enum class Role {
+  Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
+  InitialState, FinalState,
+  State, ///< both the initial and the final state (updated in place)
+  O
+};
+StringRef roleName(Role role);
+bool isOutput(Role role);
+
+struct Argument {
+  Role role;
+  std::vector<int64_t> shape;
+  Type elementType;
+  int64_t numElements() const;
+  int64_t bytes() const;
+};
+
+/// A function `func.func @name(memref...)` whose body is one gdn.recurrent
+/// (plus the return); each argument is one operand of the op.
+struct Signature {
+  std::string function;
+  std::vector<Argument> arguments;
+  reference::Problem problem; ///< shapes and options, for the reference
+};
+
+/// Finds the function to run (`function`, or the only one holding a
+/// gdn.recurrent) and describes it. Emits a diagnostic and fails otherwise.
+FailureOr<Signature> analyze(ModuleOp module, StringRef function = "");
+
+/// A function JIT-compiled for the host CPU. Arguments are bare pointers to
+/// the buffers of `Signature::arguments`, in order.
+class CPUProgram {
+public:
+  CPUProgram(std::unique_ptr<ExecutionEngine> engine, std::string function);
+  ~CPUProgram();
+  /// Runs the function; `buffers[i]` is the i-th argument's host buffer.
+  LogicalResult run(ArrayRef<void *> buffers);
+
+private:
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string function;
+};
+
+/// Lowers a copy of `module` with gdn-lower-to-cpu and JIT-compiles it.
+FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
+                                                     const Signature &sig);
+
+/// One kernel launch: PTX, entry name, grid and block, and for each kernel
+/// parameter the index of the function argument passed to it.
+struct GPUKernel {
+  std::string ptx;
+  std::string name;
+  unsigned grid[3];
+  unsigned block[3];
+  std::vector<unsigned> argumentIndices;
+};
+
+struct GPUOptions {
+  std::string chip = "sm_90a";
+  int64_t rowsPerWarp = 0;
+  int64_t warpsPerBlock = 0;
+};
+
+/// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of
+/// `sig.function` (its single gpu.launch_func).
+FailureOr<GPUKernel> compileForGPU(ModuleOp module, const Signature &sig,
+                                   const GPUOptions &options);
+
+} // namespace jit
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_JIT_COMPILER_H

@@ -1,0 +1,40 @@
+//===- Pipelines.h - registered gdn pass pipelines --------------*- C++ -*-===//
+#ifndef GDN_PIPELINES_PIPELINES_H
+#define GDN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir {
+namespace gdn {
+
+/// Options of `gdn-lower-to-ptx`.
+struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU architecture (e.g. sm_90a)"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<int64_t> rowsPerWarp{
+      *this, "rows-per-warp",
+      llvm::cl::desc("V rows per warp (0: chosen from the shapes)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> warpsPerBlock{
+      *this, "warps-per-block",
+      llvm::cl::desc("Warps per CTA (0: chosen from the shapes)"),
+      llvm::cl::init(0)};
+};
+
+/// gdn.recurrent -> gpu.launch_func + gpu.module of NVVM -> gpu.binary holding
+/// PTX (format isa, serialized in-process; no CUDA toolkit needed).
+void buildLowerToPTXPipeline(OpPassManager &pm, const LowerToPTXOptions &options);
+
+/// gdn.recurrent -> scf loops -> LLVM dialect, functions with bare-pointer
+/// memref arguments (one `!llvm.ptr` per memref), ready for the LLVM JIT.
+void buildLowerToCPUPipeline(OpPassManager &pm);
+
+/// Registers `gdn-lower-to-ptx` and `gdn-lower-to-cpu`.
+void registerGDNPipelines();
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_PIPELINES_PIPELINES_H

@@ -1,0 +1,72 @@
+//===- Reference.h - fp64 reference recurrence ------------------*- C++ -*-===//
+//
+// The oracle of every test: the Gated Delta Rule recurrence computed in double
+// precision, straight from the math of REFERENCE.md §1 (FLA's naive
+// recurrence), with no dependence on MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_REFERENCE_REFERENCE_H
+#define GDN_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gdn {
+namespace reference {
+
+enum class Decay { None, LogSpace, FusedGating };
+enum class Beta { One, Given, Logits };
+enum class StateLayout { KV, VK };
+
+/// Shapes and options of one recurrence. N sequences of T tokens, H q/k heads,
+/// HV value heads (HV % H == 0; value head hv uses q/k head hv / (HV / H)),
+/// key width K, value width V.
+struct Problem {
+  int64_t N = 1, T = 1, H = 1, HV = 1, K = 1, V = 1;
+  Decay decay = Decay::None;
+  Beta beta = Beta::One;
+  bool qkL2Norm = false;
+  double scale = 1.0; ///< applied to q after the optional L2 norm
+  StateLayout layout = StateLayout::KV;
+  bool hasInitialState = false;
+};
+
+/// Inputs, row-major, as doubles (storage-dtype values widened exactly).
+/// Vectors that the problem does not use may be empty.
+struct Inputs {
+  std::vector<double> q, k;          ///< [N, T, H, K]
+  std::vector<double> v;             ///< [N, T, HV, V]
+  std::vector<double> g;             ///< [N, T, HV], log-space decay
+  std::vector<double> a;             ///< [N, T, HV], fused-gating input
+  std::vector<double> A_log, dt_bias;///< [HV]
+  std::vector<double> beta;          ///< [N, T, HV], given beta or logits b
+  std::vector<double> initialState;  ///< [N, HV, K, V] (kv) or [N, HV, V, K] (vk)
+};
+
+struct Outputs {
+  std::vector<double> o;          ///< [N, T, HV, V]
+  std::vector<double> finalState; ///< same layout as the initial state
+};
+
+/// softplus(x) = log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang).
+double softplus(double x);
+/// Fused gating: g = -exp(A_log) * softplus(a + dt_bias); 0 when softplus is 0
+/// (so that exp(A_log) = inf never makes NaN).
+double fusedGate(double a, double aLog, double dtBias);
+double sigmoid(double x);
+
+/// Runs the recurrence. Returns an empty string on success, or a message
+/// naming the first input vector whose size does not match the problem.
+std::string run(const Problem &p, const Inputs &in, Outputs &out);
+
+/// Error metrics used by every check: max |a - b| and RMS-relative
+/// ||a - b||_2 / ||b||_2 (FLA's metric; 0 when both are zero).
+double maxAbsError(const std::vector<double> &a, const std::vector<double> &b);
+double rmsRelativeError(const std::vector<double> &a,
+                        const std::vector<double> &b);
+
+} // namespace reference
+} // namespace gdn
+
+#endif // GDN_REFERENCE_REFERENCE_H

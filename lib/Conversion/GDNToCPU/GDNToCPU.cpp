@@ -1,0 +1,210 @@
+//===- GDNToCPU.cpp - gdn.recurrent to scf loops --------------------------===//
+//
+// The CPU lowering: the recurrence as plain loops over (n, hv, t), one head's
+// [K, V] fp32 state in a stack buffer. Same semantics as the GPU kernel
+// (REFERENCE.md §1), written for clarity rather than speed.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Conversion/KernelMath.h"
+#include "gdn/Conversion/Passes.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace gdn {
+#define GEN_PASS_DEF_CONVERTGDNTOCPUPASS
+#include "gdn/Conversion/Passes.h.inc"
+} // namespace gdn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+
+/// Emits `for i in [0, ub)` and calls `body(i)` inside.
+void forRange(OpBuilder &b, Location loc, int64_t ub,
+              llvm::function_ref<void(Value)> body) {
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  scf::ForOp::create(b, loc, lb, upper, step, ValueRange{},
+                     [&](OpBuilder &nb, Location, Value i, ValueRange) {
+                       OpBuilder::InsertionGuard g(b);
+                       b.setInsertionPoint(nb.getInsertionBlock(),
+                                           nb.getInsertionPoint());
+                       body(i);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+/// Emits sum_{i < ub} term(i) in f32.
+Value sumRange(OpBuilder &b, Location loc, int64_t ub,
+               llvm::function_ref<Value(Value)> term) {
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  auto loop = scf::ForOp::create(
+      b, loc, lb, upper, step, ValueRange{zero},
+      [&](OpBuilder &nb, Location, Value i, ValueRange acc) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value sum = arith::AddFOp::create(b, loc, acc[0], term(i));
+        scf::YieldOp::create(b, loc, sum);
+      });
+  return loop.getResult(0);
+}
+
+struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RecurrentOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto d = op.getDims();
+    KernelMath m(rewriter, loc, KernelMath::Flavor::CPU);
+    Type f32 = rewriter.getF32Type();
+
+    // Scratch: the state S[K][V] of one head, the prepared k and q, and u.
+    Value S = memref::AllocaOp::create(rewriter, loc,
+                                       MemRefType::get({d.K, d.V}, f32));
+    Value kBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.K}, f32));
+    Value qBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.K}, f32));
+    Value uBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.V}, f32));
+    bool vk = op.isVKLayout();
+    // Index of S[k][v] inside a state operand of either layout.
+    auto stateIndex = [&](Value n, Value hv, Value k, Value v) {
+      return vk ? SmallVector<Value>{n, hv, v, k} : SmallVector<Value>{n, hv, k, v};
+    };
+    Value groups = m.index(d.HV / d.H);
+    Type outType = cast<MemRefType>(op.getO().getType()).getElementType();
+
+    forRange(rewriter, loc, d.N, [&](Value n) {
+      forRange(rewriter, loc, d.HV, [&](Value hv) {
+        Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
+        // S <- initial state (or 0).
+        forRange(rewriter, loc, d.K, [&](Value k) {
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value s0 = op.getInitialState()
+                           ? Value(memref::LoadOp::create(
+                                 rewriter, loc, op.getInitialState(),
+                                 stateIndex(n, hv, k, v)))
+                           : m.f32(0.0);
+            memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
+          });
+        });
+        forRange(rewriter, loc, d.T, [&](Value t) {
+          emitToken(op, m, n, t, hv, h, S, kBuf, qBuf, uBuf, outType);
+        });
+        if (Value fin = op.getFinalState()) {
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+              memref::StoreOp::create(rewriter, loc, s, fin,
+                                      stateIndex(n, hv, k, v));
+            });
+          });
+        }
+      });
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// One token: prepare k and q, decay, delta, rank-1 update, output.
+  void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
+                 Value h, Value S, Value kBuf, Value qBuf, Value uBuf,
+                 Type outType) const {
+    OpBuilder &b = m.builder();
+    Location loc = m.location();
+    auto d = op.getDims();
+    // k, q widened to f32; optional L2 norm (eps inside the sqrt); q * scale.
+    auto load = [&](Value src, Value buf) {
+      forRange(b, loc, d.K, [&](Value k) {
+        Value x = m.toF32(memref::LoadOp::create(b, loc, src, ValueRange{n, t, h, k}));
+        memref::StoreOp::create(b, loc, x, buf, ValueRange{k});
+      });
+    };
+    load(op.getK(), kBuf);
+    load(op.getQ(), qBuf);
+    auto scaleBy = [&](Value buf, Value factor) {
+      forRange(b, loc, d.K, [&](Value k) {
+        Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
+        memref::StoreOp::create(b, loc, m.mul(x, factor), buf, ValueRange{k});
+      });
+    };
+    auto invNorm = [&](Value buf) {
+      Value ss = sumRange(b, loc, d.K, [&](Value k) {
+        Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
+        return m.mul(x, x);
+      });
+      return m.div(m.f32(1.0), m.sqrt(m.add(ss, m.f32(1e-6))));
+    };
+    Value qFactor = m.f32(op.getScaleOrDefault());
+    if (op.getQkL2norm()) {
+      scaleBy(kBuf, invNorm(kBuf));
+      qFactor = m.mul(invNorm(qBuf), qFactor);
+    }
+    scaleBy(qBuf, qFactor);
+
+    Value decay = m.emitDecay(op, n, t, hv);
+    Value beta = m.emitBeta(op, n, t, hv);
+    // S <- exp(g) S.
+    forRange(b, loc, d.K, [&](Value k) {
+      forRange(b, loc, d.V, [&](Value v) {
+        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+        memref::StoreOp::create(b, loc, m.mul(s, decay), S, ValueRange{k, v});
+      });
+    });
+    // u = beta (v - S^T k).
+    forRange(b, loc, d.V, [&](Value v) {
+      Value sk = sumRange(b, loc, d.K, [&](Value k) {
+        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+        return m.mul(s, memref::LoadOp::create(b, loc, kBuf, ValueRange{k}));
+      });
+      Value vv = m.toF32(memref::LoadOp::create(b, loc, op.getV(), ValueRange{n, t, hv, v}));
+      memref::StoreOp::create(b, loc, m.mul(beta, m.sub(vv, sk)), uBuf, ValueRange{v});
+    });
+    // S <- S + k u^T.
+    forRange(b, loc, d.K, [&](Value k) {
+      Value kk = memref::LoadOp::create(b, loc, kBuf, ValueRange{k});
+      forRange(b, loc, d.V, [&](Value v) {
+        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+        Value u = memref::LoadOp::create(b, loc, uBuf, ValueRange{v});
+        memref::StoreOp::create(b, loc, m.add(s, m.mul(kk, u)), S, ValueRange{k, v});
+      });
+    });
+    // o = S^T q, stored in v's dtype.
+    forRange(b, loc, d.V, [&](Value v) {
+      Value o = sumRange(b, loc, d.K, [&](Value k) {
+        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+        return m.mul(s, memref::LoadOp::create(b, loc, qBuf, ValueRange{k}));
+      });
+      memref::StoreOp::create(b, loc, m.fromF32(o, outType), op.getO(),
+                              ValueRange{n, t, hv, v});
+    });
+  }
+};
+
+struct ConvertGDNToCPUPass
+    : gdn::impl::ConvertGDNToCPUPassBase<ConvertGDNToCPUPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<RecurrentToLoops>(&getContext());
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<GDNDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

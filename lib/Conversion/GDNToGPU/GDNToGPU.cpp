@@ -1,0 +1,373 @@
+//===- GDNToGPU.cpp - gdn.recurrent to a register-tiled GPU kernel --------===//
+//
+// One CTA per (sequence n, value head hv, block of BV = warps * rows V rows).
+// Warp w owns V rows [v0, v0 + R) with v0 = block * BV + w * R; lane l owns
+// the KL = K / 32 key columns [l * KL, (l + 1) * KL) of those rows. The state
+// tile S[r][j] (R * KL fp32 values a thread) stays in registers for the whole
+// token loop. Per token, every reduction over K (Sᵀk, Sᵀq, the L2 norms) is a
+// per-lane partial sum followed by a 5-step butterfly shuffle tree, so every
+// lane ends with the full sum and the rank-1 update needs no communication.
+//
+// State traffic is 16 bytes a thread at R = KL = 4 in either layout: in `vk`
+// ([V, K], K contiguous) a thread loads vector<KL> along k per row; in `kv`
+// ([K, V], V contiguous) it loads vector<R> along v per key column.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Conversion/KernelMath.h"
+#include "gdn/Conversion/Passes.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir {
+namespace gdn {
+#define GEN_PASS_DEF_CONVERTGDNTOGPUPASS
+#include "gdn/Conversion/Passes.h.inc"
+} // namespace gdn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+constexpr int64_t kWarpSize = 32;
+constexpr StringLiteral kKernelModuleName = "gdn_kernels";
+
+/// The thread-to-data mapping of one kernel.
+struct Schedule {
+  int64_t rows;  ///< R: V rows per warp
+  int64_t warps; ///< W: warps per CTA
+  int64_t kPerLane; ///< KL = K / 32
+  int64_t blockRows() const { return rows * warps; }
+};
+
+/// Parses "sm_<digits>[a]" into the compute capability (e.g. 90); -1 if bad.
+int64_t parseChip(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return -1;
+  chip.consume_back("a");
+  int64_t cc;
+  if (chip.empty() || chip.getAsInteger(10, cc))
+    return -1;
+  return cc;
+}
+
+FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
+                                   int64_t warpsOpt) {
+  auto d = op.getDims();
+  if (d.K % kWarpSize != 0 || d.K > 8 * kWarpSize)
+    return op.emitOpError() << "cannot be lowered to the GPU: K = " << d.K
+                            << " must be a multiple of 32 and at most 256";
+  Schedule s{rowsOpt, warpsOpt, d.K / kWarpSize};
+  if (s.rows == 0)
+    s.rows = d.V % 4 == 0 ? 4 : d.V % 2 == 0 ? 2 : 1;
+  if (s.warps == 0) {
+    s.warps = 1;
+    for (int64_t w : {4, 2})
+      if (d.V % (w * s.rows) == 0) {
+        s.warps = w;
+        break;
+      }
+  }
+  if (s.rows < 1 || s.rows > 16 || s.warps < 1 || s.warps > 32)
+    return op.emitOpError() << "cannot be lowered to the GPU: rows-per-warp = "
+                            << s.rows << " must be in [1, 16] and warps-per-block = "
+                            << s.warps << " in [1, 32]";
+  if (d.V % s.blockRows() != 0)
+    return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V
+                            << " is not a multiple of rows-per-warp * "
+                               "warps-per-block = "
+                            << s.blockRows();
+  if (d.HV > 65535 || d.N > 65535)
+    return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
+                            << " and HV = " << d.HV
+                            << " must each be at most 65535 (grid limits)";
+  return s;
+}
+
+/// Byte alignment of a vector of `count` elements of `elementType` at an
+/// offset that is a multiple of `count`: the largest power of two dividing it.
+int64_t vectorAlignment(int64_t count, Type elementType) {
+  int64_t bytes = count * elementType.getIntOrFloatBitWidth() / 8;
+  return bytes & -bytes;
+}
+
+/// Builds the body of one kernel. Method names follow the kernel's stages.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, RecurrentOp op, Schedule s)
+      : b(b), loc(loc), op(op), s(s), d(op.getDims()),
+        m(b, loc, KernelMath::Flavor::GPU) {}
+
+  void build() {
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value warpSize = m.index(kWarpSize);
+    lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+    Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+    Value vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
+    v0 = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+        arith::MulIOp::create(b, loc, warp, m.index(s.rows)));
+    k0 = arith::MulIOp::create(b, loc, lane, m.index(s.kPerLane));
+
+    SmallVector<Value> state = loadState();
+    Value zero = m.index(0), one = m.index(1), T = m.index(d.T);
+    auto loop = scf::ForOp::create(
+        b, loc, zero, T, one, state,
+        [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> next = token(t, carried);
+          scf::YieldOp::create(b, loc, next);
+        });
+    storeState(loop.getResults());
+  }
+
+private:
+  Value &at(SmallVectorImpl<Value> &tile, int64_t r, int64_t j) {
+    return tile[r * s.kPerLane + j];
+  }
+  Value offset(Value base, int64_t i) {
+    return i == 0 ? base : arith::AddIOp::create(b, loc, base, m.index(i));
+  }
+  SmallVector<Value> extractAll(Value vec) {
+    SmallVector<Value> out;
+    for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+         i < e; ++i)
+      out.push_back(vector::ExtractOp::create(b, loc, vec, i));
+    return out;
+  }
+  Value loadVector(Value src, ValueRange idx, int64_t count) {
+    Type et = cast<MemRefType>(src.getType()).getElementType();
+    return vector::LoadOp::create(b, loc, VectorType::get({count}, et), src,
+                                  idx, /*nontemporal=*/false,
+                                  llvm::MaybeAlign(vectorAlignment(count, et)));
+  }
+  void storeVector(ArrayRef<Value> elements, Value dst, ValueRange idx) {
+    Type et = cast<MemRefType>(dst.getType()).getElementType();
+    int64_t count = elements.size();
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({count}, b.getF32Type()), elements);
+    vector::StoreOp::create(b, loc, m.fromF32(vec, et), dst, idx,
+                            /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(count, et)));
+  }
+
+  /// Butterfly all-reduce over the 32 lanes of a warp: every lane gets the sum.
+  Value warpSum(Value x) {
+    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = m.add(x, other);
+    }
+    return x;
+  }
+
+  /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
+  SmallVector<Value> loadState() {
+    SmallVector<Value> tile(s.rows * s.kPerLane);
+    Value init = op.getInitialState();
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        at(tile, r, j) = init ? Value() : m.f32(0.0);
+    if (!init)
+      return tile;
+    if (op.isVKLayout()) {
+      for (int64_t r = 0; r < s.rows; ++r) {
+        auto row = extractAll(loadVector(init, {n, hv, offset(v0, r), k0}, s.kPerLane));
+        for (int64_t j = 0; j < s.kPerLane; ++j)
+          at(tile, r, j) = row[j];
+      }
+    } else {
+      for (int64_t j = 0; j < s.kPerLane; ++j) {
+        auto col = extractAll(loadVector(init, {n, hv, offset(k0, j), v0}, s.rows));
+        for (int64_t r = 0; r < s.rows; ++r)
+          at(tile, r, j) = col[r];
+      }
+    }
+    return tile;
+  }
+
+  void storeState(ValueRange results) {
+    Value fin = op.getFinalState();
+    if (!fin)
+      return;
+    SmallVector<Value> tile(results.begin(), results.end());
+    if (op.isVKLayout()) {
+      for (int64_t r = 0; r < s.rows; ++r) {
+        SmallVector<Value> row;
+        for (int64_t j = 0; j < s.kPerLane; ++j)
+          row.push_back(at(tile, r, j));
+        storeVector(row, fin, {n, hv, offset(v0, r), k0});
+      }
+    } else {
+      for (int64_t j = 0; j < s.kPerLane; ++j) {
+        SmallVector<Value> col;
+        for (int64_t r = 0; r < s.rows; ++r)
+          col.push_back(at(tile, r, j));
+        storeVector(col, fin, {n, hv, offset(k0, j), v0});
+      }
+    }
+  }
+
+  /// This lane's KL entries of q or k for token t, widened to f32.
+  SmallVector<Value> loadKeyChunk(Value src, Value t) {
+    return extractAll(m.toF32(loadVector(src, {n, t, h, k0}, s.kPerLane)));
+  }
+
+  /// x <- x / sqrt(sum(x^2) + 1e-6) over the whole K (eps inside the sqrt).
+  void l2Normalize(SmallVectorImpl<Value> &x) {
+    Value ss = m.f32(0.0);
+    for (Value e : x)
+      ss = m.add(ss, m.mul(e, e));
+    Value inv = m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+    for (Value &e : x)
+      e = m.mul(e, inv);
+  }
+
+  /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.
+  SmallVector<Value> token(Value t, ValueRange carried) {
+    SmallVector<Value> S(carried.begin(), carried.end());
+    SmallVector<Value> kf = loadKeyChunk(op.getK(), t);
+    SmallVector<Value> qf = loadKeyChunk(op.getQ(), t);
+    if (op.getQkL2norm()) {
+      l2Normalize(kf);
+      l2Normalize(qf);
+    }
+    Value scale = m.f32(op.getScaleOrDefault());
+    for (Value &e : qf)
+      e = m.mul(e, scale);
+    Value decay = m.emitDecay(op, n, t, hv);
+    Value beta = m.emitBeta(op, n, t, hv);
+    SmallVector<Value> vf = extractAll(m.toF32(loadVector(op.getV(), {n, t, hv, v0}, s.rows)));
+
+    SmallVector<Value> outputs;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      Value sk = m.f32(0.0);
+      for (int64_t j = 0; j < s.kPerLane; ++j) {
+        at(S, r, j) = m.mul(at(S, r, j), decay);
+        sk = m.add(sk, m.mul(at(S, r, j), kf[j]));
+      }
+      Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));
+      Value sq = m.f32(0.0);
+      for (int64_t j = 0; j < s.kPerLane; ++j) {
+        at(S, r, j) = m.add(at(S, r, j), m.mul(kf[j], u));
+        sq = m.add(sq, m.mul(at(S, r, j), qf[j]));
+      }
+      outputs.push_back(warpSum(sq));
+    }
+    // Lane 0 writes the warp's R outputs (every lane holds them).
+    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, m.index(0));
+    auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      storeVector(outputs, op.getO(), {n, t, hv, v0});
+    }
+    return S;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  RecurrentOp op;
+  Schedule s;
+  RecurrentOp::Dims d;
+  KernelMath m;
+  Value lane, n, hv, h, v0, k0;
+};
+
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip) {
+  MLIRContext *ctx = module.getContext();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                          "nvptx64-nvidia-cuda", chip, "+ptx80");
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName,
+                                  b.getArrayAttr({target}));
+}
+
+struct ConvertGDNToGPUPass
+    : gdn::impl::ConvertGDNToGPUPassBase<ConvertGDNToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<RecurrentOp> ops;
+    module.walk([&](RecurrentOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    int64_t cc = parseChip(chip);
+    if (cc < 80) {
+      module.emitError() << "convert-gdn-to-gpu: unsupported chip '" << chip
+                         << "': expected sm_<NN>[a] with NN >= 80 (e.g. sm_90a)";
+      return signalPassFailure();
+    }
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, chip);
+    SymbolTable symbols(kernels);
+    for (RecurrentOp op : ops)
+      if (failed(lower(op, kernels, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,
+                      SymbolTable &symbols) {
+    FailureOr<Schedule> s = chooseSchedule(op, rowsPerWarp, warpsPerBlock);
+    if (failed(s))
+      return failure();
+    auto d = op.getDims();
+    Location loc = op.getLoc();
+    std::string name = "gdn_recurrent";
+    if (auto func = op->getParentOfType<FunctionOpInterface>())
+      name = (func.getName() + "_recurrent").str();
+
+    // Kernel signature: the op's operands, in order.
+    SmallVector<Type> argTypes(op->getOperandTypes());
+    OpBuilder b = OpBuilder::atBlockEnd(&kernels.getBodyRegion().front());
+    auto kernel = gpu::GPUFuncOp::create(b, loc, name,
+                                         b.getFunctionType(argTypes, {}));
+    symbols.insert(kernel); // uniquifies the name
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    int32_t threads = s->warps * kWarpSize;
+    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+
+    Block &entry = kernel.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    IRMapping mapping;
+    mapping.map(op->getOperands(), entry.getArguments());
+    auto kop = cast<RecurrentOp>(b.clone(*op, mapping));
+    KernelBuilder(b, loc, kop, *s).build();
+    kop->erase();
+    gpu::ReturnOp::create(b, loc);
+
+    // Host side: the launch over (V blocks, HV, N).
+    OpBuilder hb(op);
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(hb, loc, v);
+    };
+    gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV), idx(d.N)};
+    gpu::KernelDim3 block{idx(threads), idx(1), idx(1)};
+    gpu::LaunchFuncOp::create(hb, loc, kernel, grid, block,
+                              /*dynamicSharedMemorySize=*/Value(),
+                              op->getOperands());
+    op->erase();
+    return success();
+  }
+};
+} // namespace

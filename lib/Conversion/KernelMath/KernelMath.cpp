@@ -1,0 +1,119 @@
+//===- KernelMath.cpp - fp32 math shared by the gdn lowerings -------------===//
+#include "gdn/Conversion/KernelMath.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+Value KernelMath::f32(double c) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(c));
+}
+
+Value KernelMath::index(int64_t c) {
+  return arith::ConstantIndexOp::create(b, loc, c);
+}
+
+static Type withElementType(Type t, Type element) {
+  if (auto vt = dyn_cast<VectorType>(t))
+    return VectorType::get(vt.getShape(), element);
+  return element;
+}
+
+Value KernelMath::toF32(Value x) {
+  Type element = getElementTypeOrSelf(x.getType());
+  if (element.isF32())
+    return x;
+  return arith::ExtFOp::create(b, loc,
+                               withElementType(x.getType(), b.getF32Type()), x);
+}
+
+Value KernelMath::fromF32(Value x, Type elementType) {
+  if (elementType.isF32())
+    return x;
+  return arith::TruncFOp::create(b, loc, withElementType(x.getType(), elementType),
+                                 x);
+}
+
+Value KernelMath::add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+Value KernelMath::sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+Value KernelMath::mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+Value KernelMath::div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+
+Value KernelMath::ptx(StringRef instruction, Value x) {
+  // One PTX instruction on an f32 register: "<instr> $0, $1;".
+  std::string text = (instruction + " $0, $1;").str();
+  return LLVM::InlineAsmOp::create(
+             b, loc, b.getF32Type(), ValueRange{x}, text, "=f,f",
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None, /*asm_dialect=*/nullptr,
+             /*operand_attrs=*/nullptr)
+      .getResult(0);
+}
+
+Value KernelMath::exp(Value x) {
+  if (flavor == Flavor::CPU)
+    return math::ExpOp::create(b, loc, x);
+  // exp(x) = 2^(x log2 e); ex2.approx.f32 has ~2 ulp error and maps
+  // -inf to 0 and +inf to +inf.
+  return ptx("ex2.approx.f32", mul(x, f32(M_LOG2E)));
+}
+
+Value KernelMath::log(Value x) {
+  if (flavor == Flavor::CPU)
+    return math::LogOp::create(b, loc, x);
+  return mul(ptx("lg2.approx.f32", x), f32(M_LN2));
+}
+
+Value KernelMath::sqrt(Value x) {
+  if (flavor == Flavor::CPU)
+    return math::SqrtOp::create(b, loc, x);
+  return ptx("sqrt.rn.f32", x); // IEEE round-to-nearest square root
+}
+
+Value KernelMath::sigmoid(Value x) {
+  // exp(-x) overflows to +inf for x < -88: 1 / (1 + inf) = 0, not NaN.
+  return div(f32(1.0), add(f32(1.0), exp(arith::NegFOp::create(b, loc, x))));
+}
+
+Value KernelMath::softplus(Value x) {
+  Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                    f32(20.0));
+  Value soft = flavor == Flavor::CPU
+                   ? Value(math::Log1pOp::create(b, loc, exp(x)))
+                   : log(add(f32(1.0), exp(x)));
+  return arith::SelectOp::create(b, loc, big, x, soft);
+}
+
+Value KernelMath::fusedGate(Value a, Value aLog, Value dtBias) {
+  Value sp = softplus(add(a, dtBias));
+  Value g = arith::NegFOp::create(b, loc, mul(exp(aLog), sp));
+  Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sp,
+                                     f32(0.0));
+  return arith::SelectOp::create(b, loc, zero, f32(0.0), g);
+}
+
+Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv) {
+  if (Value g = op.getG())
+    return exp(toF32(memref::LoadOp::create(b, loc, g, ValueRange{n, t, hv})));
+  if (!op.hasFusedGating())
+    return f32(1.0);
+  Value a = toF32(memref::LoadOp::create(b, loc, op.getA(), ValueRange{n, t, hv}));
+  Value aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
+  Value dtBias = memref::LoadOp::create(b, loc, op.getDtBias(), ValueRange{hv});
+  return exp(fusedGate(a, aLog, dtBias));
+}
+
+Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv) {
+  if (Value beta = op.getBeta())
+    return toF32(memref::LoadOp::create(b, loc, beta, ValueRange{n, t, hv}));
+  if (Value logits = op.getB())
+    return sigmoid(toF32(memref::LoadOp::create(b, loc, logits, ValueRange{n, t, hv})));
+  return f32(1.0);
+}

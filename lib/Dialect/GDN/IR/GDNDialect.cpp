@@ -1,0 +1,26 @@
+//===- GDNDialect.cpp - gdn dialect ---------------------------------------===//
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+#include "gdn/Dialect/GDN/IR/GDNOpsDialect.cpp.inc"
+#include "gdn/Dialect/GDN/IR/GDNEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "gdn/Dialect/GDN/IR/GDNAttrs.cpp.inc"
+
+void GDNDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "gdn/Dialect/GDN/IR/GDNOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "gdn/Dialect/GDN/IR/GDNAttrs.cpp.inc"
+      >();
+}

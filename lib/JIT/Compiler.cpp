@@ -1,0 +1,224 @@
+//===- Compiler.cpp - compile gdn modules for the CPU or the GPU ----------===//
+#include "gdn/JIT/Compiler.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+#include "gdn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::jit;
+
+StringRef jit::roleName(Role role) {
+  switch (role) {
+  case Role::Q: return "q";
+  case Role::K: return "k";
+  case Role::V: return "v";
+  case Role::G: return "g";
+  case Role::A: return "a";
+  case Role::ALog: return "A_log";
+  case Role::DtBias: return "dt_bias";
+  case Role::Beta: return "beta";
+  case Role::BLogits: return "b";
+  case Role::InitialState: return "initial_state";
+  case Role::FinalState: return "final_state";
+  case Role::State: return "state";
+  case Role::O: return "o";
+  }
+  return "?";
+}
+
+bool jit::isOutput(Role role) {
+  return role == Role::O || role == Role::FinalState || role == Role::State;
+}
+
+int64_t Argument::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t Argument::bytes() const {
+  return numElements() * elementType.getIntOrFloatBitWidth() / 8;
+}
+
+FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
+  func::FuncOp func;
+  if (!function.empty()) {
+    func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func)
+      return module.emitError() << "no function named '" << function << "'";
+  } else {
+    for (auto f : module.getOps<func::FuncOp>()) {
+      bool has = false;
+      f.walk([&](RecurrentOp) { has = true; });
+      if (!has)
+        continue;
+      if (func)
+        return f.emitError() << "several functions hold a gdn.recurrent; "
+                                "name the one to run (--function)";
+      func = f;
+    }
+    if (!func)
+      return module.emitError() << "no function holds a gdn.recurrent";
+  }
+  SmallVector<RecurrentOp> ops;
+  func.walk([&](RecurrentOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return func.emitError() << "expected exactly one gdn.recurrent in @"
+                            << func.getName() << ", found " << ops.size();
+  if (func.getNumResults() != 0 || func.isExternal())
+    return func.emitError() << "@" << func.getName()
+                            << " must have a body and no results";
+  RecurrentOp op = ops.front();
+
+  Signature sig;
+  sig.function = func.getName().str();
+  sig.arguments.resize(func.getNumArguments());
+  SmallVector<bool> assigned(func.getNumArguments(), false);
+  std::pair<Value, Role> roles[] = {
+      {op.getQ(), Role::Q},           {op.getK(), Role::K},
+      {op.getV(), Role::V},           {op.getG(), Role::G},
+      {op.getA(), Role::A},           {op.getALog(), Role::ALog},
+      {op.getDtBias(), Role::DtBias}, {op.getBeta(), Role::Beta},
+      {op.getB(), Role::BLogits},     {op.getInitialState(), Role::InitialState},
+      {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
+  for (auto [value, role] : roles) {
+    if (!value)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      return op.emitError() << "operand '" << roleName(role)
+                            << "' must be an argument of @" << func.getName();
+    unsigned i = arg.getArgNumber();
+    Argument &a = sig.arguments[i];
+    if (assigned[i]) {
+      if (a.role == Role::InitialState && role == Role::FinalState) {
+        a.role = Role::State;
+        continue;
+      }
+      return op.emitError() << "argument #" << i << " is used as both '"
+                            << roleName(a.role) << "' and '" << roleName(role)
+                            << "'; give each operand its own argument";
+    }
+    auto type = cast<MemRefType>(value.getType());
+    a.role = role;
+    a.shape.assign(type.getShape().begin(), type.getShape().end());
+    a.elementType = type.getElementType();
+    assigned[i] = true;
+  }
+  for (unsigned i = 0; i < assigned.size(); ++i)
+    if (!assigned[i])
+      return func.emitError() << "argument #" << i
+                              << " is not an operand of the gdn.recurrent";
+
+  auto d = op.getDims();
+  reference::Problem &p = sig.problem;
+  p.N = d.N, p.T = d.T, p.H = d.H, p.HV = d.HV, p.K = d.K, p.V = d.V;
+  p.decay = op.getG()            ? reference::Decay::LogSpace
+            : op.hasFusedGating() ? reference::Decay::FusedGating
+                                  : reference::Decay::None;
+  p.beta = op.getBeta() ? reference::Beta::Given
+           : op.getB()  ? reference::Beta::Logits
+                        : reference::Beta::One;
+  p.qkL2Norm = op.getQkL2norm();
+  p.scale = op.getScaleOrDefault();
+  p.layout = op.isVKLayout() ? reference::StateLayout::VK
+                             : reference::StateLayout::KV;
+  p.hasInitialState = op.getInitialState() != nullptr;
+  return sig;
+}
+
+CPUProgram::CPUProgram(std::unique_ptr<ExecutionEngine> engine,
+                       std::string function)
+    : engine(std::move(engine)), function(std::move(function)) {}
+CPUProgram::~CPUProgram() = default;
+
+LogicalResult CPUProgram::run(ArrayRef<void *> buffers) {
+  // The packed wrapper takes one pointer per argument, pointing at the value.
+  SmallVector<void *> values(buffers.begin(), buffers.end());
+  SmallVector<void *> args;
+  for (void *&v : values)
+    args.push_back(&v);
+  if (llvm::Error err = engine->invokePacked(function, args)) {
+    llvm::consumeError(std::move(err));
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<std::unique_ptr<CPUProgram>>
+jit::compileForCPU(ModuleOp module, const Signature &sig) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  PassManager pm(module.getContext());
+  buildLowerToCPUPipeline(pm);
+  if (failed(pm.run(*copy)))
+    return failure();
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
+                                                  /*sizeLevel=*/0, nullptr);
+  auto engine = ExecutionEngine::create(*copy, options);
+  if (!engine) {
+    std::string message = llvm::toString(engine.takeError());
+    return module.emitError() << "CPU JIT failed: " << message;
+  }
+  return std::make_unique<CPUProgram>(std::move(*engine), sig.function);
+}
+
+FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
+                                        const GPUOptions &options) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  PassManager pm(module.getContext());
+  LowerToPTXOptions ptxOptions;
+  ptxOptions.chip = options.chip;
+  ptxOptions.rowsPerWarp = options.rowsPerWarp;
+  ptxOptions.warpsPerBlock = options.warpsPerBlock;
+  buildLowerToPTXPipeline(pm, ptxOptions);
+  if (failed(pm.run(*copy)))
+    return failure();
+
+  auto func = copy->lookupSymbol<func::FuncOp>(sig.function);
+  SmallVector<gpu::LaunchFuncOp> launches;
+  func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
+  if (launches.size() != 1)
+    return module.emitError() << "expected one kernel launch in @"
+                              << sig.function << ", found " << launches.size();
+  gpu::LaunchFuncOp launch = launches.front();
+  GPUKernel kernel;
+  kernel.name = launch.getKernelName().str();
+  Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),
+                   launch.getGridSizeZ(),  launch.getBlockSizeX(),
+                   launch.getBlockSizeY(), launch.getBlockSizeZ()};
+  for (int i = 0; i < 6; ++i) {
+    APInt value;
+    if (!matchPattern(dims[i], m_ConstantInt(&value)))
+      return launch.emitError() << "launch dimensions must be constants";
+    (i < 3 ? kernel.grid[i] : kernel.block[i - 3]) = value.getZExtValue();
+  }
+  for (Value operand : launch.getKernelOperands())
+    kernel.argumentIndices.push_back(cast<BlockArgument>(operand).getArgNumber());
+
+  auto binary = copy->lookupSymbol<gpu::BinaryOp>(launch.getKernelModuleName());
+  if (!binary || binary.getObjects().empty())
+    return module.emitError() << "no gpu.binary for the kernel module";
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  kernel.ptx = object.getObject().getValue().str();
+  // The serializer NUL-terminates the PTX; keep it a plain string.
+  while (!kernel.ptx.empty() && kernel.ptx.back() == '\0')
+    kernel.ptx.pop_back();
+  return kernel;
+}

@@ -1,0 +1,61 @@
+//===- Pipelines.cpp - registered gdn pass pipelines ----------------------===//
+#include "gdn/Pipelines/Pipelines.h"
+#include "gdn/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
+                                        const LowerToPTXOptions &options) {
+  ConvertGDNToGPUPassOptions gpuOptions;
+  gpuOptions.chip = options.chip;
+  gpuOptions.rowsPerWarp = options.rowsPerWarp;
+  gpuOptions.warpsPerBlock = options.warpsPerBlock;
+  pm.addPass(createConvertGDNToGPUPass(gpuOptions));
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
+  nvvmOptions.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binaryOptions;
+  binaryOptions.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binaryOptions));
+}
+
+void mlir::gdn::buildLowerToCPUPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertGDNToCPUPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::gdn::registerGDNPipelines() {
+  PassPipelineRegistration<LowerToPTXOptions>(
+      "gdn-lower-to-ptx",
+      "Lower gdn.recurrent to GPU kernels serialized to PTX (gpu.binary)",
+      buildLowerToPTXPipeline);
+  PassPipelineRegistration<>(
+      "gdn-lower-to-cpu",
+      "Lower gdn.recurrent to loops in the LLVM dialect for the CPU JIT",
+      buildLowerToCPUPipeline);
+}

@@ -1,0 +1,258 @@
+//===- Reference.cpp - fp64 reference recurrence --------------------------===//
+//
+// The Gated Delta Rule recurrence of REFERENCE.md §1, computed in double
+// precision with nothing but the standard library. Per sequence n, value head
+// hv and token t (q/k head h = hv / (HV / H)):
+//
+//   q, k <- x / sqrt(sum x^2 + 1e-6)        (only when qkL2Norm)
+//   q    <- q * scale
+//   S    <- exp(g) * S                      (decay first)
+//   u    <- beta * (v - S^T k)              (delta against the decayed state)
+//   S    <- S + k u^T
+//   o    <- S^T q                           (output from the updated state)
+//
+//===----------------------------------------------------------------------===//
+
+#include "gdn/Reference/Reference.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace gdn {
+namespace reference {
+
+double softplus(double x) {
+  if (x <= 20.0)
+    return std::log1p(std::exp(x));
+  // Above the threshold (and for +inf) softplus(x) == x to double precision;
+  // NaN fails both comparisons and is returned unchanged.
+  return x;
+}
+
+double fusedGate(double a, double aLog, double dtBias) {
+  double sp = softplus(a + dtBias);
+  if (std::isnan(sp))
+    return sp;
+  // softplus underflowed to 0: no decay, even if exp(aLog) overflows to inf.
+  if (sp == 0.0)
+    return 0.0;
+  double rate = std::exp(aLog);
+  // exp(aLog) underflowed to 0 (aLog = -inf): no decay, even if sp is inf.
+  if (rate == 0.0)
+    return 0.0;
+  // sp > 0 and rate > 0: the product is in (-inf, 0), or -inf for a = +inf.
+  return -rate * sp;
+}
+
+double sigmoid(double x) {
+  // Only exp of a non-positive argument is taken, so nothing overflows:
+  // sigmoid(+inf) = 1, sigmoid(-inf) = 0, NaN stays NaN.
+  if (x >= 0.0)
+    return 1.0 / (1.0 + std::exp(-x));
+  if (x < 0.0) {
+    double e = std::exp(x);
+    return e / (1.0 + e);
+  }
+  return x; // NaN
+}
+
+namespace {
+
+/// Returns "" if the problem is well formed and every input it uses has the
+/// right size, else a message naming the first offender.
+std::string validate(const Problem &p, const Inputs &in) {
+  const struct {
+    const char *name;
+    int64_t value;
+  } dims[] = {{"N", p.N},   {"T", p.T}, {"H", p.H},
+              {"HV", p.HV}, {"K", p.K}, {"V", p.V}};
+  for (const auto &d : dims) {
+    if (d.value < 1)
+      return std::string("reference: dimension ") + d.name + " = " +
+             std::to_string(d.value) + " must be >= 1";
+  }
+  // Every size computed below divides one of these products; bounding them
+  // (in double, which cannot overflow here) keeps all int64_t arithmetic safe.
+  const double limit = 0x1p50;
+  const double n = p.N, t = p.T, h = p.H, hv = p.HV, k = p.K, v = p.V;
+  if (n * t * h * k > limit || n * t * hv * v > limit || n * hv * k * v > limit)
+    return "reference: problem too large";
+  if (p.HV % p.H != 0)
+    return "reference: HV = " + std::to_string(p.HV) +
+           " is not a multiple of H = " + std::to_string(p.H);
+
+  const int64_t qkSize = p.N * p.T * p.H * p.K;
+  const int64_t gateSize = p.N * p.T * p.HV;
+  const bool fused = p.decay == Decay::FusedGating;
+  const struct {
+    const char *name;
+    const std::vector<double> &vec;
+    int64_t expected;
+    bool used;
+  } inputs[] = {
+      {"q", in.q, qkSize, true},
+      {"k", in.k, qkSize, true},
+      {"v", in.v, gateSize * p.V, true},
+      {"g", in.g, gateSize, p.decay == Decay::LogSpace},
+      {"a", in.a, gateSize, fused},
+      {"A_log", in.A_log, p.HV, fused},
+      {"dt_bias", in.dt_bias, p.HV, fused},
+      {"beta", in.beta, gateSize, p.beta != Beta::One},
+      {"initialState", in.initialState, p.N * p.HV * p.K * p.V,
+       p.hasInitialState},
+  };
+  for (const auto &input : inputs) {
+    if (input.used && static_cast<int64_t>(input.vec.size()) != input.expected)
+      return std::string("reference: '") + input.name + "' has " +
+             std::to_string(input.vec.size()) + " elements, expected " +
+             std::to_string(input.expected);
+  }
+  return "";
+}
+
+/// Copies `src[0, size)` to `dst`: L2-normalised first when `l2Norm`
+/// (eps inside the sqrt), then multiplied by `scale`.
+void prepareVector(const double *src, int64_t size, bool l2Norm, double scale,
+                   std::vector<double> &dst) {
+  double norm = 1.0;
+  if (l2Norm) {
+    double sumSq = 0.0;
+    for (int64_t i = 0; i < size; ++i)
+      sumSq += src[i] * src[i];
+    norm = std::sqrt(sumSq + 1e-6);
+  }
+  for (int64_t i = 0; i < size; ++i)
+    dst[i] = (l2Norm ? src[i] / norm : src[i]) * scale;
+}
+
+} // namespace
+
+std::string run(const Problem &p, const Inputs &in, Outputs &out) {
+  std::string err = validate(p, in);
+  if (!err.empty())
+    return err;
+
+  const int64_t N = p.N, T = p.T, H = p.H, HV = p.HV, K = p.K, V = p.V;
+  const int64_t groupSize = HV / H;
+  const bool vk = p.layout == StateLayout::VK;
+
+  std::vector<double> o(static_cast<size_t>(N * T * HV * V), 0.0);
+  std::vector<double> finalState(static_cast<size_t>(N * HV * K * V), 0.0);
+  std::vector<double> state(static_cast<size_t>(K * V)); // S[k * V + v]
+  std::vector<double> q(static_cast<size_t>(K)), k(static_cast<size_t>(K));
+  std::vector<double> u(static_cast<size_t>(V));
+
+  // Offset of element (k, v) of head (n, hv) in a state stored in p.layout.
+  auto stateOffset = [&](int64_t n, int64_t hv, int64_t ki, int64_t vi) {
+    int64_t head = (n * HV + hv) * K * V;
+    return head + (vk ? vi * K + ki : ki * V + vi);
+  };
+
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t hv = 0; hv < HV; ++hv) {
+      const int64_t h = hv / groupSize;
+      for (int64_t ki = 0; ki < K; ++ki)
+        for (int64_t vi = 0; vi < V; ++vi)
+          state[ki * V + vi] = p.hasInitialState
+                                   ? in.initialState[stateOffset(n, hv, ki, vi)]
+                                   : 0.0;
+
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t qkBase = ((n * T + t) * H + h) * K;
+        const int64_t gateIdx = (n * T + t) * HV + hv;
+        const int64_t vBase = gateIdx * V;
+
+        prepareVector(&in.q[qkBase], K, p.qkL2Norm, p.scale, q);
+        prepareVector(&in.k[qkBase], K, p.qkL2Norm, 1.0, k);
+
+        double g = 0.0;
+        if (p.decay == Decay::LogSpace)
+          g = in.g[gateIdx];
+        else if (p.decay == Decay::FusedGating)
+          g = fusedGate(in.a[gateIdx], in.A_log[hv], in.dt_bias[hv]);
+
+        double beta = 1.0;
+        if (p.beta == Beta::Given)
+          beta = in.beta[gateIdx];
+        else if (p.beta == Beta::Logits)
+          beta = sigmoid(in.beta[gateIdx]);
+
+        // S <- exp(g) * S.
+        if (p.decay != Decay::None) {
+          const double decay = std::exp(g);
+          for (double &s : state)
+            s *= decay;
+        }
+
+        // u = beta * (v - S^T k), from the decayed state.
+        for (int64_t vi = 0; vi < V; ++vi) {
+          double sk = 0.0;
+          for (int64_t ki = 0; ki < K; ++ki)
+            sk += state[ki * V + vi] * k[ki];
+          u[vi] = beta * (in.v[vBase + vi] - sk);
+        }
+
+        // S <- S + k u^T.
+        for (int64_t ki = 0; ki < K; ++ki)
+          for (int64_t vi = 0; vi < V; ++vi)
+            state[ki * V + vi] += k[ki] * u[vi];
+
+        // o = S^T q, from the updated state.
+        for (int64_t vi = 0; vi < V; ++vi) {
+          double acc = 0.0;
+          for (int64_t ki = 0; ki < K; ++ki)
+            acc += state[ki * V + vi] * q[ki];
+          o[vBase + vi] = acc;
+        }
+      }
+
+      for (int64_t ki = 0; ki < K; ++ki)
+        for (int64_t vi = 0; vi < V; ++vi)
+          finalState[stateOffset(n, hv, ki, vi)] = state[ki * V + vi];
+    }
+  }
+
+  out.o = std::move(o);
+  out.finalState = std::move(finalState);
+  return "";
+}
+
+double maxAbsError(const std::vector<double> &a, const std::vector<double> &b) {
+  if (a.size() != b.size())
+    return std::numeric_limits<double>::infinity();
+  double maxErr = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double d = std::fabs(a[i] - b[i]);
+    // A NaN difference must never be dropped by a comparison.
+    if (std::isnan(d))
+      return std::numeric_limits<double>::quiet_NaN();
+    if (d > maxErr)
+      maxErr = d;
+  }
+  return maxErr;
+}
+
+double rmsRelativeError(const std::vector<double> &a,
+                        const std::vector<double> &b) {
+  if (a.size() != b.size())
+    return std::numeric_limits<double>::infinity();
+  double diffSq = 0.0, refSq = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double d = a[i] - b[i];
+    if (std::isnan(d))
+      return std::numeric_limits<double>::quiet_NaN();
+    diffSq += d * d;
+    refSq += b[i] * b[i];
+  }
+  if (std::isnan(diffSq) || std::isnan(refSq))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (diffSq == 0.0)
+    return 0.0; // identical (this includes both being all zero)
+  if (refSq == 0.0)
+    return std::numeric_limits<double>::infinity();
+  return std::sqrt(diffSq) / std::sqrt(refSq);
+}
+
+} // namespace reference
+} // namespace gdn

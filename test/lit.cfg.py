@@ -1,0 +1,32 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GDN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gdn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.gdn_src_root, "examples")))
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = ["gdn-opt", "gdn-run"]
+llvm_config.add_tool_substitutions(tools, [config.gdn_tools_dir, config.llvm_tools_dir])
+
+# ptxas (CUDA toolkit) assembles emitted PTX; a test that needs it says
+# REQUIRES: ptxas and is reported UNSUPPORTED where it is missing.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+
+# GPU tests (REQUIRES: cuda) run only where a CUDA driver and device exist;
+# CPU-only CI reports them UNSUPPORTED.
+if os.environ.get("GDN_TEST_CUDA") == "1":
+    config.available_features.add("cuda")
