@@ -121,18 +121,18 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
                               << " is not an operand of the gdn.recurrent";
 
   auto d = op.getDims();
-  reference::Problem &p = sig.problem;
+  ::gdn::reference::Problem &p = sig.problem;
   p.N = d.N, p.T = d.T, p.H = d.H, p.HV = d.HV, p.K = d.K, p.V = d.V;
-  p.decay = op.getG()            ? reference::Decay::LogSpace
-            : op.hasFusedGating() ? reference::Decay::FusedGating
-                                  : reference::Decay::None;
-  p.beta = op.getBeta() ? reference::Beta::Given
-           : op.getB()  ? reference::Beta::Logits
-                        : reference::Beta::One;
+  p.decay = op.getG()            ? ::gdn::reference::Decay::LogSpace
+            : op.hasFusedGating() ? ::gdn::reference::Decay::FusedGating
+                                  : ::gdn::reference::Decay::None;
+  p.beta = op.getBeta() ? ::gdn::reference::Beta::Given
+           : op.getB()  ? ::gdn::reference::Beta::Logits
+                        : ::gdn::reference::Beta::One;
   p.qkL2Norm = op.getQkL2norm();
   p.scale = op.getScaleOrDefault();
-  p.layout = op.isVKLayout() ? reference::StateLayout::VK
-                             : reference::StateLayout::KV;
+  p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
+                             : ::gdn::reference::StateLayout::KV;
   p.hasInitialState = op.getInitialState() != nullptr;
   return sig;
 }

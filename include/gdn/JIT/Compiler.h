@@ -46,7 +46,7 @@ struct Argument {
 struct Signature {
   std::string function;
   std::vector<Argument> arguments;
-  reference::Problem problem; ///< shapes and options, for the reference
+  ::gdn::reference::Problem problem; ///< shapes and options, for the reference
 };
 
 /// Finds the function to run (`function`, or the only one holding a

@@ -1,0 +1,218 @@
+// RUN: gdn-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the gdn.recurrent verifier.
+
+func.func @q_rank(%q: memref<1x1x32xf32>, %k: memref<1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects rank 4 [N, T, H, K], got rank 3}}
+  gdn.recurrent q(%q : memref<1x1x32xf32>) k(%k : memref<1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @v_rank(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'v' expects rank 4 [N, T, HV, V], got rank 3}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @dynamic(%q: memref<?x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' must have a static shape, got [?, 1, 1, 32]}}
+  gdn.recurrent q(%q : memref<?x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @strided(%q: memref<1x1x1x32xf32, strided<[64, 64, 64, 2]>>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' must be a contiguous row-major memref}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32, strided<[64, 64, 64, 2]>>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @q_dtype(%q: memref<1x1x1x32xi32>, %k: memref<1x1x1x32xi32>, %v: memref<1x1x2x8xi32>, %o: memref<1x1x2x8xi32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects element type bf16, f16 or f32, got 'i32'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xi32>) k(%k : memref<1x1x1x32xi32>) v(%v : memref<1x1x2x8xi32>) o(%o : memref<1x1x2x8xi32>) 
+  return
+}
+
+// -----
+
+func.func @q_empty(%q: memref<1x0x1x32xf32>, %k: memref<1x0x1x32xf32>, %v: memref<1x0x2x8xf32>, %o: memref<1x0x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects non-empty dimensions, got [1, 0, 1, 32]}}
+  gdn.recurrent q(%q : memref<1x0x1x32xf32>) k(%k : memref<1x0x1x32xf32>) v(%v : memref<1x0x2x8xf32>) o(%o : memref<1x0x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @k_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x64xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'k' expects shape [1, 1, 1, 32] (N, T, H, K), got [1, 1, 1, 64]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x64xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @k_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xbf16>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'k' expects element type f32 (the dtype of 'q'), got 'bf16'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @v_tokens(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x2x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'v' expects shape [1, 1, 2, 8] (N, T, HV, V), got [1, 2, 2, 8]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x2x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @v_empty(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x0xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'v' expects non-empty dimensions, got [1, 1, 2, 0]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x0xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @gqa(%q: memref<1x1x2x32xf32>, %k: memref<1x1x2x32xf32>, %v: memref<1x1x3x8xf32>, %o: memref<1x1x3x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op the number of value heads HV = 3 must be a multiple of the number of q/k heads H = 2}}
+  gdn.recurrent q(%q : memref<1x1x2x32xf32>) k(%k : memref<1x1x2x32xf32>) v(%v : memref<1x1x3x8xf32>) o(%o : memref<1x1x3x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @o_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'o' expects shape [1, 1, 2, 8] (N, T, HV, V), got [1, 1, 2, 4]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x4xf32>) 
+  return
+}
+
+// -----
+
+func.func @o_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xbf16>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'o' expects element type the dtype of 'v', got 'bf16'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xbf16>) 
+  return
+}
+
+// -----
+
+func.func @g_and_a(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %g: memref<1x1x2xf32>, %a: memref<1x1x2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'g' (log-space decay) excludes the fused gating operands 'a', 'A_log' and 'dt_bias'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) g(%g : memref<1x1x2xf32>) a(%a : memref<1x1x2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @g_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %g: memref<1x1x1xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'g' expects shape [1, 1, 2] (N, T, HV), got [1, 1, 1]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) g(%g : memref<1x1x1xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @gating_missing(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2xf32>, %dt: memref<2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op fused gating needs all of 'a' [N, T, HV], 'A_log' [HV] and 'dt_bias' [HV]; missing 'A_log'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2xf32>) dt_bias(%dt : memref<2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @a_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x3xf32>, %al: memref<2xf32>, %dt: memref<2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'a' expects shape [1, 1, 2] (N, T, HV), got [1, 1, 3]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x3xf32>) A_log(%al : memref<2xf32>) dt_bias(%dt : memref<2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @alog_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2xf32>, %al: memref<2xbf16>, %dt: memref<2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'A_log' expects element type f32, got 'bf16'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2xf32>) A_log(%al : memref<2xbf16>) dt_bias(%dt : memref<2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @dtbias_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2xf32>, %al: memref<2xf32>, %dt: memref<4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'dt_bias' expects shape [2] (HV), got [4]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2xf32>) A_log(%al : memref<2xf32>) dt_bias(%dt : memref<4xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @beta_and_b(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %beta: memref<1x1x2xf32>, %b: memref<1x1x2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operands 'beta' and 'b' (beta logits) are mutually exclusive}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) beta(%beta : memref<1x1x2xf32>) b(%b : memref<1x1x2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @beta_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %beta: memref<1x2x2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'beta' expects shape [1, 1, 2] (N, T, HV), got [1, 2, 2]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) beta(%beta : memref<1x2x2xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @b_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %b: memref<1x1x2xi8>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'b' expects element type bf16, f16 or f32, got 'i8'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) b(%b : memref<1x1x2xi8>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @state_vk_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %s: memref<1x2x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'initial_state' expects shape [1, 2, 8, 32] (N, HV, V, K for layout vk), got [1, 2, 32, 8]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) initial_state(%s : memref<1x2x32x8xf32>) o(%o : memref<1x1x2x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @state_kv_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %s: memref<1x2x8x32xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects shape [1, 2, 32, 8] (N, HV, K, V for layout kv), got [1, 2, 8, 32]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) final_state(%s : memref<1x2x8x32xf32>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @state_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %s: memref<1x2x32x8xbf16>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects element type f32, got 'bf16'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) final_state(%s : memref<1x2x32x8xbf16>) o(%o : memref<1x1x2x8xf32>) 
+  return
+}
+
+// -----
+
+func.func @scale(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite and positive, got -1}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = -1.0 : f32}
+  return
+}
+
+// -----
+
+func.func @layout_attr(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+2 {{expected ::mlir::gdn::StateLayout to be one of: kv, vk}}
+  // expected-error @+1 {{failed to parse GDN_StateLayoutAttr parameter 'value'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {state_layout = #gdn.layout<kk>}
+  return
+}

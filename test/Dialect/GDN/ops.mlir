@@ -1,0 +1,56 @@
+// RUN: gdn-opt %s -split-input-file | FileCheck %s
+// RUN: gdn-opt %s -split-input-file | gdn-opt -split-input-file | FileCheck %s
+// Round trip of every form of gdn.recurrent.
+
+// Minimal: no decay, beta = 1, zero initial state, kv layout (the default).
+// CHECK-LABEL: func @plain
+// CHECK: gdn.recurrent q(%{{.*}} : memref<2x3x1x32xf32>) k(%{{.*}} : memref<2x3x1x32xf32>) v(%{{.*}} : memref<2x3x2x16xf32>) o(%{{.*}} : memref<2x3x2x16xf32>)
+// CHECK-NOT: state_layout
+func.func @plain(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x2x16xf32>, %o: memref<2x3x2x16xf32>) {
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x2x16xf32>) o(%o : memref<2x3x2x16xf32>)
+  return
+}
+
+// -----
+
+// Log-space g, given beta, separate states, explicit scale, bf16 inputs.
+// CHECK-LABEL: func @log_space
+// CHECK: gdn.recurrent q({{.*}}) k({{.*}}) v({{.*}}) g(%{{.*}} : memref<1x1x4xf32>) beta(%{{.*}} : memref<1x1x4xbf16>) initial_state(%{{.*}} : memref<1x4x64x32xf32>) final_state(%{{.*}} : memref<1x4x64x32xf32>) o(%{{.*}} : memref<1x1x4x32xbf16>) {scale = 1.250000e-01 : f32}
+func.func @log_space(%q: memref<1x1x2x64xbf16>, %k: memref<1x1x2x64xbf16>, %v: memref<1x1x4x32xbf16>,
+                     %g: memref<1x1x4xf32>, %beta: memref<1x1x4xbf16>,
+                     %h0: memref<1x4x64x32xf32>, %ht: memref<1x4x64x32xf32>, %o: memref<1x1x4x32xbf16>) {
+  gdn.recurrent q(%q : memref<1x1x2x64xbf16>) k(%k : memref<1x1x2x64xbf16>) v(%v : memref<1x1x4x32xbf16>)
+      g(%g : memref<1x1x4xf32>) beta(%beta : memref<1x1x4xbf16>)
+      initial_state(%h0 : memref<1x4x64x32xf32>) final_state(%ht : memref<1x4x64x32xf32>)
+      o(%o : memref<1x1x4x32xbf16>) {scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// Fused gating, beta logits, L2 norm, in-place vk state, f16 inputs.
+// CHECK-LABEL: func @fused
+// CHECK: gdn.recurrent {{.*}} a(%{{.*}} : memref<3x2x8xf16>) A_log(%{{.*}} : memref<8xf32>) dt_bias(%{{.*}} : memref<8xf32>) b(%{{.*}} : memref<3x2x8xf16>) initial_state([[S:%.*]] : memref<3x8x32x64xf32>) final_state([[S]] : memref<3x8x32x64xf32>) o({{.*}}) {qk_l2norm, state_layout = #gdn.layout<vk>}
+func.func @fused(%q: memref<3x2x4x64xf16>, %k: memref<3x2x4x64xf16>, %v: memref<3x2x8x32xf16>,
+                 %a: memref<3x2x8xf16>, %A_log: memref<8xf32>, %dt_bias: memref<8xf32>, %b: memref<3x2x8xf16>,
+                 %s: memref<3x8x32x64xf32>, %o: memref<3x2x8x32xf16>) {
+  gdn.recurrent q(%q : memref<3x2x4x64xf16>) k(%k : memref<3x2x4x64xf16>) v(%v : memref<3x2x8x32xf16>)
+      a(%a : memref<3x2x8xf16>) A_log(%A_log : memref<8xf32>) dt_bias(%dt_bias : memref<8xf32>)
+      b(%b : memref<3x2x8xf16>)
+      initial_state(%s : memref<3x8x32x64xf32>) final_state(%s : memref<3x8x32x64xf32>)
+      o(%o : memref<3x2x8x32xf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// Only a final state (the initial state is zero); the kv layout spelled out
+// is the default and is elided when printed.
+// CHECK-LABEL: func @final_only
+// CHECK: final_state(%{{.*}} : memref<1x1x32x8xf32>) o(%{{.*}} : memref<1x1x1x8xf32>){{$}}
+func.func @final_only(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>,
+                      %ht: memref<1x1x32x8xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>)
+      final_state(%ht : memref<1x1x32x8xf32>) o(%o : memref<1x1x1x8xf32>) {state_layout = #gdn.layout<kv>}
+  return
+}

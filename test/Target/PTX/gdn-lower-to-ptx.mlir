@@ -1,0 +1,38 @@
+// RUN: gdn-opt %s --gdn-lower-to-ptx | FileCheck %s --check-prefix=IR
+// RUN: gdn-run --emit=ptx %s | FileCheck %s
+// RUN: gdn-opt %s --gdn-lower-to-ptx --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=STEPS
+// The whole path from gdn.recurrent to PTX: the host function keeps a
+// gpu.launch_func and the kernel module becomes a gpu.binary holding PTX.
+
+// IR: func.func @decode
+// IR: gpu.launch_func @gdn_kernels::@decode_recurrent
+// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90a
+
+// STEPS: IR Dump After ConvertGDNToGPUPass (convert-gdn-to-gpu)
+// STEPS: IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
+// STEPS: IR Dump After ConvertGpuOpsToNVVMOps (convert-gpu-to-nvvm)
+// STEPS: IR Dump After ConvertNVVMToLLVMPass (convert-nvvm-to-llvm)
+// STEPS: IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
+
+// CHECK: .version 8.0
+// CHECK: .target sm_90a
+// CHECK: .visible .entry decode_recurrent(
+// CHECK: .maxntid 128, 1, 1
+// CHECK-NOT: .local
+// The state tile comes in as 16-byte loads (4 rows of 4 fp32 a thread)...
+// CHECK-COUNT-4: ld.global.v4.b32
+// ... the reductions are butterfly shuffles, the math is approximate PTX ...
+// CHECK: shfl.sync.bfly.b32
+// CHECK: ex2.approx.f32
+// ... and goes out as 16-byte stores.
+// CHECK-COUNT-4: st.global.v4.b32
+func.func @decode(%q: memref<2x1x2x128xbf16>, %k: memref<2x1x2x128xbf16>, %v: memref<2x1x4x128xbf16>,
+                  %a: memref<2x1x4xbf16>, %A_log: memref<4xf32>, %dt_bias: memref<4xf32>, %b: memref<2x1x4xbf16>,
+                  %s: memref<2x4x128x128xf32>, %o: memref<2x1x4x128xbf16>) {
+  gdn.recurrent q(%q : memref<2x1x2x128xbf16>) k(%k : memref<2x1x2x128xbf16>) v(%v : memref<2x1x4x128xbf16>)
+      a(%a : memref<2x1x4xbf16>) A_log(%A_log : memref<4xf32>) dt_bias(%dt_bias : memref<4xf32>)
+      b(%b : memref<2x1x4xbf16>)
+      initial_state(%s : memref<2x4x128x128xf32>) final_state(%s : memref<2x4x128x128xf32>)
+      o(%o : memref<2x1x4x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

@@ -1,0 +1,18 @@
+// REQUIRES: ptxas
+// Every example's PTX assembles for sm_90a with no stack frame and no spills.
+// RUN: gdn-run --emit=ptx %examples/qwen3_next_decode.mlir > %t.decode.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.decode.ptx -o %t.decode.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.mtp.ptx -o %t.mtp.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/kv_k128_v64.mlir > %t.kv.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/qwen35_27b_gqa3.mlir > %t.gqa3.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.gqa3.ptx -o %t.gqa3.cubin 2>&1 | FileCheck %s
+// The schedules the options can pick assemble as well.
+// RUN: gdn-run --emit=ptx --rows-per-warp=1 --warps-per-block=8 %examples/qwen3_next_decode.mlir > %t.r1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --rows-per-warp=8 --warps-per-block=2 %examples/qwen3_next_decode.mlir > %t.r8.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.r8.ptx -o %t.r8.cubin 2>&1 | FileCheck %s
+
+// CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
+// CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

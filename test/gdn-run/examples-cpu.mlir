@@ -1,0 +1,18 @@
+// gdn-run compiles every example for the CPU (LLVM JIT) and checks it against
+// the fp64 reference: RMS-relative error <= 2e-3 on o, <= 1e-5 on the state.
+// RUN: gdn-run --target=cpu --check %examples/qwen3_next_decode.mlir | FileCheck %s
+// RUN: gdn-run --target=cpu --check %examples/qwen3_next_mtp.mlir | FileCheck %s
+// RUN: gdn-run --target=cpu --check %examples/kv_k128_v64.mlir | FileCheck %s
+// RUN: gdn-run --target=cpu --check %examples/qwen35_27b_gqa3.mlir | FileCheck %s
+// RUN: gdn-run --target=cpu --check --seed=7 %examples/qwen3_next_decode.mlir | FileCheck %s
+// CHECK: target: cpu
+// CHECK: check final_state {{.*}} ok
+// CHECK: check o {{.*}} ok
+
+// The check can fail: a tolerance below bf16 rounding of o is missed.
+// RUN: not gdn-run --target=cpu --check --tol-o=1e-5 %examples/qwen3_next_decode.mlir | FileCheck %s --check-prefix=STRICT
+// STRICT: check o {{.*}} FAILED
+
+// --json prints one object for scripts.
+// RUN: gdn-run --target=cpu --check --json %examples/kv_k128_v64.mlir | FileCheck %s --check-prefix=JSON
+// JSON: {{.*}}"check":"ok"{{.*}}"target":"cpu"

@@ -1,0 +1,475 @@
+//===- gdn-run.cpp - the gdn embedded JIT runner --------------------------===//
+//
+// Compiles a .mlir file holding a function with one gdn.recurrent, makes
+// seeded inputs, runs it on the GPU (CUDA driver, PTX JIT) or on the CPU
+// (LLVM JIT), checks it against the fp64 reference and times it.
+//
+//   gdn-run examples/qwen3_next_decode.mlir --check
+//   gdn-run examples/qwen3_next_decode.mlir --target=cuda --check --bench
+//   gdn-run examples/qwen3_next_decode.mlir --emit=ptx
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/InitAllGDN.h"
+#include "gdn/JIT/Compiler.h"
+#include "gdn/Reference/Reference.h"
+#include "gdn/Runtime/CudaDriver.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::jit;
+namespace reference = ::gdn::reference;
+namespace rt = ::gdn::runtime;
+using rt::CudaDriver;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("gdn-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> targetOpt(
+    "target", cl::desc("Where to run: auto (the GPU if there is one, else the "
+                       "CPU), cuda or cpu"),
+    cl::init("auto"), cl::cat(category));
+static cl::opt<bool> checkOpt("check",
+                              cl::desc("Compare with the fp64 reference; exit "
+                                       "1 past tolerance"),
+                              cl::cat(category));
+static cl::opt<bool> benchOpt(
+    "bench", cl::desc("Time the kernel (GPU: median of CUDA-graph replays with "
+                      "rotating input sets; CPU: median of runs)"),
+    cl::cat(category));
+static cl::opt<std::string> emitOpt(
+    "emit", cl::desc("Print the compiled artefact instead of running: ptx"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> functionOpt(
+    "function", cl::desc("Function to run (default: the one holding the op)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> chipOpt("chip", cl::desc("GPU architecture"),
+                                    cl::init("sm_90a"), cl::cat(category));
+static cl::opt<int64_t> rowsOpt("rows-per-warp",
+                                cl::desc("V rows per warp (0: automatic)"),
+                                cl::init(0), cl::cat(category));
+static cl::opt<int64_t> warpsOpt("warps-per-block",
+                                 cl::desc("Warps per CTA (0: automatic)"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
+                                  cl::init(50), cl::cat(category));
+static cl::opt<int> deviceOpt("device", cl::desc("CUDA device ordinal"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<double> tolO("tol-o",
+                            cl::desc("RMS-relative tolerance on o"),
+                            cl::init(2e-3), cl::cat(category));
+static cl::opt<double> tolState(
+    "tol-state", cl::desc("RMS-relative tolerance on the final state"),
+    cl::init(1e-5), cl::cat(category));
+static cl::opt<bool> jsonOpt("json", cl::desc("Print one JSON object"),
+                             cl::cat(category));
+
+namespace {
+/// A host buffer in the storage dtype, with its values widened to double.
+struct HostBuffer {
+  std::vector<uint8_t> bytes;
+  std::vector<double> values;
+};
+
+double decode(Type t, const uint8_t *p) {
+  if (t.isF32()) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  if (t.isBF16()) {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  llvm::APFloat h(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+  bool lost;
+  h.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return h.convertToFloat();
+}
+
+/// Rounds `x` to the storage dtype (round to nearest even) into `p`.
+void encode(Type t, double x, uint8_t *p) {
+  llvm::APFloat f(static_cast<float>(x));
+  bool lost;
+  if (!t.isF32()) {
+    f.convert(t.isBF16() ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    uint16_t bits = f.bitcastToAPInt().getZExtValue();
+    std::memcpy(p, &bits, 2);
+    return;
+  }
+  float v = f.convertToFloat();
+  std::memcpy(p, &v, 4);
+}
+
+/// Seeded inputs with the distributions of real models: q, k, v, a, b,
+/// dt_bias ~ N(0, 1); A_log = log U(1, 16); g = log U(0.5, 1) (≤ 0);
+/// beta = sigmoid(N(0, 1)); initial state ~ N(0, 1). Outputs are poisoned
+/// with NaN so that an unwritten element fails the check.
+HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng) {
+  HostBuffer buf;
+  int64_t n = arg.numElements();
+  int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
+  buf.bytes.assign(n * width, 0xFF); // NaN in every float dtype
+  if (arg.role == Role::O || arg.role == Role::FinalState)
+    return buf;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  buf.values.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double x;
+    switch (arg.role) {
+    case Role::ALog: x = std::log(1.0 + 15.0 * uniform(rng)); break;
+    case Role::G: x = std::log(0.5 + 0.5 * uniform(rng)); break;
+    case Role::Beta: x = reference::sigmoid(normal(rng)); break;
+    default: x = normal(rng); break;
+    }
+    encode(arg.elementType, x, &buf.bytes[i * width]);
+    buf.values[i] = decode(arg.elementType, &buf.bytes[i * width]);
+  }
+  return buf;
+}
+
+std::vector<double> widen(const Argument &arg, const HostBuffer &buf) {
+  int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
+  std::vector<double> out(arg.numElements());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = decode(arg.elementType, &buf.bytes[i * width]);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "gdn-run: error: " << message << "\n";
+  return 1;
+}
+
+struct BenchResult {
+  double us = 0, copyUs = 0;
+  int sets = 1;
+};
+
+/// Runs the kernel once on the GPU (inputs in, outputs back) and optionally
+/// times it. Returns an error message, or "" on success.
+std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
+                     const Signature &sig, std::vector<HostBuffer> &buffers,
+                     int64_t bytesMoved, BenchResult *bench) {
+  using namespace rt;
+  CUmodule module;
+  CUfunction fn;
+  if (auto s = drv.loadModule(kernel.ptx, module); !s)
+    return s.message;
+  if (auto s = drv.getFunction(module, kernel.name, fn); !s)
+    return s.message;
+  // Input sets: one for the checked run; more rotate for cold-state timing
+  // (REFERENCE.md §5: bytes touched between two runs of a set > 4 x 60 MB L2).
+  int sets = 1;
+  if (bench)
+    sets = std::clamp<int64_t>((240ll << 20) / std::max<int64_t>(bytesMoved, 1) + 1, 2, 64);
+  size_t nargs = sig.arguments.size();
+  std::vector<CUdeviceptr> ptrs(sets * nargs, 0);
+  auto cleanup = [&] {
+    for (CUdeviceptr p : ptrs)
+      if (p)
+        drv.free(p);
+    drv.unloadModule(module);
+  };
+  for (int s = 0; s < sets; ++s)
+    for (size_t i = 0; i < nargs; ++i) {
+      CUdeviceptr &p = ptrs[s * nargs + i];
+      const HostBuffer &b = buffers[i];
+      Status st = drv.alloc(b.bytes.size(), p);
+      if (st)
+        st = drv.copyToDevice(p, b.bytes.data(), b.bytes.size());
+      if (!st) {
+        cleanup();
+        return st.message;
+      }
+    }
+  std::vector<std::vector<void *>> params(sets);
+  for (int s = 0; s < sets; ++s)
+    for (unsigned idx : kernel.argumentIndices)
+      params[s].push_back(&ptrs[s * nargs + idx]);
+
+  Status st = drv.launch(fn, kernel.grid, kernel.block, 0, nullptr, params[0].data());
+  if (st)
+    st = drv.synchronize(nullptr);
+  for (size_t i = 0; st && i < nargs; ++i)
+    if (isOutput(sig.arguments[i].role))
+      st = drv.copyToHost(buffers[i].bytes.data(), ptrs[i], buffers[i].bytes.size());
+  if (!st || !bench) {
+    cleanup();
+    return st.message;
+  }
+
+  // Timing: one CUDA graph launches every set once; replays are timed with
+  // events. The copy reference moves the same bytes (read + written).
+  CUstream stream;
+  CUevent start, stop;
+  std::vector<CUdeviceptr> copyBufs(2 * sets, 0);
+  size_t copyBytes = std::max<int64_t>(bytesMoved / 2, 16);
+  auto timeGraph = [&](auto record, double &us) -> Status {
+    CUgraph graph;
+    CUgraphExec exec;
+    if (Status s = drv.beginCapture(stream); !s)
+      return s;
+    for (int s = 0; s < sets; ++s)
+      if (Status r = record(s); !r) {
+        drv.endCapture(stream, graph);
+        return r;
+      }
+    if (Status s = drv.endCapture(stream, graph); !s)
+      return s;
+    if (Status s = drv.instantiate(graph, exec); !s)
+      return s;
+    std::vector<double> samples;
+    for (unsigned it = 0; it < itersOpt + 3; ++it) {
+      float ms = 0;
+      Status s = drv.recordEvent(start, stream);
+      if (s) s = drv.launchGraph(exec, stream);
+      if (s) s = drv.recordEvent(stop, stream);
+      if (s) s = drv.elapsedMs(start, stop, ms);
+      if (!s)
+        return s;
+      if (it >= 3)
+        samples.push_back(1000.0 * ms / sets);
+    }
+    us = median(samples);
+    return drv.destroyGraph(graph, exec);
+  };
+  st = drv.createStream(stream);
+  if (st) st = drv.createEvent(start);
+  if (st) st = drv.createEvent(stop);
+  for (int i = 0; st && i < 2 * sets; ++i)
+    st = drv.alloc(copyBytes, copyBufs[i]);
+  if (st)
+    st = timeGraph([&](int s) {
+      return drv.launch(fn, kernel.grid, kernel.block, 0, stream, params[s].data());
+    }, bench->us);
+  if (st)
+    st = timeGraph([&](int s) {
+      return drv.copyDeviceToDeviceAsync(copyBufs[2 * s + 1], copyBufs[2 * s],
+                                         copyBytes, stream);
+    }, bench->copyUs);
+  bench->sets = sets;
+  for (CUdeviceptr p : copyBufs)
+    if (p)
+      drv.free(p);
+  cleanup();
+  return st.message;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "gdn embedded JIT runner\n");
+  llvm::raw_ostream &log = jsonOpt ? llvm::nulls() : llvm::outs();
+
+  if (!emitOpt.empty() && emitOpt != "ptx")
+    return fail("unknown --emit='" + emitOpt + "' (expected: ptx)");
+  if (targetOpt != "auto" && targetOpt != "cuda" && targetOpt != "cpu")
+    return fail("unknown --target='" + targetOpt + "' (expected auto, cuda or cpu)");
+
+  DialectRegistry registry;
+  registerGDNDialect(registry);
+  registerGDNDependentDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  FailureOr<Signature> sig = analyze(*module, functionOpt);
+  if (failed(sig))
+    return 1;
+  const reference::Problem &p = sig->problem;
+
+  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt};
+  if (emitOpt == "ptx") {
+    FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
+    if (failed(kernel))
+      return 1;
+    llvm::outs() << kernel->ptx;
+    return 0;
+  }
+
+  // Pick the target.
+  std::unique_ptr<CudaDriver> drv;
+  std::string target = targetOpt;
+  if (target != "cpu") {
+    auto status = CudaDriver::open(deviceOpt, drv);
+    if (!status) {
+      if (target == "cuda")
+        return fail(status.message);
+      log << "gdn-run: no GPU (" << status.message << "); running on the CPU\n";
+      target = "cpu";
+    } else {
+      target = "cuda";
+    }
+  }
+  log << "gdn-run: " << inputFile << " @" << sig->function << ": N=" << p.N
+      << " T=" << p.T << " H=" << p.H << " HV=" << p.HV << " K=" << p.K
+      << " V=" << p.V << "\n";
+  if (drv)
+    log << "target: cuda (" << drv->deviceName() << ", sm_"
+        << drv->computeCapability() << ", " << drv->smCount() << " SMs)\n";
+  else
+    log << "target: cpu\n";
+
+  // Inputs.
+  std::mt19937_64 rng(seedOpt);
+  std::vector<HostBuffer> buffers;
+  int64_t bytesMoved = 0;
+  for (const Argument &arg : sig->arguments) {
+    buffers.push_back(makeInput(arg, rng));
+    bytesMoved += arg.bytes() * (arg.role == Role::State ? 2 : 1);
+  }
+  reference::Inputs refIn;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const std::vector<double> &vals = buffers[i].values;
+    switch (sig->arguments[i].role) {
+    case Role::Q: refIn.q = vals; break;
+    case Role::K: refIn.k = vals; break;
+    case Role::V: refIn.v = vals; break;
+    case Role::G: refIn.g = vals; break;
+    case Role::A: refIn.a = vals; break;
+    case Role::ALog: refIn.A_log = vals; break;
+    case Role::DtBias: refIn.dt_bias = vals; break;
+    case Role::Beta: case Role::BLogits: refIn.beta = vals; break;
+    case Role::InitialState: case Role::State: refIn.initialState = vals; break;
+    case Role::FinalState: case Role::O: break;
+    }
+  }
+
+  // Compile and run.
+  auto t0 = std::chrono::steady_clock::now();
+  BenchResult bench;
+  double compileMs = 0;
+  if (target == "cuda") {
+    FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
+    if (failed(kernel))
+      return 1;
+    compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    log << "compiled in " << llvm::format("%.1f", compileMs) << " ms: kernel "
+        << kernel->name << ", grid " << kernel->grid[0] << "x" << kernel->grid[1]
+        << "x" << kernel->grid[2] << ", block " << kernel->block[0] << "\n";
+    std::string err = runOnGPU(*drv, *kernel, *sig, buffers, bytesMoved,
+                               benchOpt ? &bench : nullptr);
+    if (!err.empty())
+      return fail(err);
+  } else {
+    auto program = compileForCPU(*module, *sig);
+    if (failed(program))
+      return 1;
+    compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    log << "compiled in " << llvm::format("%.1f", compileMs) << " ms (LLVM JIT)\n";
+    // Keep pristine inputs for the check: an in-place state is overwritten.
+    std::vector<HostBuffer> work = buffers;
+    std::vector<void *> ptrs;
+    for (HostBuffer &b : work)
+      ptrs.push_back(b.bytes.data());
+    if (failed((*program)->run(ptrs)))
+      return fail("the CPU function failed to run");
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (isOutput(sig->arguments[i].role))
+        buffers[i].bytes = work[i].bytes;
+    if (benchOpt) {
+      std::vector<double> samples;
+      unsigned iters = std::min<unsigned>(itersOpt, 10);
+      for (unsigned it = 0; it < iters; ++it) {
+        auto s = std::chrono::steady_clock::now();
+        (void)(*program)->run(ptrs);
+        samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count());
+      }
+      bench.us = median(samples);
+    }
+  }
+  log << "ran on " << target << "\n";
+
+  llvm::json::Object result{{"file", inputFile}, {"function", sig->function},
+                            {"target", target}, {"compile_ms", compileMs},
+                            {"bytes", bytesMoved}};
+  int exitCode = 0;
+  if (checkOpt) {
+    reference::Outputs ref;
+    std::string err = reference::run(p, refIn, ref);
+    if (!err.empty())
+      return fail(err);
+    auto report = [&](StringRef what, const std::vector<double> &got,
+                      const std::vector<double> &want, double tol) {
+      double maxAbs = reference::maxAbsError(got, want);
+      double rms = reference::rmsRelativeError(got, want);
+      bool ok = std::isfinite(rms) && rms <= tol;
+      log << "check " << llvm::left_justify(what, 12) << " max-abs "
+          << llvm::format("%.3e", maxAbs) << "  rms-rel "
+          << llvm::format("%.3e", rms) << "  (tol " << llvm::format("%.0e", tol)
+          << ")  " << (ok ? "ok" : "FAILED") << "\n";
+      result[(what + "_rms_rel").str()] = rms;
+      result[(what + "_max_abs").str()] = maxAbs;
+      if (!ok)
+        exitCode = 1;
+    };
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      Role role = sig->arguments[i].role;
+      if (role == Role::O)
+        report("o", widen(sig->arguments[i], buffers[i]), ref.o, tolO);
+      else if (role == Role::FinalState || role == Role::State)
+        report("final_state", widen(sig->arguments[i], buffers[i]),
+               ref.finalState, tolState);
+    }
+    result["check"] = exitCode == 0 ? "ok" : "failed";
+  }
+  if (benchOpt) {
+    double gbps = bytesMoved / (bench.us * 1e3);
+    result["us"] = bench.us;
+    result["gb_per_s"] = gbps;
+    log << "bench: " << llvm::format("%.2f", bench.us) << " us median, "
+        << llvm::format("%.0f", gbps) << " GB/s (" << bytesMoved << " bytes)";
+    if (target == "cuda") {
+      result["copy_us"] = bench.copyUs;
+      result["of_copy"] = bench.copyUs / bench.us;
+      result["input_sets"] = bench.sets;
+      log << "; device copy of the same bytes " << llvm::format("%.2f", bench.copyUs)
+          << " us -> " << llvm::format("%.2f", bench.copyUs / bench.us)
+          << " of copy (" << bench.sets << " rotating input sets, CUDA-graph replays)";
+    }
+    log << "\n";
+  }
+  if (jsonOpt)
+    llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
+  return exitCode;
+}
