@@ -7,7 +7,7 @@ set(GDN_STATIC_LLVM_COMPONENTS
   LLVMX86CodeGen LLVMX86Desc LLVMX86Info LLVMX86AsmParser
   LLVMPasses LLVMipo LLVMLinker LLVMIRReader LLVMAsmParser LLVMBitWriter LLVMBitReader
   LLVMCodeGen LLVMSelectionDAG LLVMAsmPrinter LLVMGlobalISel LLVMTarget LLVMMC
-  LLVMOrcJIT LLVMExecutionEngine LLVMFrontendOpenMP LLVMFrontendOffloading
+  LLVMOrcJIT LLVMExecutionEngine LLVMPerfJITEvents LLVMFrontendOpenMP LLVMFrontendOffloading
   LLVMCore LLVMSupport LLVMDemangle)
 foreach(t ${MLIR_EXPORTED_TARGETS})
   if(TARGET ${t})
@@ -15,10 +15,23 @@ foreach(t ${MLIR_EXPORTED_TARGETS})
     if(type STREQUAL "STATIC_LIBRARY")
       get_target_property(libs ${t} INTERFACE_LINK_LIBRARIES)
       if(libs)
+        set(changed OFF)
         list(FIND libs LLVM idx)
         if(NOT idx EQUAL -1)
           list(REMOVE_ITEM libs LLVM)
           list(APPEND libs ${GDN_STATIC_LLVM_COMPONENTS})
+          set(changed ON)
+        endif()
+        # A few libraries (MLIRExecutionEngine) name the libMLIR.so target.
+        list(FIND libs MLIR idx)
+        if(NOT idx EQUAL -1)
+          list(REMOVE_ITEM libs MLIR)
+          list(APPEND libs MLIRExecutionEngineUtils MLIRTargetLLVMIRExport
+               MLIRLLVMToLLVMIRTranslation MLIRBuiltinToLLVMIRTranslation
+               MLIRLLVMDialect MLIRIR MLIRSupport)
+          set(changed ON)
+        endif()
+        if(changed)
           set_target_properties(${t} PROPERTIES INTERFACE_LINK_LIBRARIES "${libs}")
         endif()
       endif()
@@ -40,3 +53,5 @@ endforeach()
 set_target_properties(LLVMSupport PROPERTIES INTERFACE_LINK_LIBRARIES "${new_support_libs}")
 add_link_options(-static-libstdc++ -static-libgcc -Wl,--as-needed)
 set(MLIR_LINK_MLIR_DYLIB OFF)
+# Our own libraries' LLVM_LINK_COMPONENTS must not pull in libLLVM.so either.
+set(LLVM_LINK_LLVM_DYLIB OFF)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see docs/GPU.md): unpacks the carried static
+# binaries, runs the CUDA unit tests, checks every example on the GPU against
+# the fp64 reference (RMS-relative <= 2e-3 on o, <= 1e-5 on the fp32 state)
+# with the default schedule and with every schedule the options allow, and
+# times each example (CUDA-graph replays, rotating input sets). Writes the log
+# to $OUT/h200-check.log and prints a short table last.
+set -u
+out=${OUT:-/tmp}
+bin=/tmp/gdn-bin
+mkdir -p "$bin"
+for f in .carry/*.xz; do xz -dc "$f" > "$bin/$(basename "$f" .xz)"; chmod +x "$bin/$(basename "$f" .xz)"; done
+log="$out/h200-check.log"
+: > "$log"
+fails=0
+run() { echo "\$ $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; [ $rc -ne 0 ] && { echo "FAILED (rc=$rc): $*" >> "$log"; fails=$((fails+1)); }; return $rc; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$log" 2>&1
+run "$bin/GDNUnitTests"
+for f in examples/*.mlir; do
+  run "$bin/gdn-run" --target=cuda --check --bench "$f"
+  line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
+  echo "$line" >> "$log"
+  for sched in "1 4" "2 4" "4 1" "4 2" "4 4" "8 1" "8 2" "1 8" "2 16"; do
+    set -- $sched
+    run "$bin/gdn-run" --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 --seed=3 "$f"
+  done
+done
+echo "=== summary (failures: $fails)"
+python3 scripts/h200-summary.py "$log" | tee -a "$log"
+grep -c "check .* ok" "$log" | sed 's/^/checks ok: /'
+grep -c "FAILED" "$log" | sed 's/^/FAILED lines: /'
+exit $fails

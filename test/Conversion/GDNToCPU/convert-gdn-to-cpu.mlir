@@ -1,0 +1,55 @@
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-cpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-lower-to-cpu | FileCheck %s --check-prefix=LLVM
+
+// kv layout with log-space g and given beta: a [K, V] scratch state, loops
+// over (n, hv) with the state read in its layout [n, hv, k, v].
+// CHECK-LABEL: func.func @kv
+// CHECK-NOT: gdn.recurrent
+// CHECK: %[[S:.*]] = memref.alloca() : memref<32x8xf32>
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[HV:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[V:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %arg5[%[[N]], %[[HV]], %[[K]], %[[V]]] : memref<1x2x32x8xf32>
+// CHECK: memref.store %{{.*}}, %[[S]][%[[K]], %[[V]]]
+// exp(g) from the log-space decay.
+// CHECK: %[[G:.*]] = memref.load %arg3
+// CHECK: math.exp %[[G]] : f32
+// LLVM-LABEL: llvm.func @kv(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr
+// LLVM-NOT: gdn.
+// LLVM-NOT: scf.
+func.func @kv(%q: memref<1x2x1x32xf32>, %k: memref<1x2x1x32xf32>, %v: memref<1x2x2x8xf32>,
+              %g: memref<1x2x2xf32>, %beta: memref<1x2x2xf32>, %s: memref<1x2x32x8xf32>,
+              %o: memref<1x2x2x8xf32>) {
+  gdn.recurrent q(%q : memref<1x2x1x32xf32>) k(%k : memref<1x2x1x32xf32>) v(%v : memref<1x2x2x8xf32>)
+      g(%g : memref<1x2x2xf32>) beta(%beta : memref<1x2x2xf32>)
+      initial_state(%s : memref<1x2x32x8xf32>) final_state(%s : memref<1x2x32x8xf32>)
+      o(%o : memref<1x2x2x8xf32>)
+  return
+}
+
+// -----
+
+// vk layout, fused gating, beta logits, L2 norm, bf16 in and out: the state
+// is read as [n, hv, v, k]; softplus uses log1p; o is rounded to bf16.
+// CHECK-LABEL: func.func @vk
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[HV:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[V:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %arg7[%[[N]], %[[HV]], %[[V]], %[[K]]] : memref<1x2x16x32xf32>
+// CHECK: math.sqrt
+// CHECK: math.log1p
+// CHECK: arith.select
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.store %{{.*}}, %arg7[%[[N2:.*]], %[[HV2:.*]], %[[V2:.*]], %[[K2:.*]]] : memref<1x2x16x32xf32>
+func.func @vk(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memref<1x1x2x16xbf16>,
+              %a: memref<1x1x2xbf16>, %A_log: memref<2xf32>, %dt_bias: memref<2xf32>, %b: memref<1x1x2xbf16>,
+              %s: memref<1x2x16x32xf32>, %o: memref<1x1x2x16xbf16>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x2x16xbf16>)
+      a(%a : memref<1x1x2xbf16>) A_log(%A_log : memref<2xf32>) dt_bias(%dt_bias : memref<2xf32>)
+      b(%b : memref<1x1x2xbf16>)
+      initial_state(%s : memref<1x2x16x32xf32>) final_state(%s : memref<1x2x16x32xf32>)
+      o(%o : memref<1x1x2x16xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
