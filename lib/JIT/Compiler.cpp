@@ -168,9 +168,11 @@ jit::compileForCPU(ModuleOp module, const Signature &sig) {
     return true;
   }();
   (void)initialized;
+  // `transformer` is a function_ref: the function it names must outlive create.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
-                                                  /*sizeLevel=*/0, nullptr);
+  options.transformer = optimize;
   auto engine = ExecutionEngine::create(*copy, options);
   if (!engine) {
     std::string message = llvm::toString(engine.takeError());

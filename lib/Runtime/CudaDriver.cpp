@@ -74,6 +74,7 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr; // _v2
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxGetDevice)(CUdevice *) = nullptr;
   // Modules.
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                  void **) = nullptr;
@@ -171,6 +172,7 @@ void loadDriverLibrary(DriverLibrary &lib) {
   GDN_REQUIRE(cuDeviceGetAttribute, "cuDeviceGetAttribute");
   GDN_REQUIRE(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   GDN_REQUIRE(cuCtxSetCurrent, "cuCtxSetCurrent");
+  GDN_REQUIRE(cuCtxGetDevice, "cuCtxGetDevice");
   GDN_REQUIRE(cuModuleLoadDataEx, "cuModuleLoadDataEx");
   GDN_REQUIRE(cuModuleGetFunction, "cuModuleGetFunction");
   GDN_REQUIRE(cuModuleUnload, "cuModuleUnload");
@@ -340,6 +342,21 @@ struct CudaDriver::Impl {
     return st;
   }
 };
+
+Status CudaDriver::currentDevice(int &ordinal) {
+  ordinal = 0;
+  const DriverLibrary &lib = driverLibrary();
+  if (!lib.error.empty())
+    return Status::error(lib.error);
+  CUdevice device = 0;
+  CUresult r = lib.api.cuCtxGetDevice(&device);
+  if (r != CUDA_SUCCESS) {
+    // No current context on this thread (e.g. before any CUDA use): device 0.
+    return Status::success();
+  }
+  ordinal = device;
+  return Status::success();
+}
 
 Status CudaDriver::open(int ordinal, std::unique_ptr<CudaDriver> &out) {
   out.reset();

@@ -41,8 +41,11 @@ class CudaDriver {
 public:
   /// Loads libcuda.so.1, calls cuInit, retains device `ordinal`'s primary
   /// context and makes it current. Fails with a clear message when the library
-  /// is missing ("no CUDA driver (libcuda.so.1 not found)") or there is no GPU.
+  /// is missing ("no CUDA driver: libcuda.so.1 could not be loaded (...)") or there is no GPU.
   static Status open(int ordinal, std::unique_ptr<CudaDriver> &out);
+  /// The ordinal of the device of the calling thread's current context, or 0
+  /// when no context is current. Fails only when the driver cannot be loaded.
+  static Status currentDevice(int &ordinal);
   ~CudaDriver();
 
   std::string deviceName() const;

@@ -1,0 +1,134 @@
+/*===- gdn-c/GDN.h - C API of the gdn compiler and runtime ---------*- C -*-===*\
+|*                                                                            *|
+|* A stable C ABI for hosts that are not C++ (Python ctypes, other compilers). *|
+|* Compile a gdn.recurrent kernel from MLIR text or from a plain struct, then  *|
+|* launch it with raw device pointers on a CUDA stream, or run it on host      *|
+|* memory with the CPU lowering.                                              *|
+|*                                                                            *|
+|* Errors: every function returning gdnStatus sets a thread-local message      *|
+|* (gdnGetLastError) on failure and never aborts the process.                 *|
+|* Threads: compiling is thread-safe (one lock per compiler); kernels are      *|
+|* owned by their compiler and stay valid until gdnCompilerDestroy.            *|
+|* Semantics of the recurrence: the gdn.recurrent op (docs/, REFERENCE.md §1). *|
+\*===----------------------------------------------------------------------===*/
+#ifndef GDN_C_GDN_H
+#define GDN_C_GDN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gdnStatus {
+  GDN_OK = 0,
+  GDN_ERROR_INVALID_ARGUMENT = 1, /* bad pointer, count, shape or option */
+  GDN_ERROR_COMPILE = 2,          /* the MLIR did not parse, verify or lower */
+  GDN_ERROR_CUDA = 3,             /* a CUDA driver call failed */
+  GDN_ERROR_NO_DEVICE = 4,        /* no CUDA driver or no GPU */
+  GDN_ERROR_UNSUPPORTED = 5       /* e.g. a CPU kernel launched on a stream */
+} gdnStatus;
+
+typedef enum gdnTarget { GDN_TARGET_CPU = 0, GDN_TARGET_CUDA = 1 } gdnTarget;
+
+typedef enum gdnDType {
+  GDN_DTYPE_F32 = 0,
+  GDN_DTYPE_BF16 = 1,
+  GDN_DTYPE_F16 = 2
+} gdnDType;
+
+typedef enum gdnDecay {
+  GDN_DECAY_NONE = 0,        /* S is not decayed */
+  GDN_DECAY_LOG_SPACE = 1,   /* g [N, T, HV], exp(g) */
+  GDN_DECAY_FUSED_GATING = 2 /* a [N,T,HV], A_log [HV] f32, dt_bias [HV] f32 */
+} gdnDecay;
+
+typedef enum gdnBeta {
+  GDN_BETA_ONE = 0,   /* beta = 1 */
+  GDN_BETA_GIVEN = 1, /* beta [N, T, HV] */
+  GDN_BETA_LOGITS = 2 /* b [N, T, HV], beta = sigmoid(b) in fp32 */
+} gdnBeta;
+
+typedef enum gdnStateLayout {
+  GDN_LAYOUT_KV = 0, /* state [N, HV, K, V] (FLA) */
+  GDN_LAYOUT_VK = 1  /* state [N, HV, V, K] (SGLang/vLLM/FlashInfer) */
+} gdnStateLayout;
+
+/* A gdn.recurrent described without MLIR. Shapes: q, k [N, T, H, K];
+ * v, o [N, T, HV, V] (HV % H == 0). The kernel's arguments, in order:
+ *   q, k, v,
+ *   g                        (decay == LOG_SPACE)
+ *   a, A_log, dt_bias        (decay == FUSED_GATING)
+ *   beta | b                 (beta == GIVEN | LOGITS)
+ *   state                    (has_initial_state && has_final_state && state_in_place)
+ *   initial_state, final_state (each when present, not in place)
+ *   o
+ * States are f32. gdnKernelArgumentName/Bytes describe each argument. */
+typedef struct gdnRecurrentDesc {
+  int64_t N, T, H, HV, K, V;
+  gdnDType input_dtype; /* q, k, v and o */
+  gdnDType gate_dtype;  /* g, a, beta, b (A_log and dt_bias are always f32) */
+  gdnDecay decay;
+  gdnBeta beta;
+  int qk_l2norm;        /* nonzero: q, k L2-normalised in the kernel (eps 1e-6) */
+  float scale;          /* <= 0: K^-0.5 */
+  gdnStateLayout layout;
+  int has_initial_state;
+  int has_final_state;
+  int state_in_place;   /* initial and final state are one argument */
+} gdnRecurrentDesc;
+
+typedef struct gdnCompilerImpl *gdnCompiler;
+typedef struct gdnKernelImpl *gdnKernel;
+
+/* The library version, e.g. "0.1.0". */
+const char *gdnVersion(void);
+
+/* The last error of the calling thread ("" if none). */
+const char *gdnGetLastError(void);
+
+/* Creates a compiler: an MLIR context, an in-memory kernel cache and the disk
+ * cache directory ($GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else
+ * ~/.cache/gdn-mlir; GDN_CACHE_DIR=off disables the disk cache). */
+gdnStatus gdnCompilerCreate(gdnCompiler *compiler);
+void gdnCompilerDestroy(gdnCompiler compiler);
+
+/* Compiles the function `function` (NULL: the only one holding a
+ * gdn.recurrent) of the MLIR module `mlir` for `target`. `chip` (NULL:
+ * "sm_90a") is used for GPU targets. Repeated calls with the same arguments
+ * return the cached kernel. */
+gdnStatus gdnCompileText(gdnCompiler compiler, const char *mlir,
+                         const char *function, gdnTarget target,
+                         const char *chip, gdnKernel *kernel);
+
+/* As gdnCompileText, for a gdn.recurrent described by `desc`. */
+gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
+                         gdnTarget target, const char *chip,
+                         gdnKernel *kernel);
+
+/* Number of arguments, and for argument i its role name ("q", "k", "v", "g",
+ * "a", "A_log", "dt_bias", "beta", "b", "initial_state", "final_state",
+ * "state", "o") and its size in bytes. NULL / -1 for a bad index. */
+int gdnKernelNumArguments(gdnKernel kernel);
+const char *gdnKernelArgumentName(gdnKernel kernel, int index);
+int64_t gdnKernelArgumentBytes(gdnKernel kernel, int index);
+
+/* The PTX of a CUDA kernel (NULL for a CPU kernel). */
+const char *gdnKernelPTX(gdnKernel kernel);
+
+/* Launches a CUDA kernel on `stream` (a CUstream; NULL: the legacy default
+ * stream) of the calling thread's current device. `args[i]` is the device
+ * address of argument i (16-byte aligned, contiguous). Asynchronous; no
+ * allocation and no host synchronisation, so it can be captured in a CUDA
+ * graph. The first launch on a device loads the module (not capturable). */
+gdnStatus gdnKernelLaunch(gdnKernel kernel, void *const *args, int num_args,
+                          void *stream);
+
+/* Runs a CPU kernel synchronously on host memory. */
+gdnStatus gdnKernelRunHost(gdnKernel kernel, void *const *args, int num_args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GDN_C_GDN_H */

@@ -1,0 +1,45 @@
+//===- KernelCache.h - on-disk cache of compiled GPU kernels ----*- C++ -*-===//
+//
+// Compiled kernels (PTX plus launch configuration) stored as one JSON file per
+// key under a cache directory, so a new process skips the MLIR pipeline.
+// The key hashes everything that changes the PTX: the MLIR text, the function,
+// the chip, the schedule options and the compiler's version.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_JIT_KERNELCACHE_H
+#define GDN_JIT_KERNELCACHE_H
+
+#include "gdn/JIT/Compiler.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace gdn {
+namespace jit {
+
+class KernelCache {
+public:
+  /// $GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else ~/.cache/gdn-mlir;
+  /// "" (disabled) when GDN_CACHE_DIR is "off" or no home is known.
+  static std::string defaultDirectory();
+  /// A 128-bit hex key (xxh3) over the inputs of a GPU compile.
+  static std::string key(StringRef mlirText, StringRef function,
+                         const GPUOptions &options);
+
+  explicit KernelCache(std::string directory) : directory(std::move(directory)) {}
+  bool enabled() const { return !directory.empty(); }
+  /// The cached kernel, or nothing (missing, unreadable or corrupt entry).
+  std::optional<GPUKernel> load(StringRef key) const;
+  /// Best effort: writes to a temporary file and renames it into place.
+  void store(StringRef key, const GPUKernel &kernel) const;
+
+private:
+  std::string directory;
+};
+
+} // namespace jit
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_JIT_KERNELCACHE_H

@@ -1,0 +1,380 @@
+//===- GDN.cpp - C API of the gdn compiler and runtime --------------------===//
+#include "gdn-c/GDN.h"
+
+#include "gdn/InitAllGDN.h"
+#include "gdn/JIT/Compiler.h"
+#include "gdn/JIT/KernelCache.h"
+#include "gdn/Runtime/CudaDriver.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::jit;
+namespace rt = ::gdn::runtime;
+
+#ifndef GDN_VERSION_STRING
+#define GDN_VERSION_STRING "dev"
+#endif
+
+namespace {
+thread_local std::string lastError;
+
+gdnStatus fail(gdnStatus status, const llvm::Twine &message) {
+  lastError = message.str();
+  return status;
+}
+gdnStatus ok() {
+  lastError.clear();
+  return GDN_OK;
+}
+
+/// One process-wide driver per device, opened on first use and kept for the
+/// life of the process (closing it would unbind the caller's context).
+rt::Status driverFor(int device, rt::CudaDriver *&out) {
+  static std::mutex mu;
+  static std::map<int, rt::CudaDriver *> drivers;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = drivers.find(device);
+  if (it != drivers.end()) {
+    out = it->second;
+    return rt::Status::success();
+  }
+  std::unique_ptr<rt::CudaDriver> drv;
+  rt::Status st = rt::CudaDriver::open(device, drv);
+  if (!st)
+    return st;
+  out = drivers[device] = drv.release();
+  return st;
+}
+
+const char *dtypeName(gdnDType t) {
+  switch (t) {
+  case GDN_DTYPE_F32: return "f32";
+  case GDN_DTYPE_BF16: return "bf16";
+  case GDN_DTYPE_F16: return "f16";
+  }
+  return nullptr;
+}
+
+/// The MLIR text of a function `@gdn_recurrent` whose body is the described
+/// gdn.recurrent, with the argument order documented in gdn-c/GDN.h.
+std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
+  const char *in = dtypeName(d.input_dtype), *gate = dtypeName(d.gate_dtype);
+  if (!in || !gate) {
+    error = "unknown dtype in gdnRecurrentDesc";
+    return "";
+  }
+  if (d.decay < GDN_DECAY_NONE || d.decay > GDN_DECAY_FUSED_GATING ||
+      d.beta < GDN_BETA_ONE || d.beta > GDN_BETA_LOGITS ||
+      d.layout < GDN_LAYOUT_KV || d.layout > GDN_LAYOUT_VK) {
+    error = "unknown decay, beta or layout in gdnRecurrentDesc";
+    return "";
+  }
+  if (d.state_in_place && !(d.has_initial_state && d.has_final_state)) {
+    error = "state_in_place needs has_initial_state and has_final_state";
+    return "";
+  }
+  auto memref = [](std::initializer_list<int64_t> shape, const char *type) {
+    std::string s = "memref<";
+    for (int64_t x : shape)
+      s += std::to_string(x) + "x";
+    return s + type + ">";
+  };
+  std::string qT = memref({d.N, d.T, d.H, d.K}, in);
+  std::string vT = memref({d.N, d.T, d.HV, d.V}, in);
+  std::string gT = memref({d.N, d.T, d.HV}, gate);
+  std::string hvT = memref({d.HV}, "f32");
+  std::string sT = d.layout == GDN_LAYOUT_VK ? memref({d.N, d.HV, d.V, d.K}, "f32")
+                                             : memref({d.N, d.HV, d.K, d.V}, "f32");
+  std::vector<std::pair<std::string, std::string>> args; // (name, type)
+  std::string body = "  gdn.recurrent q(%q : " + qT + ") k(%k : " + qT +
+                     ") v(%v : " + vT + ")";
+  args = {{"q", qT}, {"k", qT}, {"v", vT}};
+  auto operand = [&](const std::string &kw, const std::string &name,
+                     const std::string &type) {
+    body += " " + kw + "(%" + name + " : " + type + ")";
+  };
+  auto add = [&](const std::string &name, const std::string &type) {
+    args.push_back({name, type});
+    operand(name, name, type);
+  };
+  if (d.decay == GDN_DECAY_LOG_SPACE)
+    add("g", gT);
+  if (d.decay == GDN_DECAY_FUSED_GATING) {
+    add("a", gT);
+    add("A_log", hvT);
+    add("dt_bias", hvT);
+  }
+  if (d.beta == GDN_BETA_GIVEN)
+    add("beta", gT);
+  if (d.beta == GDN_BETA_LOGITS)
+    add("b", gT);
+  if (d.state_in_place) {
+    args.push_back({"state", sT});
+    operand("initial_state", "state", sT);
+    operand("final_state", "state", sT);
+  } else {
+    if (d.has_initial_state)
+      add("initial_state", sT);
+    if (d.has_final_state)
+      add("final_state", sT);
+  }
+  add("o", vT);
+  std::string attrs;
+  auto attr = [&](const std::string &a) { attrs += (attrs.empty() ? "" : ", ") + a; };
+  if (d.qk_l2norm)
+    attr("qk_l2norm");
+  if (d.scale > 0) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.9e", d.scale);
+    attr("scale = " + s + " : f32");
+  }
+  if (d.layout == GDN_LAYOUT_VK)
+    attr("state_layout = #gdn.layout<vk>");
+  if (!attrs.empty())
+    body += " {" + attrs + "}";
+  std::string text = "func.func @gdn_recurrent(";
+  for (size_t i = 0; i < args.size(); ++i)
+    text += (i ? ", %" : "%") + args[i].first + ": " + args[i].second;
+  return text + ") {\n" + body + "\n  return\n}\n";
+}
+} // namespace
+
+struct gdnKernelImpl {
+  gdnTarget target;
+  Signature signature;
+  std::vector<std::string> names;
+  std::unique_ptr<CPUProgram> cpu;
+  GPUKernel gpu;
+  std::mutex mu;
+  std::map<int, rt::CUfunction> functions; ///< loaded module, per device
+};
+
+struct gdnCompilerImpl {
+  gdnCompilerImpl() : context(makeRegistry()), disk(KernelCache::defaultDirectory()) {
+    context.loadAllAvailableDialects();
+  }
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerGDNDialect(registry);
+    registerGDNDependentDialects(registry);
+    return registry;
+  }
+  MLIRContext context;
+  std::mutex mu;
+  llvm::StringMap<std::unique_ptr<gdnKernelImpl>> kernels;
+  KernelCache disk;
+};
+
+extern "C" const char *gdnVersion(void) { return GDN_VERSION_STRING; }
+extern "C" const char *gdnGetLastError(void) { return lastError.c_str(); }
+
+extern "C" gdnStatus gdnCompilerCreate(gdnCompiler *compiler) {
+  if (!compiler)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompilerCreate: compiler is NULL");
+  *compiler = new gdnCompilerImpl();
+  return ok();
+}
+
+extern "C" void gdnCompilerDestroy(gdnCompiler compiler) { delete compiler; }
+
+/// Compiles under the compiler's lock; diagnostics become the error message.
+static gdnStatus compile(gdnCompiler c, const std::string &text,
+                         StringRef function, gdnTarget target, StringRef chip,
+                         const std::string &cacheKey, gdnKernel *out) {
+  auto it = c->kernels.find(cacheKey);
+  if (it != c->kernels.end()) {
+    *out = it->second.get();
+    return ok();
+  }
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &c->context, diagOS);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, &c->context, "gdn-input");
+  if (!module)
+    return fail(GDN_ERROR_COMPILE, "could not parse the MLIR:\n" + diagnostics);
+  FailureOr<Signature> sig = analyze(*module, function);
+  if (failed(sig))
+    return fail(GDN_ERROR_COMPILE, diagnostics);
+  auto kernel = std::make_unique<gdnKernelImpl>();
+  kernel->target = target;
+  kernel->signature = *sig;
+  for (const Argument &a : sig->arguments)
+    kernel->names.push_back(roleName(a.role).str());
+  if (target == GDN_TARGET_CPU) {
+    auto program = compileForCPU(*module, *sig);
+    if (failed(program))
+      return fail(GDN_ERROR_COMPILE, diagnostics);
+    kernel->cpu = std::move(*program);
+  } else {
+    GPUOptions options;
+    options.chip = chip.str();
+    std::string key = KernelCache::key(text, sig->function, options);
+    if (std::optional<GPUKernel> cached = c->disk.load(key)) {
+      kernel->gpu = std::move(*cached);
+    } else {
+      FailureOr<GPUKernel> gpu = compileForGPU(*module, *sig, options);
+      if (failed(gpu))
+        return fail(GDN_ERROR_COMPILE, diagnostics);
+      kernel->gpu = std::move(*gpu);
+      c->disk.store(key, kernel->gpu);
+    }
+  }
+  *out = kernel.get();
+  c->kernels[cacheKey] = std::move(kernel);
+  return ok();
+}
+
+extern "C" gdnStatus gdnCompileText(gdnCompiler c, const char *mlir,
+                                    const char *function, gdnTarget target,
+                                    const char *chip, gdnKernel *kernel) {
+  if (!c || !mlir || !kernel)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileText: compiler, mlir and kernel must not be NULL");
+  if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileText: unknown target");
+  std::string chipName = chip ? chip : "sm_90a";
+  std::string fn = function ? function : "";
+  std::string key = std::string(target == GDN_TARGET_CPU ? "cpu" : "cuda") +
+                    '\0' + chipName + '\0' + fn + '\0' + mlir;
+  std::lock_guard<std::mutex> lock(c->mu);
+  return compile(c, mlir, fn, target, chipName, key, kernel);
+}
+
+extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
+                                    gdnTarget target, const char *chip,
+                                    gdnKernel *kernel) {
+  if (!c || !desc || !kernel)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: compiler, desc and kernel must not be NULL");
+  if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: unknown target");
+  std::string chipName = chip ? chip : "sm_90a";
+  // The warm path: a lookup keyed by the raw bytes of the description.
+  std::string key = std::string(target == GDN_TARGET_CPU ? "desc-cpu" : "desc-cuda") +
+                    '\0' + chipName + '\0' +
+                    std::string(reinterpret_cast<const char *>(desc), sizeof(*desc));
+  std::lock_guard<std::mutex> lock(c->mu);
+  auto it = c->kernels.find(key);
+  if (it != c->kernels.end()) {
+    *kernel = it->second.get();
+    return ok();
+  }
+  std::string error;
+  std::string text = describeToMLIR(*desc, error);
+  if (!error.empty())
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: " + error);
+  return compile(c, text, "gdn_recurrent", target, chipName, key, kernel);
+}
+
+extern "C" int gdnKernelNumArguments(gdnKernel k) {
+  return k ? static_cast<int>(k->names.size()) : -1;
+}
+
+extern "C" const char *gdnKernelArgumentName(gdnKernel k, int i) {
+  if (!k || i < 0 || i >= static_cast<int>(k->names.size()))
+    return nullptr;
+  return k->names[i].c_str();
+}
+
+extern "C" int64_t gdnKernelArgumentBytes(gdnKernel k, int i) {
+  if (!k || i < 0 || i >= static_cast<int>(k->names.size()))
+    return -1;
+  return k->signature.arguments[i].bytes();
+}
+
+extern "C" const char *gdnKernelPTX(gdnKernel k) {
+  return k && k->target == GDN_TARGET_CUDA ? k->gpu.ptx.c_str() : nullptr;
+}
+
+static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
+                           const char *what) {
+  if (!k || !args)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                llvm::Twine(what) + ": kernel and args must not be NULL");
+  if (n != static_cast<int>(k->names.size()))
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                llvm::Twine(what) + ": expected " + llvm::Twine(k->names.size()) +
+                    " arguments, got " + llvm::Twine(n));
+  for (int i = 0; i < n; ++i)
+    if (!args[i])
+      return fail(GDN_ERROR_INVALID_ARGUMENT,
+                  llvm::Twine(what) + ": argument " + llvm::Twine(i) + " ('" +
+                      k->names[i] + "') is NULL");
+  return GDN_OK;
+}
+
+extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
+                                     int numArgs, void *stream) {
+  if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelLaunch"))
+    return s;
+  if (k->target != GDN_TARGET_CUDA)
+    return fail(GDN_ERROR_UNSUPPORTED,
+                "gdnKernelLaunch: this kernel was compiled for the CPU; use "
+                "gdnKernelRunHost");
+  for (int i = 0; i < numArgs; ++i)
+    if (reinterpret_cast<uintptr_t>(args[i]) % 16 != 0)
+      return fail(GDN_ERROR_INVALID_ARGUMENT,
+                  "gdnKernelLaunch: argument " + llvm::Twine(i) + " ('" +
+                      k->names[i] + "') is not 16-byte aligned");
+  int device = 0;
+  if (rt::Status st = rt::CudaDriver::currentDevice(device); !st)
+    return fail(GDN_ERROR_NO_DEVICE, st.message);
+  rt::CudaDriver *drv = nullptr;
+  if (rt::Status st = driverFor(device, drv); !st)
+    return fail(GDN_ERROR_NO_DEVICE, st.message);
+  rt::CUfunction fn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(k->mu);
+    auto it = k->functions.find(device);
+    if (it != k->functions.end()) {
+      fn = it->second;
+    } else {
+      rt::CUmodule module;
+      if (rt::Status st = drv->loadModule(k->gpu.ptx, module); !st)
+        return fail(GDN_ERROR_CUDA, st.message);
+      if (rt::Status st = drv->getFunction(module, k->gpu.name, fn); !st)
+        return fail(GDN_ERROR_CUDA, st.message);
+      k->functions[device] = fn;
+    }
+  }
+  // Kernel parameters point at the caller's argument values: no allocation.
+  constexpr size_t kMaxParams = 32;
+  void *params[kMaxParams];
+  size_t np = k->gpu.argumentIndices.size();
+  if (np > kMaxParams)
+    return fail(GDN_ERROR_UNSUPPORTED, "gdnKernelLaunch: too many kernel parameters");
+  for (size_t i = 0; i < np; ++i)
+    params[i] = const_cast<void **>(&args[k->gpu.argumentIndices[i]]);
+  if (rt::Status st = drv->launch(fn, k->gpu.grid, k->gpu.block, 0,
+                                  static_cast<rt::CUstream>(stream), params);
+      !st)
+    return fail(GDN_ERROR_CUDA, st.message);
+  return ok();
+}
+
+extern "C" gdnStatus gdnKernelRunHost(gdnKernel k, void *const *args,
+                                      int numArgs) {
+  if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelRunHost"))
+    return s;
+  if (k->target != GDN_TARGET_CPU)
+    return fail(GDN_ERROR_UNSUPPORTED,
+                "gdnKernelRunHost: this kernel was compiled for CUDA; use "
+                "gdnKernelLaunch");
+  std::vector<void *> buffers(args, args + numArgs);
+  if (failed(k->cpu->run(buffers)))
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnKernelRunHost: the CPU function failed");
+  return ok();
+}

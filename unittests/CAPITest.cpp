@@ -1,0 +1,198 @@
+//===- CAPITest.cpp - tests of the C API (gdn-c/GDN.h) --------------------===//
+#include "gdn-c/GDN.h"
+#include "gdn/Reference/Reference.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+namespace ref = ::gdn::reference;
+
+gdnRecurrentDesc smallDesc() {
+  gdnRecurrentDesc d{};
+  d.N = 2, d.T = 3, d.H = 1, d.HV = 2, d.K = 32, d.V = 8;
+  d.input_dtype = GDN_DTYPE_F32;
+  d.gate_dtype = GDN_DTYPE_F32;
+  d.decay = GDN_DECAY_FUSED_GATING;
+  d.beta = GDN_BETA_LOGITS;
+  d.qk_l2norm = 1;
+  d.layout = GDN_LAYOUT_VK;
+  d.has_initial_state = d.has_final_state = d.state_in_place = 1;
+  return d;
+}
+
+struct Compiler {
+  Compiler() { EXPECT_EQ(gdnCompilerCreate(&c), GDN_OK); }
+  ~Compiler() { gdnCompilerDestroy(c); }
+  gdnCompiler c = nullptr;
+};
+
+TEST(CAPITest, DescribedKernelRunsOnHostAndMatchesReference) {
+  Compiler comp;
+  gdnRecurrentDesc d = smallDesc();
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  const char *expected[] = {"q", "k", "v", "a", "A_log", "dt_bias", "b", "state", "o"};
+  ASSERT_EQ(gdnKernelNumArguments(k), 9);
+  for (int i = 0; i < 9; ++i)
+    EXPECT_STREQ(gdnKernelArgumentName(k, i), expected[i]);
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 0), 2 * 3 * 1 * 32 * 4);
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 7), 2 * 2 * 8 * 32 * 4);
+  EXPECT_EQ(gdnKernelArgumentName(k, 9), nullptr);
+  EXPECT_EQ(gdnKernelPTX(k), nullptr);
+
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<std::vector<float>> bufs(9);
+  for (int i = 0; i < 9; ++i) {
+    bufs[i].resize(gdnKernelArgumentBytes(k, i) / 4);
+    for (float &x : bufs[i])
+      x = normal(rng);
+  }
+  for (float &x : bufs[4]) // A_log = log U(1, 16)
+    x = std::log(1.0f + 15.0f * std::abs(normal(rng)) / 3.0f);
+  ref::Problem p;
+  p.N = 2, p.T = 3, p.H = 1, p.HV = 2, p.K = 32, p.V = 8;
+  p.decay = ref::Decay::FusedGating;
+  p.beta = ref::Beta::Logits;
+  p.qkL2Norm = true;
+  p.scale = 1.0 / std::sqrt(32.0);
+  p.layout = ref::StateLayout::VK;
+  p.hasInitialState = true;
+  auto wide = [&](int i) { return std::vector<double>(bufs[i].begin(), bufs[i].end()); };
+  ref::Inputs in;
+  in.q = wide(0), in.k = wide(1), in.v = wide(2), in.a = wide(3);
+  in.A_log = wide(4), in.dt_bias = wide(5), in.beta = wide(6);
+  in.initialState = wide(7);
+  ref::Outputs out;
+  ASSERT_EQ(ref::run(p, in, out), "");
+
+  std::vector<void *> args;
+  for (auto &b : bufs)
+    args.push_back(b.data());
+  ASSERT_EQ(gdnKernelRunHost(k, args.data(), 9), GDN_OK) << gdnGetLastError();
+  EXPECT_LT(ref::rmsRelativeError(wide(8), out.o), 1e-5);
+  EXPECT_LT(ref::rmsRelativeError(wide(7), out.finalState), 1e-5);
+}
+
+TEST(CAPITest, WarmCompileReturnsTheCachedKernel) {
+  Compiler comp;
+  gdnRecurrentDesc d = smallDesc();
+  gdnKernel a = nullptr, b = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &a), GDN_OK);
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &b), GDN_OK);
+  EXPECT_EQ(a, b);
+  d.K = 64;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &b), GDN_OK);
+  EXPECT_NE(a, b);
+}
+
+TEST(CAPITest, CudaKernelCompilesToPTXWithoutAGPUAndUsesTheDiskCache) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gdn-capi-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("GDN_CACHE_DIR", dir.c_str(), 1);
+  std::string ptx;
+  {
+    Compiler comp;
+    gdnRecurrentDesc d = smallDesc();
+    gdnKernel k = nullptr;
+    ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &k), GDN_OK)
+        << gdnGetLastError();
+    ASSERT_NE(gdnKernelPTX(k), nullptr);
+    ptx = gdnKernelPTX(k);
+    EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
+    // Host runs of a CUDA kernel are refused with a message.
+    void *none[9] = {};
+    for (void *&p : none)
+      p = &ptx;
+    EXPECT_EQ(gdnKernelRunHost(k, none, 9), GDN_ERROR_UNSUPPORTED);
+    EXPECT_NE(std::string(gdnGetLastError()).find("gdnKernelLaunch"), std::string::npos);
+  }
+  int files = 0;
+  for (auto &e : std::filesystem::directory_iterator(dir))
+    files += e.path().extension() == ".json";
+  EXPECT_EQ(files, 1);
+  {
+    // A new compiler (a new process, as far as the cache knows) reads it back.
+    Compiler comp;
+    gdnRecurrentDesc d = smallDesc();
+    gdnKernel k = nullptr;
+    ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &k), GDN_OK);
+    EXPECT_EQ(ptx, gdnKernelPTX(k));
+  }
+  ::unsetenv("GDN_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  EXPECT_EQ(gdnCompilerCreate(nullptr), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnCompileText(comp.c, nullptr, nullptr, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnCompileText(comp.c, "this is not MLIR", nullptr, GDN_TARGET_CPU,
+                           nullptr, &k),
+            GDN_ERROR_COMPILE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("gdn-input:1:1"), std::string::npos)
+      << gdnGetLastError();
+  const char *badShape =
+      "func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x64xf32>, "
+      "%v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {\n"
+      "  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x64xf32>) "
+      "v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)\n  return\n}\n";
+  EXPECT_EQ(gdnCompileText(comp.c, badShape, nullptr, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_COMPILE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("operand 'k' expects shape"),
+            std::string::npos);
+  gdnRecurrentDesc d = smallDesc();
+  d.K = 48; // verifies, but the GPU kernel needs K % 32 == 0
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_ERROR_COMPILE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("K = 48"), std::string::npos);
+  d = smallDesc();
+  d.HV = 3; d.H = 2;
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_ERROR_COMPILE);
+  d = smallDesc();
+  d.input_dtype = static_cast<gdnDType>(7);
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  d = smallDesc();
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
+  std::vector<float> buf(4096);
+  void *args[9];
+  for (void *&p : args)
+    p = buf.data();
+  EXPECT_EQ(gdnKernelRunHost(k, args, 8), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnGetLastError()).find("expected 9 arguments, got 8"),
+            std::string::npos);
+  args[3] = nullptr;
+  EXPECT_EQ(gdnKernelRunHost(k, args, 9), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnGetLastError()).find("('a') is NULL"), std::string::npos);
+  args[3] = buf.data();
+  EXPECT_EQ(gdnKernelLaunch(k, args, 9, nullptr), GDN_ERROR_UNSUPPORTED);
+}
+
+TEST(CAPITest, LaunchWithoutAGPUIsAClearError) {
+  Compiler comp;
+  gdnRecurrentDesc d = smallDesc();
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_OK);
+  alignas(16) static float buf[4096];
+  void *args[9];
+  for (void *&p : args)
+    p = buf;
+  gdnStatus s = gdnKernelLaunch(k, args, 9, nullptr);
+  if (s == GDN_OK)
+    GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(s, GDN_ERROR_NO_DEVICE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("CUDA"), std::string::npos);
+}
+} // namespace
