@@ -8,3 +8,6 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev \
   clang-22 lld-22 cmake ninja-build libgtest-dev xz-utils >/dev/null
+# Python side: the package's tests (numpy, pytest) and `pip install ./python`
+# (scikit-build-core drives this project's CMake).
+python3 -m pip install -q --disable-pip-version-check numpy pytest scikit-build-core

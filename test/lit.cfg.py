@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "GDN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gdn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
@@ -30,3 +30,15 @@ if config.ptxas and os.path.exists(config.ptxas):
 # CPU-only CI reports them UNSUPPORTED.
 if os.environ.get("GDN_TEST_CUDA") == "1":
     config.available_features.add("cuda")
+
+# Python package tests: a python3 on PATH with numpy and pytest.
+import shutil
+import subprocess
+
+config.substitutions.append(("%gdn_lib_dir", os.path.join(config.gdn_obj_root, "lib")))
+config.substitutions.append(("%gdn_src_root", config.gdn_src_root))
+python3 = shutil.which("python3", path=config.environment.get("PATH", os.environ.get("PATH")))
+if python3 and subprocess.call([python3, "-c", "import numpy, pytest"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("python-pytest")
+    config.substitutions.append(("%gdn_python", python3))

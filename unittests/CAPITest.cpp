@@ -20,6 +20,7 @@ gdnRecurrentDesc smallDesc() {
   d.N = 2, d.T = 3, d.H = 1, d.HV = 2, d.K = 32, d.V = 8;
   d.input_dtype = GDN_DTYPE_F32;
   d.gate_dtype = GDN_DTYPE_F32;
+  d.beta_dtype = GDN_DTYPE_F32;
   d.decay = GDN_DECAY_FUSED_GATING;
   d.beta = GDN_BETA_LOGITS;
   d.qk_l2norm = 1;

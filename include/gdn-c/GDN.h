@@ -67,7 +67,8 @@ typedef enum gdnStateLayout {
 typedef struct gdnRecurrentDesc {
   int64_t N, T, H, HV, K, V;
   gdnDType input_dtype; /* q, k, v and o */
-  gdnDType gate_dtype;  /* g, a, beta, b (A_log and dt_bias are always f32) */
+  gdnDType gate_dtype;  /* g or a (A_log and dt_bias are always f32) */
+  gdnDType beta_dtype;  /* beta or b */
   gdnDecay decay;
   gdnBeta beta;
   int qk_l2norm;        /* nonzero: q, k L2-normalised in the kernel (eps 1e-6) */
@@ -76,6 +77,8 @@ typedef struct gdnRecurrentDesc {
   int has_initial_state;
   int has_final_state;
   int state_in_place;   /* initial and final state are one argument */
+  int rows_per_warp;    /* GPU schedule: V rows per warp (0: automatic) */
+  int warps_per_block;  /* GPU schedule: warps per CTA (0: automatic) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

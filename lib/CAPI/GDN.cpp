@@ -69,8 +69,9 @@ const char *dtypeName(gdnDType t) {
 /// The MLIR text of a function `@gdn_recurrent` whose body is the described
 /// gdn.recurrent, with the argument order documented in gdn-c/GDN.h.
 std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
-  const char *in = dtypeName(d.input_dtype), *gate = dtypeName(d.gate_dtype);
-  if (!in || !gate) {
+  const char *in = dtypeName(d.input_dtype), *gate = dtypeName(d.gate_dtype),
+             *betaType = dtypeName(d.beta_dtype);
+  if (!in || !gate || !betaType) {
     error = "unknown dtype in gdnRecurrentDesc";
     return "";
   }
@@ -93,6 +94,7 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   std::string qT = memref({d.N, d.T, d.H, d.K}, in);
   std::string vT = memref({d.N, d.T, d.HV, d.V}, in);
   std::string gT = memref({d.N, d.T, d.HV}, gate);
+  std::string bT = memref({d.N, d.T, d.HV}, betaType);
   std::string hvT = memref({d.HV}, "f32");
   std::string sT = d.layout == GDN_LAYOUT_VK ? memref({d.N, d.HV, d.V, d.K}, "f32")
                                              : memref({d.N, d.HV, d.K, d.V}, "f32");
@@ -116,9 +118,9 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     add("dt_bias", hvT);
   }
   if (d.beta == GDN_BETA_GIVEN)
-    add("beta", gT);
+    add("beta", bT);
   if (d.beta == GDN_BETA_LOGITS)
-    add("b", gT);
+    add("b", bT);
   if (d.state_in_place) {
     args.push_back({"state", sT});
     operand("initial_state", "state", sT);
@@ -190,8 +192,9 @@ extern "C" void gdnCompilerDestroy(gdnCompiler compiler) { delete compiler; }
 
 /// Compiles under the compiler's lock; diagnostics become the error message.
 static gdnStatus compile(gdnCompiler c, const std::string &text,
-                         StringRef function, gdnTarget target, StringRef chip,
-                         const std::string &cacheKey, gdnKernel *out) {
+                         StringRef function, gdnTarget target,
+                         const GPUOptions &options, const std::string &cacheKey,
+                         gdnKernel *out) {
   auto it = c->kernels.find(cacheKey);
   if (it != c->kernels.end()) {
     *out = it->second.get();
@@ -219,8 +222,6 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
       return fail(GDN_ERROR_COMPILE, diagnostics);
     kernel->cpu = std::move(*program);
   } else {
-    GPUOptions options;
-    options.chip = chip.str();
     std::string key = KernelCache::key(text, sig->function, options);
     if (std::optional<GPUKernel> cached = c->disk.load(key)) {
       kernel->gpu = std::move(*cached);
@@ -250,7 +251,9 @@ extern "C" gdnStatus gdnCompileText(gdnCompiler c, const char *mlir,
   std::string key = std::string(target == GDN_TARGET_CPU ? "cpu" : "cuda") +
                     '\0' + chipName + '\0' + fn + '\0' + mlir;
   std::lock_guard<std::mutex> lock(c->mu);
-  return compile(c, mlir, fn, target, chipName, key, kernel);
+  GPUOptions options;
+  options.chip = chipName;
+  return compile(c, mlir, fn, target, options, key, kernel);
 }
 
 extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
@@ -276,7 +279,14 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   std::string text = describeToMLIR(*desc, error);
   if (!error.empty())
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: " + error);
-  return compile(c, text, "gdn_recurrent", target, chipName, key, kernel);
+  if (desc->rows_per_warp < 0 || desc->warps_per_block < 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: rows_per_warp and warps_per_block must be >= 0");
+  GPUOptions options;
+  options.chip = chipName;
+  options.rowsPerWarp = desc->rows_per_warp;
+  options.warpsPerBlock = desc->warps_per_block;
+  return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 
 extern "C" int gdnKernelNumArguments(gdnKernel k) {

@@ -10,11 +10,15 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::jit;
+
+/// The largest buffer the runner accepts for one argument (1 TiB).
+static constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
 
 StringRef jit::roleName(Role role) {
   switch (role) {
@@ -42,7 +46,7 @@ bool jit::isOutput(Role role) {
 int64_t Argument::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    n *= d; // bounded by analyze()
   return n;
 }
 
@@ -75,6 +79,17 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   if (ops.size() != 1)
     return func.emitError() << "expected exactly one gdn.recurrent in @"
                             << func.getName() << ", found " << ops.size();
+  // The CPU runs the whole function but the GPU path only its kernel launch:
+  // accept exactly {gdn.recurrent, func.return} so both run the same program.
+  if (!func.isExternal() &&
+      (!llvm::hasSingleElement(func.getBody()) ||
+       func.getBody().front().getOperations().size() != 2 ||
+       ops.front()->getBlock() != &func.getBody().front()))
+    return func.emitError() << "the body of @" << func.getName()
+                            << " must be exactly one gdn.recurrent and a "
+                               "return";
+  if (failed(ops.front().requireMemRefForm("the gdn JIT")))
+    return failure();
   if (func.getNumResults() != 0 || func.isExternal())
     return func.emitError() << "@" << func.getName()
                             << " must have a body and no results";
@@ -110,6 +125,12 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
                             << "'; give each operand its own argument";
     }
     auto type = cast<MemRefType>(value.getType());
+    // Sizes in bytes must not overflow: the runner allocates them.
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    for (int64_t d : type.getShape())
+      if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxArgumentBytes)
+        return op.emitError() << "operand '" << roleName(role)
+                              << "' is larger than the runner's limit of 2^40 bytes";
     a.role = role;
     a.shape.assign(type.getShape().begin(), type.getShape().end());
     a.elementType = type.getElementType();

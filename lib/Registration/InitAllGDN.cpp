@@ -2,6 +2,7 @@
 #include "gdn/InitAllGDN.h"
 #include "gdn/Conversion/Passes.h"
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"
+#include "gdn/Dialect/GDN/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -15,6 +16,10 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -25,6 +30,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -37,14 +45,24 @@
 
 void mlir::gdn::registerGDNDialect(DialectRegistry &registry) {
   registry.insert<GDNDialect>();
+  // One-shot bufferization of the tensor form of gdn.recurrent.
+  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::gdn::registerGDNDependentDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect, ub::UBDialect,
+  registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
+  // One-shot bufferization of what surrounds a tensor-form gdn.recurrent:
+  // function boundaries, tensor.empty and friends, arith constants, loops.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
   // Patterns that convert-gpu-to-nvvm collects from every loaded dialect.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -67,6 +85,7 @@ void mlir::gdn::registerGDNDependentDialects(DialectRegistry &registry) {
 void mlir::gdn::registerGDNPasses() { registerGDNConversionPasses(); }
 
 void mlir::gdn::registerGDNPipelineStepPasses() {
+  bufferization::registerOneShotBufferizePass();
   registerSCFToControlFlowPass();
   registerConvertGpuOpsToNVVMOps();
   registerConvertNVVMToLLVMPass();

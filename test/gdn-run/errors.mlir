@@ -47,3 +47,51 @@ func.func @f(%q: memref<1x1x1x48xf32>, %k: memref<1x1x1x48xf32>, %v: memref<1x1x
   gdn.recurrent q(%q : memref<1x1x1x48xf32>) k(%k : memref<1x1x1x48xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
+
+// The body must be exactly the op and a return (the GPU path runs only the
+// kernel); sizes are bounded before anything is allocated.
+// RUN: not gdn-run --target=cpu %t/in-loop.mlir 2>&1 | FileCheck %s --check-prefix=BODY
+// RUN: not gdn-run --target=cpu %t/extra-op.mlir 2>&1 | FileCheck %s --check-prefix=BODY
+// RUN: not gdn-run --target=cpu %t/huge.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not gdn-run --target=cpu %t/wrap.mlir 2>&1 | FileCheck %s --check-prefix=WRAP
+// RUN: not gdn-run --target=cpu --bench --iters=0 %t/k48.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
+// RUN: not gdn-run --emit=ptx %t/grid.mlir 2>&1 | FileCheck %s --check-prefix=GRID
+// BODY: error: the body of @f must be exactly one gdn.recurrent and a return
+// HUGE: gdn-run: error: the arguments take {{[0-9]+}} MiB, more than --max-gib=16 GiB
+// WRAP: wrap.mlir:2:3: error: operand 'q' is larger than the runner's limit of 2^40 bytes
+// ITERS: gdn-run: error: --iters must be in [1, 100000]
+// GRID: grid.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: V / (rows-per-warp * warps-per-block) = 4294967296 blocks exceed the grid limit 2^31 - 1
+
+//--- in-loop.mlir
+func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  }
+  return
+}
+//--- extra-op.mlir
+func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  %z = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  memref.store %z, %o[%c0, %c0, %c0, %c0] : memref<1x1x1x8xf32>
+  return
+}
+//--- huge.mlir
+func.func @f(%q: memref<4096x4096x1x256xf32>, %k: memref<4096x4096x1x256xf32>, %v: memref<4096x4096x1x1xf32>, %o: memref<4096x4096x1x1xf32>) {
+  gdn.recurrent q(%q : memref<4096x4096x1x256xf32>) k(%k : memref<4096x4096x1x256xf32>) v(%v : memref<4096x4096x1x1xf32>) o(%o : memref<4096x4096x1x1xf32>)
+  return
+}
+//--- wrap.mlir
+func.func @f(%q: memref<4611686018427387905x4x1x1xf32>, %k: memref<4611686018427387905x4x1x1xf32>, %v: memref<4611686018427387905x4x1x1xf32>, %o: memref<4611686018427387905x4x1x1xf32>) {
+  gdn.recurrent q(%q : memref<4611686018427387905x4x1x1xf32>) k(%k : memref<4611686018427387905x4x1x1xf32>) v(%v : memref<4611686018427387905x4x1x1xf32>) o(%o : memref<4611686018427387905x4x1x1xf32>)
+  return
+}
+//--- grid.mlir
+func.func @f(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memref<1x1x1x68719476736xbf16>, %o: memref<1x1x1x68719476736xbf16>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x1x68719476736xbf16>) o(%o : memref<1x1x1x68719476736xbf16>)
+  return
+}

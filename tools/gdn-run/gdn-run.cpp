@@ -81,6 +81,14 @@ static cl::opt<double> tolState(
     cl::init(1e-5), cl::cat(category));
 static cl::opt<bool> jsonOpt("json", cl::desc("Print one JSON object"),
                              cl::cat(category));
+static cl::opt<unsigned> maxGiBOpt(
+    "max-gib", cl::desc("Refuse problems whose arguments exceed this many GiB"),
+    cl::init(16), cl::cat(category));
+
+/// A JSON number, or null where it is not finite (JSON has no NaN or inf).
+static llvm::json::Value number(double x) {
+  return std::isfinite(x) ? llvm::json::Value(x) : llvm::json::Value(nullptr);
+}
 
 namespace {
 /// A host buffer in the storage dtype, with its values widened to double.
@@ -297,6 +305,8 @@ int main(int argc, char **argv) {
     return fail("unknown --emit='" + emitOpt + "' (expected: ptx)");
   if (targetOpt != "auto" && targetOpt != "cuda" && targetOpt != "cpu")
     return fail("unknown --target='" + targetOpt + "' (expected auto, cuda or cpu)");
+  if (itersOpt < 1 || itersOpt > 100000)
+    return fail("--iters must be in [1, 100000]");
 
   DialectRegistry registry;
   registerGDNDialect(registry);
@@ -350,7 +360,13 @@ int main(int argc, char **argv) {
   else
     log << "target: cpu\n";
 
-  // Inputs.
+  // Inputs (bounded: the host holds them, the GPU may hold many copies).
+  int64_t hostBytes = 0;
+  for (const Argument &arg : sig->arguments)
+    hostBytes += arg.bytes();
+  if (hostBytes > (int64_t(maxGiBOpt) << 30))
+    return fail("the arguments take " + llvm::Twine(hostBytes >> 20) +
+                " MiB, more than --max-gib=" + llvm::Twine(maxGiBOpt) + " GiB");
   std::mt19937_64 rng(seedOpt);
   std::vector<HostBuffer> buffers;
   int64_t bytesMoved = 0;
@@ -438,8 +454,8 @@ int main(int argc, char **argv) {
           << llvm::format("%.3e", maxAbs) << "  rms-rel "
           << llvm::format("%.3e", rms) << "  (tol " << llvm::format("%.0e", tol)
           << ")  " << (ok ? "ok" : "FAILED") << "\n";
-      result[(what + "_rms_rel").str()] = rms;
-      result[(what + "_max_abs").str()] = maxAbs;
+      result[(what + "_rms_rel").str()] = number(rms);
+      result[(what + "_max_abs").str()] = number(maxAbs);
       if (!ok)
         exitCode = 1;
     };
@@ -455,13 +471,13 @@ int main(int argc, char **argv) {
   }
   if (benchOpt) {
     double gbps = bytesMoved / (bench.us * 1e3);
-    result["us"] = bench.us;
-    result["gb_per_s"] = gbps;
+    result["us"] = number(bench.us);
+    result["gb_per_s"] = number(gbps);
     log << "bench: " << llvm::format("%.2f", bench.us) << " us median, "
         << llvm::format("%.0f", gbps) << " GB/s (" << bytesMoved << " bytes)";
     if (target == "cuda") {
-      result["copy_us"] = bench.copyUs;
-      result["of_copy"] = bench.copyUs / bench.us;
+      result["copy_us"] = number(bench.copyUs);
+      result["of_copy"] = number(bench.copyUs / bench.us);
       result["input_sets"] = bench.sets;
       log << "; device copy of the same bytes " << llvm::format("%.2f", bench.copyUs)
           << " us -> " << llvm::format("%.2f", bench.copyUs / bench.us)

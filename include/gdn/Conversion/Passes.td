@@ -20,7 +20,7 @@ def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
     ```mlir
     gdn.recurrent q(%q : memref<1x1x1x64xf32>) ... o(%o : memref<1x1x1x64xf32>)
     ```
-    After: `memref.alloca` scratch buffers and nested `scf.for` loops with
+    After: `memref.alloc` scratch buffers (freed after the loops), nested `scf.for` loops with
     `arith`/`math` ops; no `gdn` op remains.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -75,7 +75,7 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "Target GPU architecture (sm_80 or newer; sm_90a enables Hopper-only instructions)">,
+           "Target GPU architecture: sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a">,
     Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
            "V rows of the state held by each warp (0: chosen from the shapes)">,
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",

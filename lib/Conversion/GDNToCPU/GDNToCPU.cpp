@@ -1,7 +1,7 @@
 //===- GDNToCPU.cpp - gdn.recurrent to scf loops --------------------------===//
 //
 // The CPU lowering: the recurrence as plain loops over (n, hv, t), one head's
-// [K, V] fp32 state in a stack buffer. Same semantics as the GPU kernel
+// [K, V] fp32 state in a heap buffer. Same semantics as the GPU kernel
 // (REFERENCE.md §1), written for clarity rather than speed.
 //
 //===----------------------------------------------------------------------===//
@@ -73,12 +73,14 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
     KernelMath m(rewriter, loc, KernelMath::Flavor::CPU);
     Type f32 = rewriter.getF32Type();
 
-    // Scratch: the state S[K][V] of one head, the prepared k and q, and u.
-    Value S = memref::AllocaOp::create(rewriter, loc,
-                                       MemRefType::get({d.K, d.V}, f32));
-    Value kBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.K}, f32));
-    Value qBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.K}, f32));
-    Value uBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get({d.V}, f32));
+    // Scratch on the heap (K x V can exceed the stack, and the op may sit in
+    // a loop): the state S[K][V] of one head, the prepared k and q, and u.
+    SmallVector<Value> scratch;
+    SmallVector<SmallVector<int64_t, 2>> shapes = {{d.K, d.V}, {d.K}, {d.K}, {d.V}};
+    for (ArrayRef<int64_t> shape : shapes)
+      scratch.push_back(
+          memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32)));
+    Value S = scratch[0], kBuf = scratch[1], qBuf = scratch[2], uBuf = scratch[3];
     bool vk = op.isVKLayout();
     // Index of S[k][v] inside a state operand of either layout.
     auto stateIndex = [&](Value n, Value hv, Value k, Value v) {
@@ -115,6 +117,8 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
         }
       });
     });
+    for (Value buf : scratch)
+      memref::DeallocOp::create(rewriter, loc, buf);
     rewriter.eraseOp(op);
     return success();
   }
@@ -197,6 +201,13 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
 struct ConvertGDNToCPUPass
     : gdn::impl::ConvertGDNToCPUPassBase<ConvertGDNToCPUPass> {
   void runOnOperation() override {
+    WalkResult form = getOperation().walk([](RecurrentOp op) {
+      return failed(op.requireMemRefForm("convert-gdn-to-cpu"))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (form.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<RecurrentToLoops>(&getContext());
     ConversionTarget target(getContext());

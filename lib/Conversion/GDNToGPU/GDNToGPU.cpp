@@ -26,7 +26,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <limits>
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -51,15 +55,23 @@ struct Schedule {
   int64_t blockRows() const { return rows * warps; }
 };
 
-/// Parses "sm_<digits>[a]" into the compute capability (e.g. 90); -1 if bad.
-int64_t parseChip(StringRef chip) {
-  if (!chip.consume_front("sm_"))
-    return -1;
-  chip.consume_back("a");
-  int64_t cc;
-  if (chip.empty() || chip.getAsInteger(10, cc))
-    return -1;
-  return cc;
+/// The chips the kernels are built and tested for, all PTX ISA 8.0 targets.
+/// Other names would reach LLVM unchecked (unknown processors abort there).
+constexpr StringLiteral kSupportedChips[] = {"sm_80", "sm_86", "sm_87",
+                                             "sm_89", "sm_90", "sm_90a"};
+
+bool isSupportedChip(StringRef chip) {
+  return llvm::is_contained(kSupportedChips, chip);
+}
+
+/// A PTX-safe identifier made from `name`: [A-Za-z_][A-Za-z0-9_]*.
+std::string kernelName(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += llvm::isAlnum(c) ? c : '_';
+  if (out.empty() || llvm::isDigit(out.front()))
+    out.insert(out.begin(), '_');
+  return out;
 }
 
 FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
@@ -88,6 +100,11 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                             << " is not a multiple of rows-per-warp * "
                                "warps-per-block = "
                             << s.blockRows();
+  if (d.V / s.blockRows() > std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "cannot be lowered to the GPU: V / (rows-per-warp * "
+                               "warps-per-block) = "
+                            << d.V / s.blockRows()
+                            << " blocks exceed the grid limit 2^31 - 1";
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV
@@ -290,17 +307,24 @@ private:
   Value lane, n, hv, h, v0, k0;
 };
 
+/// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
+/// with exactly this target (an earlier run of the pass), else a new one whose
+/// name the symbol table makes unique.
 gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip) {
   MLIRContext *ctx = module.getContext();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(ctx));
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
                                           "nvptx64-nvidia-cuda", chip, "+ptx80");
-  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName,
-                                  b.getArrayAttr({target}));
+  ArrayAttr targets = ArrayAttr::get(ctx, {target});
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    if (existing.getTargetsAttr() == targets)
+      return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName,
+                                          targets);
+  SymbolTable(module).insert(kernels); // renames on a clash
+  return kernels;
 }
 
 struct ConvertGDNToGPUPass
@@ -313,17 +337,31 @@ struct ConvertGDNToGPUPass
     module.walk([&](RecurrentOp op) { ops.push_back(op); });
     if (ops.empty())
       return;
-    int64_t cc = parseChip(chip);
-    if (cc < 80) {
-      module.emitError() << "convert-gdn-to-gpu: unsupported chip '" << chip
-                         << "': expected sm_<NN>[a] with NN >= 80 (e.g. sm_90a)";
+    for (RecurrentOp op : ops)
+      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")))
+        return signalPassFailure();
+    if (!isSupportedChip(chip)) {
+      InFlightDiagnostic diag = ops.front().emitOpError()
+                                << "cannot be lowered to the GPU: unsupported chip '"
+                                << chip << "' (supported: ";
+      llvm::interleaveComma(kSupportedChips, diag);
+      diag << ")";
       return signalPassFailure();
     }
-    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, chip);
-    SymbolTable symbols(kernels);
-    for (RecurrentOp op : ops)
-      if (failed(lower(op, kernels, symbols)))
+    // One kernel module per enclosing module (the op may sit in a nested one).
+    llvm::MapVector<Operation *, std::pair<gpu::GPUModuleOp, SymbolTable *>> modules;
+    std::vector<std::unique_ptr<SymbolTable>> tables;
+    for (RecurrentOp op : ops) {
+      auto parent = op->getParentOfType<ModuleOp>();
+      auto &entry = modules[parent];
+      if (!entry.first) {
+        entry.first = getOrCreateKernelModule(parent, chip);
+        tables.push_back(std::make_unique<SymbolTable>(entry.first));
+        entry.second = tables.back().get();
+      }
+      if (failed(lower(op, entry.first, *entry.second)))
         return signalPassFailure();
+    }
   }
 
   LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,
@@ -335,7 +373,7 @@ struct ConvertGDNToGPUPass
     Location loc = op.getLoc();
     std::string name = "gdn_recurrent";
     if (auto func = op->getParentOfType<FunctionOpInterface>())
-      name = (func.getName() + "_recurrent").str();
+      name = kernelName(func.getName()) + "_recurrent";
 
     // Kernel signature: the op's operands, in order.
     SmallVector<Type> argTypes(op->getOperandTypes());

@@ -5,7 +5,7 @@
 // over (n, hv) with the state read in its layout [n, hv, k, v].
 // CHECK-LABEL: func.func @kv
 // CHECK-NOT: gdn.recurrent
-// CHECK: %[[S:.*]] = memref.alloca() : memref<32x8xf32>
+// CHECK: %[[S:.*]] = memref.alloc() : memref<32x8xf32>
 // CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[HV:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step

@@ -3,12 +3,17 @@
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="rows-per-warp=3" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="warps-per-block=64" 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: gdn-opt %s -convert-gdn-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// Chip names LLVM would abort on (unknown processor, PTX ISA too old).
+// RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+// RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_100" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+// RUN: not gdn-opt %s --gdn-lower-to-ptx="chip=sm_9999" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // Bad pass options are diagnostics with a location, never an LLVM abort.
 
-// CHIP: error: convert-gdn-to-gpu: unsupported chip 'sm_75': expected sm_<NN>[a] with NN >= 80 (e.g. sm_90a)
-// BADCHIP: error: convert-gdn-to-gpu: unsupported chip 'gfx90a'
+// CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+7]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
+// BADCHIP: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'gfx90a'
 // ROWS: error: 'gdn.recurrent' op cannot be lowered to the GPU: V = 8 is not a multiple of rows-per-warp * warps-per-block = 3
 // WARPS: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 4 must be in [1, 16] and warps-per-block = 64 in [1, 32]
+// BADCHIP2: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_
 // SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>)

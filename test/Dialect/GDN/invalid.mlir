@@ -216,3 +216,77 @@ func.func @layout_attr(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: m
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {state_layout = #gdn.layout<kk>}
   return
 }
+
+// -----
+
+func.func @mixed_form(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operands must be all tensors (tensor form) or all memrefs (memref form); 'q' is a tensor but 'o' is a memref}}
+  gdn.recurrent q(%q : tensor<1x1x1x32xf32>) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @tensor_dynamic(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x?x8xf32>, %o: tensor<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'v' must have a static shape, got [1, 1, ?, 8]}}
+  %r = gdn.recurrent q(%q : tensor<1x1x1x32xf32>) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x?x8xf32>) o(%o : tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_encoding(%q: tensor<1x1x1x32xf32, "enc">, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x2x8xf32>, %o: tensor<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' must be a tensor without encoding, got "enc"}}
+  %r = gdn.recurrent q(%q : tensor<1x1x1x32xf32, "enc">) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x2x8xf32>) o(%o : tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @memref_results(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op has no results in memref form, got 1}}
+  %r = gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_result_count(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x2x8xf32>, %s: tensor<1x2x32x8xf32>, %o: tensor<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op expects 2 results in tensor form (the new 'final_state' and 'o'), got 1}}
+  %r = gdn.recurrent q(%q : tensor<1x1x1x32xf32>) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x2x8xf32>) initial_state(%s : tensor<1x2x32x8xf32>) final_state(%s : tensor<1x2x32x8xf32>) o(%o : tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_result_type(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x2x8xf32>, %o: tensor<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op result #0 expects type 'tensor<1x1x2x8xf32>' (the type of 'o'), got 'tensor<1x1x2x8xbf16>'}}
+  %r = gdn.recurrent q(%q : tensor<1x1x1x32xf32>) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x2x8xf32>) o(%o : tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xbf16>
+  return
+}
+
+// -----
+
+// The generic form with a required operand's segment emptied (no crash).
+func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'o' operand (operandSegmentSizes)}}
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @segment_q(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'q' operand (operandSegmentSizes)}}
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  return
+}
+
+// -----
+
+// GPU shared memory (address space 3) would be read through global pointers.
+func.func @memory_space(%q: memref<1x1x1x32xf32, 3>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' must be in the default memory space, got 3}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32, 3>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x4xf32>) o(%o : memref<1x1x1x4xf32>)
+  return
+}

@@ -1,6 +1,7 @@
 // RUN: gdn-opt %s -split-input-file | FileCheck %s
 // RUN: gdn-opt %s -split-input-file | gdn-opt -split-input-file | FileCheck %s
-// Round trip of every form of gdn.recurrent.
+// Round trip of every form of gdn.recurrent, in the memref form (no results)
+// and in the tensor form (destination style: results tied to the inits).
 
 // Minimal: no decay, beta = 1, zero initial state, kv layout (the default).
 // CHECK-LABEL: func @plain
@@ -53,4 +54,48 @@ func.func @final_only(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: me
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>)
       final_state(%ht : memref<1x1x32x8xf32>) o(%o : memref<1x1x1x8xf32>) {state_layout = #gdn.layout<kv>}
   return
+}
+
+// -----
+
+// Tensor form, only the o init: one result, tied to o.
+// CHECK-LABEL: func @tensor_plain
+// CHECK: %[[O:.*]] = gdn.recurrent q(%{{.*}} : tensor<2x3x1x32xf32>) k(%{{.*}} : tensor<2x3x1x32xf32>) v(%{{.*}} : tensor<2x3x2x16xf32>) o(%{{.*}} : tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32>
+// CHECK: return %[[O]]
+func.func @tensor_plain(%q: tensor<2x3x1x32xf32>, %k: tensor<2x3x1x32xf32>, %v: tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32> {
+  %init = tensor.empty() : tensor<2x3x2x16xf32>
+  %o = gdn.recurrent q(%q : tensor<2x3x1x32xf32>) k(%k : tensor<2x3x1x32xf32>) v(%v : tensor<2x3x2x16xf32>) o(%init : tensor<2x3x2x16xf32>) -> tensor<2x3x2x16xf32>
+  return %o : tensor<2x3x2x16xf32>
+}
+
+// -----
+
+// Tensor form of the in-place update: the same tensor is the initial state and
+// the final-state init; results (final_state, o), attributes before the arrow.
+// CHECK-LABEL: func @tensor_in_place
+// CHECK: %[[R:.*]]:2 = gdn.recurrent {{.*}} a(%{{.*}} : tensor<3x2x8xf16>) A_log(%{{.*}} : tensor<8xf32>) dt_bias(%{{.*}} : tensor<8xf32>) b(%{{.*}} : tensor<3x2x8xf16>) initial_state([[S:%.*]] : tensor<3x8x32x64xf32>) final_state([[S]] : tensor<3x8x32x64xf32>) o(%{{.*}} : tensor<3x2x8x32xf16>) {qk_l2norm, state_layout = #gdn.layout<vk>} -> tensor<3x8x32x64xf32>, tensor<3x2x8x32xf16>
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @tensor_in_place(%q: tensor<3x2x4x64xf16>, %k: tensor<3x2x4x64xf16>, %v: tensor<3x2x8x32xf16>,
+                           %a: tensor<3x2x8xf16>, %A_log: tensor<8xf32>, %dt_bias: tensor<8xf32>, %b: tensor<3x2x8xf16>,
+                           %s: tensor<3x8x32x64xf32>, %init: tensor<3x2x8x32xf16>) -> (tensor<3x8x32x64xf32>, tensor<3x2x8x32xf16>) {
+  %new_s, %o = gdn.recurrent q(%q : tensor<3x2x4x64xf16>) k(%k : tensor<3x2x4x64xf16>) v(%v : tensor<3x2x8x32xf16>)
+      a(%a : tensor<3x2x8xf16>) A_log(%A_log : tensor<8xf32>) dt_bias(%dt_bias : tensor<8xf32>)
+      b(%b : tensor<3x2x8xf16>)
+      initial_state(%s : tensor<3x8x32x64xf32>) final_state(%s : tensor<3x8x32x64xf32>)
+      o(%init : tensor<3x2x8x32xf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+      -> tensor<3x8x32x64xf32>, tensor<3x2x8x32xf16>
+  return %new_s, %o : tensor<3x8x32x64xf32>, tensor<3x2x8x32xf16>
+}
+
+// -----
+
+// Tensor form with a final state only (zero initial state) and log-space g.
+// CHECK-LABEL: func @tensor_final_only
+// CHECK: gdn.recurrent {{.*}} g(%{{.*}} : tensor<1x1x1xf32>) final_state(%{{.*}} : tensor<1x1x32x8xf32>) o(%{{.*}} : tensor<1x1x1x8xf32>) -> tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>{{$}}
+func.func @tensor_final_only(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>, %v: tensor<1x1x1x8xf32>, %g: tensor<1x1x1xf32>,
+                             %ht: tensor<1x1x32x8xf32>, %init: tensor<1x1x1x8xf32>) -> (tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>) {
+  %new_ht, %o = gdn.recurrent q(%q : tensor<1x1x1x32xf32>) k(%k : tensor<1x1x1x32xf32>) v(%v : tensor<1x1x1x8xf32>)
+      g(%g : tensor<1x1x1xf32>) final_state(%ht : tensor<1x1x32x8xf32>) o(%init : tensor<1x1x1x8xf32>)
+      -> tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>
+  return %new_ht, %o : tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>
 }

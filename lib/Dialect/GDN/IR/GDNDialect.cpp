@@ -2,6 +2,7 @@
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -23,4 +24,8 @@ void GDNDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "gdn/Dialect/GDN/IR/GDNAttrs.cpp.inc"
       >();
+  // The model lives in MLIRGDNTransforms, which registerGDNDialect attaches
+  // (registerBufferizableOpInterfaceExternalModels).
+  declarePromisedInterface<bufferization::BufferizableOpInterface,
+                           RecurrentOp>();
 }

@@ -2,7 +2,9 @@
 //
 // The verifier of gdn.recurrent: every inconsistent shape, dtype or attribute
 // combination gets a diagnostic naming the operand and the expected shape, so
-// that no bad IR reaches the lowerings (and LLVM) below.
+// that no bad IR reaches the lowerings (and LLVM) below. It checks the tensor
+// form and the memref form alike (through ShapedType); memrefs must also be
+// contiguous, and only the tensor form has results (one per init).
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
@@ -37,21 +39,43 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 
 bool isStorageFloat(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }
 
-/// Checks that `value` is a static, contiguous memref of `expected` shape
-/// (described by `dimNames`, e.g. "N, T, H, K") and whose element type is
-/// accepted by `dtypeOk` (described by `dtypeDesc`).
-LogicalResult checkOperand(Operation *op, Value value, StringRef name,
-                           ArrayRef<int64_t> expected, StringRef dimNames,
-                           llvm::function_ref<bool(Type)> dtypeOk,
-                           StringRef dtypeDesc) {
-  auto type = cast<MemRefType>(value.getType());
+/// Checks that `value` (a tensor or a memref) has a static shape.
+LogicalResult checkStatic(Operation *op, Value value, StringRef name) {
+  auto type = cast<ShapedType>(value.getType());
   if (!type.hasStaticShape())
     return op->emitOpError() << "operand '" << name
                              << "' must have a static shape, got "
                              << formatShape(type.getShape());
-  if (!type.getLayout().isIdentity())
+  return success();
+}
+
+/// Checks that `value` is a static tensor without encoding or a static,
+/// contiguous memref of `expected` shape (described by `dimNames`, e.g.
+/// "N, T, H, K") and whose element type is accepted by `dtypeOk` (described by
+/// `dtypeDesc`).
+LogicalResult checkOperand(Operation *op, Value value, StringRef name,
+                           ArrayRef<int64_t> expected, StringRef dimNames,
+                           llvm::function_ref<bool(Type)> dtypeOk,
+                           StringRef dtypeDesc) {
+  auto type = cast<ShapedType>(value.getType());
+  if (failed(checkStatic(op, value, name)))
+    return failure();
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && !memref.getLayout().isIdentity())
     return op->emitOpError() << "operand '" << name
                              << "' must be a contiguous row-major memref";
+  // Kernels take plain global pointers: another address space (e.g. GPU
+  // shared memory, 3) would make them read and write the wrong memory.
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && memref.getMemorySpace())
+    return op->emitOpError() << "operand '" << name
+                             << "' must be in the default memory space, got "
+                             << memref.getMemorySpace();
+  if (auto tensor = dyn_cast<RankedTensorType>(type);
+      tensor && tensor.getEncoding())
+    return op->emitOpError()
+           << "operand '" << name << "' must be a tensor without encoding, got "
+           << tensor.getEncoding();
   if (type.getShape() != expected)
     return op->emitOpError()
            << "operand '" << name << "' expects shape " << formatShape(expected)
@@ -61,11 +85,33 @@ LogicalResult checkOperand(Operation *op, Value value, StringRef name,
                              << dtypeDesc << ", got " << type.getElementType();
   return success();
 }
+
+/// The operands of `op` that are present, with their keywords.
+SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
+  std::pair<Value, StringRef> all[] = {
+      {op.getQ(), "q"},
+      {op.getK(), "k"},
+      {op.getV(), "v"},
+      {op.getG(), "g"},
+      {op.getA(), "a"},
+      {op.getALog(), "A_log"},
+      {op.getDtBias(), "dt_bias"},
+      {op.getBeta(), "beta"},
+      {op.getB(), "b"},
+      {op.getInitialState(), "initial_state"},
+      {op.getFinalState(), "final_state"},
+      {op.getO(), "o"}};
+  SmallVector<std::pair<Value, StringRef>> present;
+  for (auto &operand : all)
+    if (operand.first)
+      present.push_back(operand);
+  return present;
+}
 } // namespace
 
 RecurrentOp::Dims RecurrentOp::getDims() {
-  auto q = cast<MemRefType>(getQ().getType()).getShape();
-  auto v = cast<MemRefType>(getV().getType()).getShape();
+  auto q = cast<ShapedType>(getQ().getType()).getShape();
+  auto v = cast<ShapedType>(getV().getType()).getShape();
   return Dims{q[0], q[1], q[2], v[2], q[3], v[3]};
 }
 
@@ -75,10 +121,112 @@ float RecurrentOp::getScaleOrDefault() {
   return 1.0f / std::sqrt(static_cast<float>(getDims().K));
 }
 
+MutableOperandRange RecurrentOp::getDpsInitsMutable() {
+  // `final_state` (optional) and `o` are the last two operand segments.
+  unsigned numInits = getFinalState() ? 2 : 1;
+  return MutableOperandRange(getOperation(), getNumOperands() - numInits,
+                             numInits);
+}
+
+Value RecurrentOp::getOResult() {
+  return getNumResults() ? getResult(getNumResults() - 1) : Value();
+}
+
+Value RecurrentOp::getFinalStateResult() {
+  return getNumResults() == 2 ? getResult(0) : Value();
+}
+
+LogicalResult RecurrentOp::requireMemRefForm(StringRef consumer) {
+  if (!hasPureTensorSemantics())
+    return success();
+  return emitOpError() << "is in tensor form; " << consumer
+                       << " needs the memref form: run --one-shot-bufferize "
+                          "first";
+}
+
+void RecurrentOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Memref form: every input is read and every init written in full. The
+  // tensor form has no memory effects (value semantics).
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/true,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/true,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+/// All operands are tensors (tensor form) or all are memrefs (memref form).
+static LogicalResult verifyForm(RecurrentOp op) {
+  SmallVector<std::pair<Value, StringRef>> operands = namedOperands(op);
+  auto [first, firstName] = operands.front();
+  bool tensorForm = isa<RankedTensorType>(first.getType());
+  for (auto [value, name] : operands) {
+    if (isa<RankedTensorType>(value.getType()) == tensorForm)
+      continue;
+    return op.emitOpError()
+           << "operands must be all tensors (tensor form) or all memrefs "
+              "(memref form); '"
+           << firstName << "' is a " << (tensorForm ? "tensor" : "memref")
+           << " but '" << name << "' is a "
+           << (tensorForm ? "memref" : "tensor");
+  }
+  return success();
+}
+
+/// Tensor form: one result per init (final_state if given, then o), of the
+/// init's type. Memref form: no result.
+static LogicalResult verifyResults(RecurrentOp op) {
+  unsigned numResults = op.getNumResults();
+  if (!op.hasPureTensorSemantics()) {
+    if (numResults != 0)
+      return op.emitOpError()
+             << "has no results in memref form, got " << numResults;
+    return success();
+  }
+  SmallVector<std::pair<Value, StringRef>> inits;
+  if (op.getFinalState())
+    inits.push_back({op.getFinalState(), "final_state"});
+  inits.push_back({op.getO(), "o"});
+  if (numResults != inits.size())
+    return op.emitOpError()
+           << "expects " << inits.size() << " result"
+           << (inits.size() == 1 ? "" : "s") << " in tensor form ("
+           << (inits.size() == 1 ? "the new 'o'"
+                                 : "the new 'final_state' and 'o'")
+           << "), got " << numResults;
+  for (auto [i, init] : llvm::enumerate(inits)) {
+    Type resultType = op.getResult(i).getType();
+    if (resultType != init.first.getType())
+      return op.emitOpError()
+             << "result #" << i << " expects type " << init.first.getType()
+             << " (the type of '" << init.second << "'), got " << resultType;
+  }
+  return success();
+}
+
 LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
-  auto qType = cast<MemRefType>(getQ().getType());
-  auto vType = cast<MemRefType>(getV().getType());
+  // The generic form can give a required operand (q, k, v, o) a segment of
+  // size 0 or 2; check before any accessor reads past the operand list.
+  ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
+  static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
+      {0, "q"}, {1, "k"}, {2, "v"}, {11, "o"}};
+  for (auto [index, name] : kRequired)
+    if (segments[index] != 1)
+      return emitOpError() << "needs exactly one '" << name
+                           << "' operand (operandSegmentSizes)";
+  if (failed(verifyForm(*this)))
+    return failure();
+  auto qType = cast<ShapedType>(getQ().getType());
+  auto vType = cast<ShapedType>(getV().getType());
   if (qType.getRank() != 4)
     return emitOpError() << "operand 'q' expects rank 4 [N, T, H, K], got rank "
                          << qType.getRank();
@@ -102,6 +250,8 @@ LogicalResult RecurrentOp::verify() {
     return emitOpError() << "operand 'q' expects non-empty dimensions, got "
                          << formatShape(q);
   if (failed(checkOperand(op, getK(), "k", q, "N, T, H, K", sameAsQ, qDtype)))
+    return failure();
+  if (failed(checkStatic(op, getV(), "v")))
     return failure();
   ArrayRef<int64_t> v = vType.getShape();
   int64_t HV = v.size() == 4 ? v[2] : 0, V = v.size() == 4 ? v[3] : 0;
@@ -176,5 +326,5 @@ LogicalResult RecurrentOp::verify() {
                               "got "
                            << scale;
   }
-  return success();
+  return verifyResults(*this);
 }

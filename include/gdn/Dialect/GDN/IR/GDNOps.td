@@ -4,14 +4,23 @@
 
 include "gdn/Dialect/GDN/IR/GDNDialect.td"
 include "gdn/Dialect/GDN/IR/GDNAttrs.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
 
 class GDN_Op<string mnemonic, list<Trait> traits = []>
     : Op<GDN_Dialect, mnemonic, traits>;
 
-def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
-  let summary = "gated delta rule recurrence over T tokens (memref form)";
+/// An operand of gdn.recurrent: a ranked tensor (tensor form) or a memref
+/// (memref form); the verifier checks that one op does not mix the two.
+def GDN_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef],
+                                   "ranked tensor or memref">;
+
+def GDN_RecurrentOp : GDN_Op<"recurrent", [
+    AttrSizedOperandSegments,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "gated delta rule recurrence over T tokens";
   let description = [{
     Runs the Gated Delta Rule recurrence for N sequences of T tokens each and
     writes the per-token outputs `o`. All arithmetic is fp32 regardless of the
@@ -31,7 +40,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
     o_t = S_tᵀ q_t (FLA `fused_recurrent_gated_delta_rule`, SGLang
     `fused_sigmoid_gating_delta_rule_update`).
 
-    Operands (all memrefs are static, contiguous and row-major):
+    Operands (all static; memrefs contiguous and row-major):
     - `q`, `k`: [N, T, H, K], bf16/f16/f32; `v`: [N, T, HV, V], same dtype;
       HV must be a multiple of H;
     - `g`: [N, T, HV]; or `a`: [N, T, HV] with `A_log`: [HV] and `dt_bias`:
@@ -39,9 +48,23 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
     - `beta` or `b`: [N, T, HV];
     - `initial_state` (read) and `final_state` (written), f32, [N, HV, K, V]
       for `state_layout = #gdn.layout<kv>` or [N, HV, V, K] for
-      `#gdn.layout<vk>`; no initial state means S starts at zero. Both may be
-      the same buffer (in-place update);
+      `#gdn.layout<vk>`; no initial state means S starts at zero.
+      `initial_state` and `final_state` may alias exactly (same buffer); any
+      other overlap is undefined. The exact alias is an in-place update: every
+      kernel reads the part of the state it owns before writing it;
     - `o`: [N, T, HV, V] in v's dtype.
+
+    The op has two forms, like linalg's destination-style ops:
+    - **memref form** (what the lowerings consume): every operand is a memref,
+      `o` and `final_state` are written, and the op has no results;
+    - **tensor form** (value semantics, for ML compilers): every operand is a
+      ranked tensor; `final_state` (optional) and `o` are the destinations
+      ("inits") and the op returns their new values, tied 1:1 to the inits in
+      operand order: `(final_state, o)` when there is a final state, `(o)`
+      otherwise. The inits are only written, never read, so `tensor.empty` is
+      a fine init. `--one-shot-bufferize` turns the tensor form into the
+      memref form; passing the same tensor as `initial_state` and
+      `final_state` lets it update the state buffer in place.
 
     Example (Qwen3-Next decode, one tensor-parallel rank of H=16, HV=32):
 
@@ -55,25 +78,43 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
         o(%o : memref<8x1x32x128xbf16>)
         {qk_l2norm, state_layout = #gdn.layout<vk>}
     ```
+
+    The same in tensor form, with the state updated in place after
+    bufferization:
+
+    ```mlir
+    %new_s, %o = gdn.recurrent q(%q : tensor<8x1x16x128xbf16>)
+        k(%k : tensor<8x1x16x128xbf16>) v(%v : tensor<8x1x32x128xbf16>)
+        a(%a : tensor<8x1x32xbf16>) A_log(%A_log : tensor<32xf32>)
+        dt_bias(%dt_bias : tensor<32xf32>) b(%b : tensor<8x1x32xbf16>)
+        initial_state(%s : tensor<8x32x128x128xf32>)
+        final_state(%s : tensor<8x32x128x128xf32>)
+        o(%o_init : tensor<8x1x32x128xbf16>)
+        {qk_l2norm, state_layout = #gdn.layout<vk>}
+        -> tensor<8x32x128x128xf32>, tensor<8x1x32x128xbf16>
+    ```
   }];
 
   let arguments = (ins
-    Arg<AnyMemRef, "queries [N, T, H, K]", [MemRead]>:$q,
-    Arg<AnyMemRef, "keys [N, T, H, K]", [MemRead]>:$k,
-    Arg<AnyMemRef, "values [N, T, HV, V]", [MemRead]>:$v,
-    Arg<Optional<AnyMemRef>, "log-space decay [N, T, HV]", [MemRead]>:$g,
-    Arg<Optional<AnyMemRef>, "gating input [N, T, HV]", [MemRead]>:$a,
-    Arg<Optional<AnyMemRef>, "log of the decay rate [HV]", [MemRead]>:$A_log,
-    Arg<Optional<AnyMemRef>, "gating bias [HV]", [MemRead]>:$dt_bias,
-    Arg<Optional<AnyMemRef>, "write strength [N, T, HV]", [MemRead]>:$beta,
-    Arg<Optional<AnyMemRef>, "write-strength logits [N, T, HV]", [MemRead]>:$b,
-    Arg<Optional<AnyMemRef>, "initial state", [MemRead]>:$initial_state,
-    Arg<Optional<AnyMemRef>, "final state", [MemWrite]>:$final_state,
-    Arg<AnyMemRef, "output [N, T, HV, V]", [MemWrite]>:$o,
+    Arg<GDN_TensorOrMemRef, "queries [N, T, H, K]">:$q,
+    Arg<GDN_TensorOrMemRef, "keys [N, T, H, K]">:$k,
+    Arg<GDN_TensorOrMemRef, "values [N, T, HV, V]">:$v,
+    Arg<Optional<GDN_TensorOrMemRef>, "log-space decay [N, T, HV]">:$g,
+    Arg<Optional<GDN_TensorOrMemRef>, "gating input [N, T, HV]">:$a,
+    Arg<Optional<GDN_TensorOrMemRef>, "log of the decay rate [HV]">:$A_log,
+    Arg<Optional<GDN_TensorOrMemRef>, "gating bias [HV]">:$dt_bias,
+    Arg<Optional<GDN_TensorOrMemRef>, "write strength [N, T, HV]">:$beta,
+    Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV]">:$b,
+    Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
+    Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
+    Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$qk_l2norm,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
   );
+  // Tensor form: the new values of the inits (final_state if given, then o);
+  // memref form: none.
+  let results = (outs Variadic<AnyRankedTensor>:$result_tensors);
 
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
@@ -89,6 +130,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
     attr-dict
+    (`->` type($result_tensors)^)?
   }];
 
   let hasVerifier = 1;
@@ -102,6 +144,19 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [AttrSizedOperandSegments]> {
     float getScaleOrDefault();
     bool hasFusedGating() { return getA() != nullptr; }
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
+
+    /// DestinationStyleOpInterface: the inits are `final_state` (if given)
+    /// and `o`, the last operands. The range spans two operand segments: set
+    /// its operands, but do not resize it.
+    ::mlir::MutableOperandRange getDpsInitsMutable();
+    /// The result tied to the `o` init, or null in memref form.
+    ::mlir::Value getOResult();
+    /// The result tied to the `final_state` init, or null in memref form or
+    /// without a final state.
+    ::mlir::Value getFinalStateResult();
+    /// Succeeds on the memref form; on the tensor form, reports that
+    /// `consumer` (a pass name) needs the memref form and fails.
+    ::llvm::LogicalResult requireMemRefForm(::llvm::StringRef consumer);
   }];
 }
 

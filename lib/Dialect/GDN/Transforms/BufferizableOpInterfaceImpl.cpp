@@ -1,0 +1,148 @@
+//===- BufferizableOpInterfaceImpl.cpp - gdn bufferization ----------------===//
+//
+// One-shot bufferization of gdn.recurrent: the tensor form (destination style,
+// inits `final_state` and `o`) becomes the memref form, whose inits' buffers
+// replace the results.
+//
+// Reads and writes, as the analysis sees them:
+// - every input (q, k, v, gating, beta, initial_state) is read;
+// - the inits are written in full and never read, so an out-of-place init
+//   is a fresh allocation without a copy, and `tensor.empty` is a fine init;
+// - the read of `initial_state` and the write of `final_state` do not
+//   conflict when both are the same buffer: every kernel reads the part of
+//   the state it owns before it writes it (a CTA its tile on the GPU, a head
+//   on the CPU). So `initial_state(%s) final_state(%s)` updates %s in place
+//   when nothing reads %s afterwards. Any other overlap is a conflict and
+//   gets a copy.
+//
+// The kernels need contiguous row-major buffers. A buffer with another layout
+// (a subview, or a function argument bufferized with a fully dynamic layout)
+// is copied into a contiguous one before the op and, for an init, copied
+// back after it.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Dialect/GDN/Transforms/BufferizableOpInterfaceImpl.h"
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::gdn;
+
+namespace {
+
+/// The OpOperand of an optional operand, or null when it is absent.
+OpOperand *getOptionalOperand(MutableOperandRange range) {
+  return range.empty() ? nullptr : &range[0];
+}
+
+struct RecurrentOpInterface
+    : DstBufferizableOpInterfaceExternalModel<RecurrentOpInterface,
+                                              RecurrentOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
+                              const AnalysisState &state) const {
+    // Inputs are read; the inits (final_state, o) are only written.
+    return !cast<RecurrentOp>(op).isDpsInit(&opOperand);
+  }
+
+  bool isNotConflicting(Operation *op, OpOperand *uRead, OpOperand *uWrite,
+                        const AnalysisState &state) const {
+    // The op's own read of initial_state and write of final_state may share
+    // one buffer exactly (in-place state update).
+    auto recurrent = cast<RecurrentOp>(op);
+    OpOperand *initial = getOptionalOperand(recurrent.getInitialStateMutable());
+    OpOperand *finalState =
+        getOptionalOperand(recurrent.getFinalStateMutable());
+    if (!initial || !finalState || uRead != initial || uWrite != finalState)
+      return false;
+    return initial->get() == finalState->get() ||
+           state.areEquivalentBufferizedValues(initial->get(),
+                                               finalState->get());
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto recurrent = cast<RecurrentOp>(op);
+    Location loc = op->getLoc();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+
+    // The buffer of each tensor operand, and the contiguous buffer that the
+    // memref-form op gets in its place (the same one unless it is strided).
+    DenseMap<Value, Value> buffers, contiguous;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value tensor = operand.get();
+      if (buffers.count(tensor))
+        continue;
+      FailureOr<Value> buffer = getBuffer(rewriter, tensor, options, state);
+      if (failed(buffer))
+        return failure();
+      auto type = dyn_cast<MemRefType>(buffer->getType());
+      if (!type)
+        return op->emitOpError()
+               << "operand #" << operand.getOperandNumber() << " bufferizes to "
+               << buffer->getType() << "; the memref form needs a memref";
+      buffers[tensor] = *buffer;
+      if (type.getLayout().isIdentity()) {
+        contiguous[tensor] = *buffer;
+        continue;
+      }
+      auto contiguousType =
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace());
+      FailureOr<Value> copy =
+          options.createAlloc(rewriter, loc, contiguousType, ValueRange{});
+      if (failed(copy))
+        return failure();
+      // Copy in what is read: all but the inits (an init that is also read
+      // is the same value as initial_state, which comes first).
+      if (!recurrent.isDpsInit(&operand) &&
+          failed(options.createMemCpy(rewriter, loc, *buffer, *copy)))
+        return failure();
+      contiguous[tensor] = *copy;
+    }
+
+    auto get = [&](Value tensor) {
+      return tensor ? contiguous.lookup(tensor) : Value();
+    };
+    auto newOp = RecurrentOp::create(
+        rewriter, loc, TypeRange{}, get(recurrent.getQ()),
+        get(recurrent.getK()), get(recurrent.getV()), get(recurrent.getG()),
+        get(recurrent.getA()), get(recurrent.getALog()),
+        get(recurrent.getDtBias()), get(recurrent.getBeta()),
+        get(recurrent.getB()), get(recurrent.getInitialState()),
+        get(recurrent.getFinalState()), get(recurrent.getO()),
+        recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
+        recurrent.getStateLayoutAttr());
+    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+
+    // The results are the inits' buffers; copy back the strided ones.
+    rewriter.setInsertionPointAfter(newOp);
+    SmallVector<Value> results;
+    for (Value init : recurrent.getDpsInits()) {
+      Value buffer = buffers.lookup(init), written = contiguous.lookup(init);
+      if (written != buffer &&
+          failed(options.createMemCpy(rewriter, loc, written, buffer)))
+        return failure();
+      results.push_back(buffer);
+    }
+    replaceOpWithBufferizedValues(rewriter, op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::gdn::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, GDNDialect *) {
+    RecurrentOp::attachInterface<RecurrentOpInterface>(*ctx);
+  });
+}

@@ -1,0 +1,152 @@
+"""gdn-mlir: Gated Delta Rule kernels compiled by MLIR.
+
+`Compiler` compiles a gdn.recurrent (MLIR text, or keyword arguments that
+describe it) for the CPU or for CUDA; `Kernel.run_host` runs a CPU kernel on
+numpy arrays, `Kernel.launch` a CUDA kernel on device pointers and a stream.
+The PyTorch entry points (FLA, SGLang and FlashInfer signatures) live in
+`gdn.ops` (importing it needs torch).
+"""
+import ctypes
+
+from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
+                    RecurrentDesc, check, lib)
+
+__all__ = ["Compiler", "Kernel", "GDNError", "version", "default_compiler"]
+
+
+def version():
+    """The version of the loaded libGDNCAPI.so."""
+    return lib.gdnVersion().decode()
+
+
+class Kernel:
+    """A compiled gdn.recurrent. Its arguments are described by `arguments`:
+    (role name, size in bytes) in the order the kernel takes them."""
+
+    def __init__(self, handle, compiler, target):
+        self._h = handle
+        self._compiler = compiler  # kernels live as long as their compiler
+        self.target = target
+        n = lib.gdnKernelNumArguments(handle)
+        self.arguments = [(lib.gdnKernelArgumentName(handle, i).decode(),
+                           lib.gdnKernelArgumentBytes(handle, i)) for i in range(n)]
+        self._argtype = ctypes.c_void_p * n
+
+    @property
+    def ptx(self):
+        """The PTX text (CUDA kernels), else None."""
+        p = lib.gdnKernelPTX(self._h)
+        return p.decode() if p else None
+
+    def _pointers(self, buffers, nbytes_of):
+        if len(buffers) != len(self.arguments):
+            raise ValueError(f"expected {len(self.arguments)} arguments "
+                             f"({', '.join(n for n, _ in self.arguments)}), got {len(buffers)}")
+        ptrs = []
+        for (name, nbytes), buf in zip(self.arguments, buffers):
+            ptr, size = nbytes_of(name, buf)
+            if size != nbytes:
+                raise ValueError(f"argument '{name}' has {size} bytes, expected {nbytes}")
+            ptrs.append(ptr)
+        return self._argtype(*ptrs)
+
+    def run_host(self, arrays):
+        """Runs a CPU kernel on C-contiguous numpy arrays (in argument order);
+        outputs are written in place."""
+        def host(name, a):
+            if not hasattr(a, "__array_interface__"):
+                raise TypeError(f"argument '{name}' must be a numpy array")
+            if not a.flags["C_CONTIGUOUS"]:
+                raise ValueError(f"argument '{name}' must be C-contiguous")
+            if name in ("o", "final_state", "state") and not a.flags["WRITEABLE"]:
+                raise ValueError(f"argument '{name}' must be writeable")
+            return a.ctypes.data, a.nbytes
+        check(lib.gdnKernelRunHost(self._h, self._pointers(arrays, host), len(arrays)))
+
+    def launch(self, pointers, stream=0):
+        """Launches a CUDA kernel: `pointers` are device addresses (ints, in
+        argument order, sizes as in `arguments`), `stream` a CUstream handle."""
+        if len(pointers) != len(self.arguments):
+            raise ValueError(f"expected {len(self.arguments)} pointers, got {len(pointers)}")
+        args = self._argtype(*pointers)
+        check(lib.gdnKernelLaunch(self._h, args, len(pointers), ctypes.c_void_p(stream)))
+
+    def launch_raw(self, args, stream):
+        """Launch with a prepared ctypes pointer array (the fast path of gdn.ops)."""
+        check(lib.gdnKernelLaunch(self._h, args, len(args), stream))
+
+
+class Compiler:
+    """A gdn compiler: an MLIR context plus an in-memory and on-disk kernel
+    cache. Thread-safe."""
+
+    def __init__(self):
+        h = ctypes.c_void_p()
+        check(lib.gdnCompilerCreate(ctypes.byref(h)))
+        self._h = h
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            lib.gdnCompilerDestroy(self._h)
+            self._h = None
+
+    def compile_text(self, mlir, function=None, target="cpu", chip=None):
+        """Compiles the function holding a gdn.recurrent of MLIR text `mlir`."""
+        k = ctypes.c_void_p()
+        check(lib.gdnCompileText(self._h, mlir.encode(),
+                                 function.encode() if function else None,
+                                 _target(target), chip.encode() if chip else None,
+                                 ctypes.byref(k)))
+        return Kernel(k, self, target)
+
+    def compile(self, *, N, T, H, HV, K, V, input_dtype="bfloat16",
+                gate_dtype="float32", beta_dtype=None, decay="none", beta="one", qk_l2norm=False,
+                scale=None, layout="kv", initial_state=False, final_state=False,
+                state_in_place=False, rows_per_warp=0, warps_per_block=0,
+                target="cpu", chip=None):
+        """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
+        in gdn-c/GDN.h for the argument order of the kernel). dtypes:
+        "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
+        or b, default gate_dtype); decay: "none", "log_space",
+        "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
+        rows_per_warp / warps_per_block override the GPU schedule (0: automatic)."""
+        d = RecurrentDesc()
+        d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
+        d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
+        d.gate_dtype = _lookup(DTYPES, gate_dtype, "gate_dtype")
+        d.beta_dtype = _lookup(DTYPES, beta_dtype or gate_dtype, "beta_dtype")
+        d.decay = _lookup(DECAY, decay, "decay")
+        d.beta = _lookup(BETA, beta, "beta")
+        d.qk_l2norm = int(bool(qk_l2norm))
+        d.scale = float(scale) if scale is not None else 0.0
+        d.layout = _lookup(LAYOUTS, layout, "layout")
+        d.has_initial_state = int(bool(initial_state))
+        d.has_final_state = int(bool(final_state))
+        d.state_in_place = int(bool(state_in_place))
+        d.rows_per_warp, d.warps_per_block = int(rows_per_warp), int(warps_per_block)
+        k = ctypes.c_void_p()
+        check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
+                                 chip.encode() if chip else None, ctypes.byref(k)))
+        return Kernel(k, self, target)
+
+
+def _lookup(table, key, what):
+    try:
+        return table[key]
+    except KeyError:
+        raise ValueError(f"{what} must be one of {sorted(table)}, got {key!r}") from None
+
+
+def _target(target):
+    return _lookup(TARGETS, target, "target")
+
+
+_default = None
+
+
+def default_compiler():
+    """The process-wide compiler used by gdn.ops."""
+    global _default
+    if _default is None:
+        _default = Compiler()
+    return _default

@@ -1,0 +1,86 @@
+"""ctypes bindings of the C API in include/gdn-c/GDN.h (libGDNCAPI.so)."""
+import ctypes
+import os
+from pathlib import Path
+
+GDN_OK = 0
+STATUS_NAMES = {
+    1: "invalid argument",
+    2: "compile error",
+    3: "CUDA error",
+    4: "no CUDA device",
+    5: "unsupported",
+}
+TARGETS = {"cpu": 0, "cuda": 1}
+DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2}
+DECAY = {"none": 0, "log_space": 1, "fused_gating": 2}
+BETA = {"one": 0, "given": 1, "logits": 2}
+LAYOUTS = {"kv": 0, "vk": 1}
+
+
+class GDNError(RuntimeError):
+    """An error reported by the C API: `status` is the gdnStatus code."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{STATUS_NAMES.get(status, status)}: {message}")
+        self.status = status
+
+
+class RecurrentDesc(ctypes.Structure):
+    """gdnRecurrentDesc: a gdn.recurrent described without MLIR."""
+
+    _fields_ = [
+        ("N", ctypes.c_int64), ("T", ctypes.c_int64), ("H", ctypes.c_int64),
+        ("HV", ctypes.c_int64), ("K", ctypes.c_int64), ("V", ctypes.c_int64),
+        ("input_dtype", ctypes.c_int), ("gate_dtype", ctypes.c_int),
+        ("beta_dtype", ctypes.c_int),
+        ("decay", ctypes.c_int), ("beta", ctypes.c_int),
+        ("qk_l2norm", ctypes.c_int), ("scale", ctypes.c_float),
+        ("layout", ctypes.c_int), ("has_initial_state", ctypes.c_int),
+        ("has_final_state", ctypes.c_int), ("state_in_place", ctypes.c_int),
+        ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
+    ]
+
+
+def _find_library():
+    here = Path(__file__).resolve().parent / "libGDNCAPI.so"
+    if here.exists():
+        return str(here)
+    env = os.environ.get("GDN_LIBRARY")
+    if env:
+        return env
+    raise ImportError(
+        "gdn: libGDNCAPI.so not found next to the package and GDN_LIBRARY is "
+        "not set (build it with `ninja -C build GDNCAPI` or `pip install ./python`)")
+
+
+_lib = ctypes.CDLL(_find_library())
+_p = ctypes.c_void_p
+_sigs = {
+    "gdnVersion": (ctypes.c_char_p, []),
+    "gdnGetLastError": (ctypes.c_char_p, []),
+    "gdnCompilerCreate": (ctypes.c_int, [ctypes.POINTER(_p)]),
+    "gdnCompilerDestroy": (None, [_p]),
+    "gdnCompileText": (ctypes.c_int, [_p, ctypes.c_char_p, ctypes.c_char_p,
+                                      ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(_p)]),
+    "gdnCompileDesc": (ctypes.c_int, [_p, ctypes.POINTER(RecurrentDesc), ctypes.c_int,
+                                      ctypes.c_char_p, ctypes.POINTER(_p)]),
+    "gdnKernelNumArguments": (ctypes.c_int, [_p]),
+    "gdnKernelArgumentName": (ctypes.c_char_p, [_p, ctypes.c_int]),
+    "gdnKernelArgumentBytes": (ctypes.c_int64, [_p, ctypes.c_int]),
+    "gdnKernelPTX": (ctypes.c_char_p, [_p]),
+    "gdnKernelLaunch": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int, _p]),
+    "gdnKernelRunHost": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int]),
+}
+for _name, (_res, _args) in _sigs.items():
+    _fn = getattr(_lib, _name)
+    _fn.restype = _res
+    _fn.argtypes = _args
+
+
+def check(status):
+    if status != GDN_OK:
+        raise GDNError(status, _lib.gdnGetLastError().decode())
+
+
+lib = _lib

@@ -1,0 +1,233 @@
+"""PyTorch entry points with the signatures of the kernels gdn replaces.
+
+- `fused_recurrent_gated_delta_rule`        FLA (fla.ops.gated_delta_rule)
+- `gated_delta_rule_decode_pretranspose`     FlashInfer (flashinfer.gdn_decode)
+- `fused_sigmoid_gating_delta_rule_update`   SGLang (decode; verify arguments
+  arrive with the serving features)
+
+Each validates its arguments (TypeError / ValueError naming the argument, raised
+before any launch), then calls the custom op `gdn::recurrent`, registered with
+torch.library (fake implementation included, so torch.compile can trace it).
+The op launches on torch.cuda.current_stream() and allocates nothing when the
+caller passes the outputs, so it can be captured in a CUDA graph. CPU tensors
+run the CPU lowering. Arguments the kernels do not support yet raise
+NotImplementedError naming the argument: never a silent fallback.
+
+Math (REFERENCE.md §1): per token, S <- exp(g) S; u = beta (v - S^T k);
+S <- S + k u^T; o = S^T q, with q scaled by `scale` (default K^-0.5) after the
+optional L2 norm (eps 1e-6 inside the sqrt); fused gating
+g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b).
+"""
+import ctypes
+from typing import Optional
+
+import torch
+
+from . import default_compiler
+
+__all__ = [
+    "fused_recurrent_gated_delta_rule",
+    "gated_delta_rule_decode_pretranspose",
+    "fused_sigmoid_gating_delta_rule_update",
+]
+
+_DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
+_kernels = {}
+_schedule = {}
+
+
+def set_schedule(rows_per_warp=0, warps_per_block=0):
+    """Overrides the GPU schedule of the kernels compiled from now on (0, 0:
+    automatic). Used by the benchmarks to sweep schedules."""
+    _schedule.clear()
+    if rows_per_warp or warps_per_block:
+        _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block)
+
+
+def _chip(device):
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+
+def _kernel(device, **desc):
+    desc.update(_schedule)
+    key = (device.type, device.index) + tuple(sorted(desc.items()))
+    k = _kernels.get(key)
+    if k is None:
+        target = "cuda" if device.type == "cuda" else "cpu"
+        chip = _chip(device) if target == "cuda" else None
+        k = default_compiler().compile(target=target, chip=chip, **desc)
+        _kernels[key] = k
+    return k
+
+
+@torch.library.custom_op("gdn::recurrent", mutates_args=("state", "final_state", "o"))
+def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+              g: Optional[torch.Tensor], a: Optional[torch.Tensor],
+              A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
+              beta: Optional[torch.Tensor], b: Optional[torch.Tensor],
+              initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
+              final_state: Optional[torch.Tensor], o: torch.Tensor,
+              scale: float, qk_l2norm: bool, state_layout: str) -> None:
+    """The gdn.recurrent op on validated, contiguous tensors. `state` is an
+    initial state updated in place; `initial_state` (read) and `final_state`
+    (written) are separate buffers. o [N, T, HV, V] is written."""
+    N, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    gate = g if g is not None else a
+    bt = beta if beta is not None else b
+    kern = _kernel(
+        q.device, N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
+        gate_dtype=_DTYPES[gate.dtype] if gate is not None else "float32",
+        beta_dtype=_DTYPES[bt.dtype] if bt is not None else "float32",
+        decay="log_space" if g is not None else "fused_gating" if a is not None else "none",
+        beta="given" if beta is not None else "logits" if b is not None else "one",
+        qk_l2norm=qk_l2norm, scale=scale, layout=state_layout,
+        initial_state=initial_state is not None or state is not None,
+        final_state=final_state is not None or state is not None,
+        state_in_place=state is not None)
+    tensors = [t for t in (q, k, v, g, a, A_log, dt_bias, beta, b, initial_state,
+                           state, final_state, o) if t is not None]
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    if q.is_cuda:
+        kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(q.device).cuda_stream))
+    else:
+        from ._capi import check, lib
+        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
+@recurrent.register_fake
+def _(q, k, v, g, a, A_log, dt_bias, beta, b, initial_state, state, final_state, o,
+      scale, qk_l2norm, state_layout):
+    return None
+
+
+def _check(name, t, device, shape=None, dtypes=None):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.device != device:
+        raise ValueError(f"{name} is on {t.device}, expected {device} (the device of q)")
+    if dtypes is not None and t.dtype not in dtypes:
+        raise TypeError(f"{name} must have dtype in {[str(d) for d in dtypes]}, got {t.dtype}")
+    if shape is not None and tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
+    if not t.is_contiguous():
+        raise ValueError(f"{name} must be contiguous")
+    if t.is_cuda and t.data_ptr() % 16 != 0:
+        raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+    return t
+
+
+_INPUT = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _check_qkv(q, k, v):
+    if not isinstance(q, torch.Tensor):
+        raise TypeError(f"q must be a torch.Tensor, got {type(q).__name__}")
+    if q.dim() != 4:
+        raise ValueError(f"q must be [B, T, H, K], got shape {list(q.shape)}")
+    dev = q.device
+    _check("q", q, dev, None, _INPUT)
+    _check("k", k, dev, q.shape, (q.dtype,))
+    if not isinstance(v, torch.Tensor) or v.dim() != 4:
+        raise ValueError("v must be a 4-D tensor [B, T, HV, V]")
+    B, T, H, K = q.shape
+    _check("v", v, dev, (B, T, v.shape[2], v.shape[3]), (q.dtype,))
+    HV = v.shape[2]
+    if HV % H != 0:
+        raise ValueError(f"v has HV = {HV} heads, not a multiple of H = {H} (q/k heads)")
+    return dev, B, T, H, K, HV, v.shape[3]
+
+
+def _unsupported(**kwargs):
+    for name, value in kwargs.items():
+        if value is not None and value is not False:
+            raise NotImplementedError(f"gdn: argument '{name}' is not supported yet")
+
+
+def fused_recurrent_gated_delta_rule(
+        q, k, v, g=None, gk=None, gv=None, beta=None, scale=None, initial_state=None,
+        output_final_state=False, use_qk_l2norm_in_kernel=False, use_gate_in_kernel=False,
+        A_log=None, dt_bias=None, use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False,
+        state_v_first=False, cu_seqlens=None, **kwargs):
+    """FLA's `fused_recurrent_gated_delta_rule`: q, k [B, T, H, K], v [B, T, HV, V],
+    g [B, T, HV] (log-space decay, or the raw gate with use_gate_in_kernel and
+    A_log, dt_bias [HV] fp32), beta [B, T, HV] (or logits with
+    use_beta_sigmoid_in_kernel), initial_state [B, HV, K, V] fp32 (read only;
+    [B, HV, V, K] with state_v_first). Returns (o [B, T, HV, V] in v's dtype,
+    final_state fp32 or None)."""
+    state_v_first = state_v_first or bool(kwargs.pop("transpose_state_layout", False))
+    _unsupported(gk=gk, gv=gv, cu_seqlens=cu_seqlens, allow_neg_eigval=allow_neg_eigval,
+                 **{k_: v_ for k_, v_ in kwargs.items()})
+    dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    a = None
+    if g is not None:
+        _check("g", g, dev, (B, T, HV), _INPUT)
+        if use_gate_in_kernel:
+            if A_log is None or dt_bias is None:
+                raise ValueError("use_gate_in_kernel=True needs A_log and dt_bias")
+            _check("A_log", A_log, dev, (HV,), (torch.float32,))
+            _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
+            a, g = g, None
+    elif use_gate_in_kernel:
+        raise ValueError("use_gate_in_kernel=True needs g (the raw gate)")
+    if not use_gate_in_kernel:
+        A_log = dt_bias = None
+    b = None
+    if beta is not None:
+        if beta.dim() == 4:
+            raise NotImplementedError("gdn: argument 'beta' per value channel [B, T, HV, V] is not supported yet")
+        _check("beta", beta, dev, (B, T, HV), _INPUT)
+        if use_beta_sigmoid_in_kernel:
+            b, beta = beta, None
+    layout = "vk" if state_v_first else "kv"
+    state_shape = (B, HV, V, K) if state_v_first else (B, HV, K, V)
+    if initial_state is not None:
+        _check("initial_state", initial_state, dev, state_shape, (torch.float32,))
+    o = torch.empty_like(v)
+    final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
+                   if output_final_state else None)
+    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, initial_state, None,
+                            final_state, o, float(scale) if scale else 0.0,
+                            bool(use_qk_l2norm_in_kernel), layout)
+    return o, final_state
+
+
+def gated_delta_rule_decode_pretranspose(
+        q, k, v, state, A_log, a, dt_bias, b, scale=None, output=None, use_qk_l2norm=True,
+        initial_state=None, initial_state_indices=None, output_state_indices=None):
+    """FlashInfer's `gated_delta_rule_decode_pretranspose`: q, k [B, 1, H, K],
+    v [B, 1, HV, V], state [B, HV, V, K] fp32 updated in place, A_log, dt_bias
+    [HV] fp32, a, b [B, 1, HV]. Returns (output [B, 1, HV, V], state)."""
+    _unsupported(initial_state=initial_state, initial_state_indices=initial_state_indices,
+                 output_state_indices=output_state_indices)
+    dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    if state is None:
+        raise NotImplementedError("gdn: argument 'state' = None (pool-only mode) is not supported yet")
+    if isinstance(state, torch.Tensor) and state.dtype != torch.float32:
+        raise NotImplementedError(f"gdn: argument 'state' in {state.dtype} is not supported yet (fp32 only)")
+    _check("state", state, dev, (B, HV, V, K), (torch.float32,))
+    _check("A_log", A_log, dev, (HV,), (torch.float32,))
+    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
+    _check("a", a, dev, (B, T, HV), _INPUT)
+    _check("b", b, dev, (B, T, HV), _INPUT)
+    if output is None:
+        output = torch.empty_like(v)
+    else:
+        _check("output", output, dev, v.shape, (v.dtype,))
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, state, None,
+                            output, float(scale) if scale else 0.0, bool(use_qk_l2norm), "vk")
+    return output, state
+
+
+def fused_sigmoid_gating_delta_rule_update(
+        A_log, a, dt_bias, softplus_beta, softplus_threshold, q, k, v, b,
+        initial_state_source, initial_state_indices, scale=None,
+        use_qk_l2norm_in_kernel=False, cu_seqlens=None, is_kda=False,
+        disable_state_update=False, intermediate_states_buffer=None,
+        intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None):
+    """SGLang's `fused_sigmoid_gating_delta_rule_update`. The state pool
+    addressing it needs (initial_state_indices) arrives with the serving
+    features; until then this entry point raises NotImplementedError."""
+    raise NotImplementedError(
+        "gdn: argument 'initial_state_indices' (state pools) is not supported yet")

@@ -1,0 +1,139 @@
+"""CPU tests of the Python package over the C API (numpy only; run in CI)."""
+import numpy as np
+import pytest
+
+import gdn
+from reference import recurrent, rms_rel
+
+
+def fill(kernel, rng, dtype=np.float32):
+    arrays = []
+    for name, nbytes in kernel.arguments:
+        dt = np.float32 if name in ("A_log", "dt_bias", "state", "initial_state",
+                                    "final_state") else dtype
+        a = rng.standard_normal(nbytes // np.dtype(dt).itemsize).astype(dt)
+        if name == "A_log":
+            a = np.log(rng.uniform(1, 16, a.shape)).astype(dt)
+        if name in ("o", "final_state"):
+            a[:] = np.nan
+        arrays.append(a)
+    return arrays
+
+
+def test_version():
+    assert gdn.version() == "0.1.0"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_fused_gating_in_place_vk_matches_reference(dtype):
+    N, T, H, HV, K, V = 2, 3, 2, 4, 64, 16
+    c = gdn.Compiler()
+    name = "float32" if dtype == np.float32 else "float16"
+    kern = c.compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=name, gate_dtype=name,
+                     decay="fused_gating", beta="logits", qk_l2norm=True, layout="vk",
+                     initial_state=True, final_state=True, state_in_place=True)
+    assert [n for n, _ in kern.arguments] == ["q", "k", "v", "a", "A_log", "dt_bias", "b",
+                                             "state", "o"]
+    rng = np.random.default_rng(0)
+    q, k, v, a, A_log, dt_bias, b, state, o = fill(kern, rng, dtype)
+    shp = lambda x, s: x.reshape(s)
+    q4, k4 = shp(q, (N, T, H, K)), shp(k, (N, T, H, K))
+    v4, a3, b3 = shp(v, (N, T, HV, V)), shp(a, (N, T, HV)), shp(b, (N, T, HV))
+    s0 = shp(state, (N, HV, V, K)).copy()
+    ro, rs = recurrent(q4, k4, v4, a=a3, A_log=A_log, dt_bias=dt_bias, b=b3,
+                       initial_state=s0, qk_l2norm=True, layout="vk")
+    kern.run_host([q, k, v, a, A_log, dt_bias, b, state, o])
+    tol_o = 2e-3 if dtype == np.float32 else 3e-3
+    assert rms_rel(o.reshape(N, T, HV, V), ro) < tol_o
+    assert rms_rel(state.reshape(N, HV, V, K), rs) < 1e-5
+
+
+def test_log_space_separate_states_kv_matches_reference():
+    N, T, H, HV, K, V = 1, 4, 1, 2, 32, 8
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given", scale=0.3,
+                                  initial_state=True, final_state=True)
+    rng = np.random.default_rng(1)
+    q, k, v, g, beta, h0, ht, o = fill(kern, rng)
+    g[:] = np.log(rng.uniform(0.5, 1.0, g.shape))
+    beta[:] = rng.uniform(0, 1, beta.shape)
+    h0_copy = h0.copy()
+    kern.run_host([q, k, v, g, beta, h0, ht, o])
+    ro, rs = recurrent(q.reshape(N, T, H, K), k.reshape(N, T, H, K), v.reshape(N, T, HV, V),
+                       g=g.reshape(N, T, HV), beta=beta.reshape(N, T, HV),
+                       initial_state=h0.reshape(N, HV, K, V), scale=0.3)
+    assert np.array_equal(h0, h0_copy), "the initial state must stay untouched"
+    assert rms_rel(o.reshape(N, T, HV, V), ro) < 1e-5
+    assert rms_rel(ht.reshape(N, HV, K, V), rs) < 1e-5
+
+
+def test_compile_text_and_cuda_ptx_without_gpu():
+    text = """
+    func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
+                 %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+      gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>)
+          v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+      return
+    }"""
+    c = gdn.Compiler()
+    kern = c.compile_text(text, target="cuda")
+    assert ".target sm_90a" in kern.ptx
+    assert [n for n, _ in kern.arguments] == ["q", "k", "v", "o"]
+    cpu = c.compile_text(text, function="f")
+    assert cpu.ptx is None
+
+
+def test_errors_are_python_exceptions_naming_the_argument():
+    c = gdn.Compiler()
+    kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")
+    arrays = fill(kern, np.random.default_rng(2))
+    with pytest.raises(ValueError, match="expected 4 arguments"):
+        kern.run_host(arrays[:3])
+    with pytest.raises(ValueError, match="argument 'v' has 16 bytes, expected 32"):
+        kern.run_host([arrays[0], arrays[1], arrays[2][:4], arrays[3]])
+    with pytest.raises(ValueError, match="argument 'q' must be C-contiguous"):
+        kern.run_host([np.zeros(64, np.float32)[::2], *arrays[1:]])
+    with pytest.raises(TypeError, match="argument 'q' must be a numpy array"):
+        kern.run_host([[0.0] * 32, *arrays[1:]])
+    with pytest.raises(ValueError, match="input_dtype must be one of"):
+        c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="int8")
+    with pytest.raises(gdn.GDNError, match="HV = 3 must be a multiple of"):
+        c.compile(N=1, T=1, H=2, HV=3, K=32, V=8)
+    with pytest.raises(gdn.GDNError, match="could not parse"):
+        c.compile_text("not mlir")
+    with pytest.raises(gdn.GDNError, match="compiled for the CPU"):
+        kern.launch([16] * 4)
+
+
+def test_launch_without_gpu_is_a_clear_error():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("a CUDA driver is present (GPU tests cover launches)")
+    except OSError:
+        pass
+    kern = gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32",
+                                  target="cuda")
+    with pytest.raises(gdn.GDNError, match="CUDA") as e:
+        kern.launch([16] * 4)  # never dereferenced: there is no driver
+    assert e.value.status == 4
+
+
+def test_gate_and_beta_dtypes_are_independent():
+    # g in fp32 with beta in fp16 (FLA's usual mix): each buffer is read in its own dtype.
+    N, T, H, HV, K, V = 1, 2, 1, 2, 32, 8
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", gate_dtype="float32",
+                                  beta="given", beta_dtype="float16", final_state=True)
+    sizes = dict(kern.arguments)
+    assert sizes["g"] == N * T * HV * 4 and sizes["beta"] == N * T * HV * 2
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal(sizes[n] // 4).astype(np.float32) for n in "qkv")
+    g = np.log(rng.uniform(0.5, 1, N * T * HV)).astype(np.float32)
+    beta = rng.uniform(0, 1, N * T * HV).astype(np.float16)
+    ht = np.full(sizes["final_state"] // 4, np.nan, np.float32)
+    o = np.full(sizes["o"] // 4, np.nan, np.float32)
+    kern.run_host([q, k, v, g, beta, ht, o])
+    ro, rs = recurrent(q.reshape(N, T, H, K), k.reshape(N, T, H, K), v.reshape(N, T, HV, V),
+                       g=g.reshape(N, T, HV), beta=beta.astype(np.float64).reshape(N, T, HV))
+    assert rms_rel(o.reshape(N, T, HV, V), ro) < 1e-5

@@ -1,0 +1,177 @@
+"""PyTorch entry points: CPU tensors everywhere torch is installed; CUDA tests
+(vs the fp64 reference, vs FLA when fla-core is importable, CUDA-graph replay,
+repeatability) where a GPU is present (the H200 run, scripts/h200-check.sh)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent, rms_rel  # noqa: E402
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def np64(t):
+    return t.detach().double().cpu().numpy()
+
+
+def qwen_inputs(N, T=1, H=16, HV=32, K=128, V=128, device="cpu", dtype=torch.bfloat16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)
+    x = dict(q=r(N, T, H, K), k=r(N, T, H, K), v=r(N, T, HV, V), a=r(N, T, HV), b=r(N, T, HV),
+             A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV),
+             state=r(N, HV, V, K))
+    out = {}
+    for name, t in x.items():
+        dt = torch.float32 if name in ("A_log", "dt_bias", "state") else dtype
+        out[name] = t.to(dt).to(device).contiguous()
+    return out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_flashinfer_decode_pretranspose_matches_reference(device):
+    x = qwen_inputs(4, H=2, HV=4, device=device)
+    s0 = x["state"].clone()
+    o, s = ops.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
+    assert s is x["state"]
+    ro, rs = recurrent(np64(x["q"]), np64(x["k"]), np64(x["v"]), a=np64(x["a"]),
+                       A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]), b=np64(x["b"]),
+                       initial_state=np64(s0), qk_l2norm=True, layout="vk")
+    assert rms_rel(np64(o), ro) < 2e-3
+    assert rms_rel(np64(s), rs) < 1e-5
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("gate", ["log_space", "in_kernel"])
+def test_fla_fused_recurrent_matches_reference(device, gate):
+    N, T, H, HV, K, V = 2, 3, 2, 4, 64, 32
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(N, T, H, K, generator=g), torch.randn(N, T, H, K, generator=g)
+    v = torch.randn(N, T, HV, V, generator=g)
+    gg = torch.log(torch.rand(N, T, HV, generator=g) * 0.5 + 0.5)
+    beta = torch.rand(N, T, HV, generator=g)
+    h0 = torch.randn(N, HV, K, V, generator=g)
+    A_log, dt_bias = torch.log(torch.rand(HV, generator=g) * 15 + 1), torch.randn(HV, generator=g)
+    to = lambda t: t.to(device)
+    kw = dict(use_gate_in_kernel=True, A_log=to(A_log), dt_bias=to(dt_bias)) if gate == "in_kernel" else {}
+    h0d = to(h0)
+    o, ht = ops.fused_recurrent_gated_delta_rule(
+        to(q), to(k), to(v), g=to(gg), beta=to(beta), initial_state=h0d,
+        output_final_state=True, use_qk_l2norm_in_kernel=True, **kw)
+    assert torch.equal(h0d.cpu(), h0), "FLA never writes initial_state"
+    if gate == "in_kernel":
+        ro, rs = recurrent(np64(q), np64(k), np64(v), a=np64(gg), A_log=np64(A_log),
+                           dt_bias=np64(dt_bias), beta=np64(beta), initial_state=np64(h0),
+                           qk_l2norm=True)
+    else:
+        ro, rs = recurrent(np64(q), np64(k), np64(v), g=np64(gg), beta=np64(beta),
+                           initial_state=np64(h0), qk_l2norm=True)
+    assert rms_rel(np64(o), ro) < 1e-4
+    assert rms_rel(np64(ht), rs) < 1e-5
+
+
+def test_bad_arguments_raise_before_any_launch():
+    x = qwen_inputs(2, H=2, HV=4)
+    args = [x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"]]
+    f = ops.gated_delta_rule_decode_pretranspose
+    with pytest.raises(TypeError, match="k must have dtype"):
+        f(x["q"], x["k"].float(), *args[2:])
+    with pytest.raises(ValueError, match="v must have shape"):
+        f(x["q"], x["k"], x["v"][:, :, :2].contiguous(), *args[3:])
+    with pytest.raises(ValueError, match="state must be contiguous"):
+        f(*args[:3], x["state"].transpose(2, 3), *args[4:])
+    with pytest.raises(TypeError, match="A_log must have dtype"):
+        f(*args[:4], x["A_log"].double(), *args[5:])
+    with pytest.raises(NotImplementedError, match="'initial_state_indices'"):
+        f(*args, initial_state_indices=torch.zeros(2, dtype=torch.int32))
+    with pytest.raises(NotImplementedError, match="'cu_seqlens'"):
+        ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
+    with pytest.raises(NotImplementedError, match="'gk'"):
+        ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gk=x["a"])
+    with pytest.raises(NotImplementedError, match="initial_state_indices"):
+        ops.fused_sigmoid_gating_delta_rule_update(
+            x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
+            x["state"], torch.arange(2))
+    with pytest.raises(TypeError, match="q must be a torch.Tensor"):
+        ops.fused_recurrent_gated_delta_rule(np.zeros((1, 1, 1, 32)), x["k"], x["v"])
+
+
+@cuda
+@pytest.mark.parametrize("N", [1, 8, 64])
+def test_cuda_decode_matches_reference_on_qwen3_next_shapes(N):
+    x = qwen_inputs(N, device="cuda", seed=N)
+    s0 = x["state"].clone()
+    o, s = ops.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
+    torch.cuda.synchronize()
+    ro, rs = recurrent(np64(x["q"]), np64(x["k"]), np64(x["v"]), a=np64(x["a"]),
+                       A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]), b=np64(x["b"]),
+                       initial_state=np64(s0), qk_l2norm=True, layout="vk")
+    assert rms_rel(np64(o), ro) < 2e-3
+    assert rms_rel(np64(s), rs) < 1e-5
+
+
+@cuda
+@pytest.mark.parametrize("N", [1, 8, 64])
+def test_cuda_matches_fla(N):
+    fla = pytest.importorskip("fla.ops.gated_delta_rule")
+    x = qwen_inputs(N, device="cuda", seed=100 + N)
+    gg = torch.nn.functional.logsigmoid(x["a"].float())  # log-space decay <= 0
+    beta = torch.sigmoid(x["b"].float()).to(torch.bfloat16)
+    h0 = x["state"].transpose(2, 3).contiguous()  # FLA's [N, HV, K, V]
+    ours = ops.fused_recurrent_gated_delta_rule(
+        x["q"], x["k"], x["v"], g=gg, beta=beta, initial_state=h0, output_final_state=True,
+        use_qk_l2norm_in_kernel=True)
+    theirs = fla.fused_recurrent_gated_delta_rule(
+        x["q"], x["k"], x["v"], g=gg, beta=beta, initial_state=h0, output_final_state=True,
+        use_qk_l2norm_in_kernel=True)
+    torch.cuda.synchronize()
+    assert rms_rel(np64(ours[0]), np64(theirs[0])) < 2e-3
+    assert rms_rel(np64(ours[1]), np64(theirs[1])) < 1e-5
+
+
+@cuda
+def test_cuda_graph_replay_equals_eager_and_is_repeatable():
+    x = qwen_inputs(8, device="cuda", seed=7)
+    s0 = x["state"].clone()
+    out = torch.empty_like(x["v"])
+    args = lambda: (x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
+    ops.gated_delta_rule_decode_pretranspose(*args(), output=out)  # warm: loads the module
+    x["state"].copy_(s0)
+    ops.gated_delta_rule_decode_pretranspose(*args(), output=out)
+    eager_o, eager_s = out.clone(), x["state"].clone()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x["state"].copy_(s0)
+        with torch.cuda.graph(graph, stream=stream):
+            ops.gated_delta_rule_decode_pretranspose(*args(), output=out)
+    for _ in range(3):
+        x["state"].copy_(s0)
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, eager_o)
+        assert torch.equal(x["state"], eager_s)
+    for _ in range(1000):
+        x["state"].copy_(s0)
+        ops.gated_delta_rule_decode_pretranspose(*args(), output=out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, eager_o) and torch.equal(x["state"], eager_s)
+
+
+@cuda
+def test_torch_compile_traces_the_op():
+    x = qwen_inputs(2, H=2, HV=4, device="cuda", seed=9)
+    s0 = x["state"].clone()
+
+    def step(q, k, v, state, A_log, a, dt_bias, b):
+        return ops.gated_delta_rule_decode_pretranspose(q, k, v, state, A_log, a, dt_bias, b)[0]
+
+    eager = step(x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
+    x["state"].copy_(s0)
+    compiled = torch.compile(step, fullgraph=True)(
+        x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
+    assert torch.equal(eager, compiled)
