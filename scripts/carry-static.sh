@@ -10,6 +10,10 @@ for t in gdn-run gdn-opt; do
   strip -o ".carry/$t" "$build/bin/$t"
   xz -T0 -6 -f ".carry/$t"
 done
+if [ -f "$build/lib/libGDNCAPI.so" ]; then
+  strip -o .carry/libGDNCAPI.so "$build/lib/libGDNCAPI.so"
+  xz -T0 -6 -f .carry/libGDNCAPI.so
+fi
 if [ -x "$build/unittests/GDNUnitTests" ]; then
   strip -o .carry/GDNUnitTests "$build/unittests/GDNUnitTests"
   xz -T0 -6 -f .carry/GDNUnitTests

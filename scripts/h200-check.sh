@@ -15,7 +15,7 @@ log="$out/h200-check.log"
 fails=0
 run() { echo "\$ $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; [ $rc -ne 0 ] && { echo "FAILED (rc=$rc): $*" >> "$log"; fails=$((fails+1)); }; return $rc; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$log" 2>&1
-run "$bin/GDNUnitTests"
+LD_LIBRARY_PATH="$bin" run "$bin/GDNUnitTests"
 for f in examples/*.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
