@@ -91,19 +91,21 @@ def run(args):
     dev = torch.device("cuda")
     sglang = load_sglang(args.sglang)
     from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule as fla_fr
-    H, K, V = 16, 128, 128
+    K, V = 128, 128
     Ns = [1, 8, 64, 256] if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    configs = [(1, 32), (4, 32), (12, 32)] if args.quick else \
-        [(1, 8), (1, 32), (1, 64), (4, 32), (12, 32)]
+    # (T, H, HV): Qwen3-Next one rank (16, 32); Qwen3.5-122B at TP1 (16, 64) and
+    # TP8 (2, 8); MTP T=4 and DFlash T=12.
+    configs = [(1, 16, 32), (4, 16, 32), (12, 16, 32)] if args.quick else \
+        [(1, 2, 8), (1, 16, 32), (1, 16, 64), (4, 16, 32), (12, 16, 32)]
     rows = []
-    for T, HV in configs:
+    for T, H, HV in configs:
         for N in Ns:
             state = N * HV * K * V * 4
             io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
             nbytes = 2 * state + io
             R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
             sets = [make_set(N, T, H, HV, K, V, dev, i) for i in range(R)]
-            res = {"T": T, "HV": HV, "N": N, "bytes": nbytes, "sets": R}
+            res = {"T": T, "H": H, "HV": HV, "N": N, "bytes": nbytes, "sets": R}
             half = nbytes // 2
             src = [torch.empty(half, dtype=torch.uint8, device=dev) for _ in range(R)]
             dst = [torch.empty(half, dtype=torch.uint8, device=dev) for _ in range(R)]
@@ -135,21 +137,21 @@ def run(args):
 
 def report(rows, out):
     os.makedirs(out, exist_ok=True)
-    lines = ["| T | HV | N | copy us | gdn us (of copy) | SGLang us (of copy) | "
-             "gdn FLA-style us (of copy) | FLA us (of copy) |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| T | H | HV | N | copy us | gdn us (of copy) | SGLang us (of copy) | "
+             "gdn FLA-style us (of copy) | FLA us (of copy) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def cell(key):
             if key not in r:
                 return "—"
             return f"{r[key]:.2f} ({r['copy'] / r[key]:.2f})"
-        lines.append(f"| {r['T']} | {r['HV']} | {r['N']} | {r['copy']:.2f} | {cell('gdn')} | "
+        lines.append(f"| {r['T']} | {r['H']} | {r['HV']} | {r['N']} | {r['copy']:.2f} | {cell('gdn')} | "
                      f"{cell('sglang')} | {cell('gdn_fla')} | {cell('fla')} |")
     table = "\n".join(lines)
     with open(os.path.join(out, "bench_gdn.md"), "w") as f:
         f.write(f"# gdn vs anchors on {torch.cuda.get_device_name()}\n\n"
                 "CUDA-graph replay medians, cold state (rotating input sets); "
                 "'of copy' = copy time / kernel time for the same bytes.\n"
-                "H=16, K=V=128, bf16 q/k/v, fp32 state. gdn and SGLang update a vk "
+                "K=V=128, bf16 q/k/v, fp32 state. gdn and SGLang update a vk "
                 "state in place (T=1); gdn FLA-style and FLA read a kv initial state "
                 "and write a final state.\n\n" + table + "\n")
     with open(os.path.join(out, "bench_gdn.json"), "w") as f:

@@ -86,8 +86,16 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         initial_state=initial_state is not None or state is not None,
         final_state=final_state is not None or state is not None,
         state_in_place=state is not None)
-    tensors = [t for t in (q, k, v, g, a, A_log, dt_bias, beta, b, initial_state,
-                           state, final_state, o) if t is not None]
+    names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "initial_state",
+             "state", "final_state", "o")
+    tensors = []
+    for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, initial_state,
+                               state, final_state, o)):
+        if t is None:
+            continue
+        if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
+            raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+        tensors.append(t)
     ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
     if q.is_cuda:
         kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(q.device).cuda_stream))
@@ -113,8 +121,6 @@ def _check(name, t, device, shape=None, dtypes=None):
         raise ValueError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
     if not t.is_contiguous():
         raise ValueError(f"{name} must be contiguous")
-    if t.is_cuda and t.data_ptr() % 16 != 0:
-        raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
     return t
 
 
