@@ -79,6 +79,7 @@ typedef struct gdnRecurrentDesc {
   int state_in_place;   /* initial and final state are one argument */
   int rows_per_warp;    /* GPU schedule: V rows per warp (0: automatic) */
   int warps_per_block;  /* GPU schedule: warps per CTA (0: automatic) */
+  int v_lanes;          /* GPU schedule: lanes of a warp along V (0: automatic) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

@@ -279,13 +279,14 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   std::string text = describeToMLIR(*desc, error);
   if (!error.empty())
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: " + error);
-  if (desc->rows_per_warp < 0 || desc->warps_per_block < 0)
+  if (desc->rows_per_warp < 0 || desc->warps_per_block < 0 || desc->v_lanes < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: rows_per_warp and warps_per_block must be >= 0");
+                "gdnCompileDesc: rows_per_warp, warps_per_block and v_lanes must be >= 0");
   GPUOptions options;
   options.chip = chipName;
   options.rowsPerWarp = desc->rows_per_warp;
   options.warpsPerBlock = desc->warps_per_block;
+  options.vLanes = desc->v_lanes;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

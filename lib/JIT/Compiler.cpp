@@ -210,6 +210,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.chip = options.chip;
   ptxOptions.rowsPerWarp = options.rowsPerWarp;
   ptxOptions.warpsPerBlock = options.warpsPerBlock;
+  ptxOptions.vLanes = options.vLanes;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

@@ -17,6 +17,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   gpuOptions.chip = options.chip;
   gpuOptions.rowsPerWarp = options.rowsPerWarp;
   gpuOptions.warpsPerBlock = options.warpsPerBlock;
+  gpuOptions.vLanes = options.vLanes;
   pm.addPass(createConvertGDNToGPUPass(gpuOptions));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

@@ -102,14 +102,15 @@ class Compiler:
     def compile(self, *, N, T, H, HV, K, V, input_dtype="bfloat16",
                 gate_dtype="float32", beta_dtype=None, decay="none", beta="one", qk_l2norm=False,
                 scale=None, layout="kv", initial_state=False, final_state=False,
-                state_in_place=False, rows_per_warp=0, warps_per_block=0,
+                state_in_place=False, rows_per_warp=0, warps_per_block=0, v_lanes=0,
                 target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
         or b, default gate_dtype); decay: "none", "log_space",
         "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
-        rows_per_warp / warps_per_block override the GPU schedule (0: automatic)."""
+        rows_per_warp / warps_per_block / v_lanes override the GPU schedule
+        (0: automatic)."""
         d = RecurrentDesc()
         d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
@@ -124,6 +125,7 @@ class Compiler:
         d.has_final_state = int(bool(final_state))
         d.state_in_place = int(bool(state_in_place))
         d.rows_per_warp, d.warps_per_block = int(rows_per_warp), int(warps_per_block)
+        d.v_lanes = int(v_lanes)
         k = ctypes.c_void_p()
         check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
                                  chip.encode() if chip else None, ctypes.byref(k)))

@@ -39,6 +39,7 @@ class RecurrentDesc(ctypes.Structure):
         ("layout", ctypes.c_int), ("has_initial_state", ctypes.c_int),
         ("has_final_state", ctypes.c_int), ("state_in_place", ctypes.c_int),
         ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
+        ("v_lanes", ctypes.c_int),
     ]
 
 

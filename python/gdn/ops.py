@@ -36,12 +36,13 @@ _kernels = {}
 _schedule = {}
 
 
-def set_schedule(rows_per_warp=0, warps_per_block=0):
+def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0):
     """Overrides the GPU schedule of the kernels compiled from now on (0, 0:
     automatic). Used by the benchmarks to sweep schedules."""
     _schedule.clear()
-    if rows_per_warp or warps_per_block:
-        _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block)
+    if rows_per_warp or warps_per_block or v_lanes:
+        _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
+                         v_lanes=v_lanes)
 
 
 def _chip(device):

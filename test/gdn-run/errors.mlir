@@ -8,7 +8,7 @@
 // RUN: not gdn-run --target=cpu %t/missing-file.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
-// RUN: not gdn-run --emit=ptx %t/k48.mlir 2>&1 | FileCheck %s --check-prefix=K48
+// RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
 
 // GARBAGE: garbage.mlir:1:1: error: custom op 'this' is unknown
 // NOOP: error: no function holds a gdn.recurrent
@@ -18,7 +18,7 @@
 // MISSING: gdn-run: error: {{.*}}missing-file.mlir
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
-// K48: k48.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 48 must be a multiple of 32 and at most 256
+// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 16
 
 //--- garbage.mlir
 this is not MLIR
@@ -42,9 +42,9 @@ func.func @f(%q: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%q : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
-//--- k48.mlir
-func.func @f(%q: memref<1x1x1x48xf32>, %k: memref<1x1x1x48xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  gdn.recurrent q(%q : memref<1x1x1x48xf32>) k(%k : memref<1x1x1x48xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+//--- k40.mlir
+func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x40xf32>) k(%k : memref<1x1x1x40xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
 
@@ -54,13 +54,11 @@ func.func @f(%q: memref<1x1x1x48xf32>, %k: memref<1x1x1x48xf32>, %v: memref<1x1x
 // RUN: not gdn-run --target=cpu %t/extra-op.mlir 2>&1 | FileCheck %s --check-prefix=BODY
 // RUN: not gdn-run --target=cpu %t/huge.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not gdn-run --target=cpu %t/wrap.mlir 2>&1 | FileCheck %s --check-prefix=WRAP
-// RUN: not gdn-run --target=cpu --bench --iters=0 %t/k48.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
-// RUN: not gdn-run --emit=ptx %t/grid.mlir 2>&1 | FileCheck %s --check-prefix=GRID
+// RUN: not gdn-run --target=cpu --bench --iters=0 %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
 // BODY: error: the body of @f must be exactly one gdn.recurrent and a return
 // HUGE: gdn-run: error: the arguments take {{[0-9]+}} MiB, more than --max-gib=16 GiB
 // WRAP: wrap.mlir:2:3: error: operand 'q' is larger than the runner's limit of 2^40 bytes
 // ITERS: gdn-run: error: --iters must be in [1, 100000]
-// GRID: grid.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: V / (rows-per-warp * warps-per-block) = 4294967296 blocks exceed the grid limit 2^31 - 1
 
 //--- in-loop.mlir
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
@@ -88,10 +86,5 @@ func.func @f(%q: memref<4096x4096x1x256xf32>, %k: memref<4096x4096x1x256xf32>, %
 //--- wrap.mlir
 func.func @f(%q: memref<4611686018427387905x4x1x1xf32>, %k: memref<4611686018427387905x4x1x1xf32>, %v: memref<4611686018427387905x4x1x1xf32>, %o: memref<4611686018427387905x4x1x1xf32>) {
   gdn.recurrent q(%q : memref<4611686018427387905x4x1x1xf32>) k(%k : memref<4611686018427387905x4x1x1xf32>) v(%v : memref<4611686018427387905x4x1x1xf32>) o(%o : memref<4611686018427387905x4x1x1xf32>)
-  return
-}
-//--- grid.mlir
-func.func @f(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memref<1x1x1x68719476736xbf16>, %o: memref<1x1x1x68719476736xbf16>) {
-  gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x1x68719476736xbf16>) o(%o : memref<1x1x1x68719476736xbf16>)
   return
 }

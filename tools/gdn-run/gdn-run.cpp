@@ -67,6 +67,9 @@ static cl::opt<int64_t> rowsOpt("rows-per-warp",
 static cl::opt<int64_t> warpsOpt("warps-per-block",
                                  cl::desc("Warps per CTA (0: automatic)"),
                                  cl::init(0), cl::cat(category));
+static cl::opt<int64_t> vLanesOpt("v-lanes",
+                                  cl::desc("Lanes of a warp along V (0: automatic)"),
+                                  cl::init(0), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
@@ -328,7 +331,7 @@ int main(int argc, char **argv) {
     return 1;
   const reference::Problem &p = sig->problem;
 
-  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt};
+  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

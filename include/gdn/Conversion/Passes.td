@@ -40,11 +40,12 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
     by a `gpu.launch_func`.
 
-    The kernel runs one CTA per (sequence n, value head hv, block of V rows);
-    each warp owns `rows-per-warp` V rows and each lane K/32 contiguous
-    columns of them, so the [K, V] state tile of the CTA lives in registers for
-    the whole token loop and is read and written with 16-byte accesses in
-    either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
+    The kernel runs one CTA per (sequence n, value head hv, block of V
+    columns); a warp's lanes are split `v-lanes` along V and 32 / v-lanes
+    along K, each lane owning `rows-per-warp` V columns and K / (32 / v-lanes)
+    key rows, so the [K, V] state tile of the CTA lives in registers for the
+    whole token loop and is read and written with coalesced 16-byte accesses
+    in either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
     butterfly shuffle trees; fused gating and sigmoid(b) are computed in the
     kernel from the raw inputs.
 
@@ -79,7 +80,9 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
            "V rows of the state held by each warp (0: chosen from the shapes)">,
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",
-           "Warps per CTA (0: chosen from the shapes)">
+           "Warps per CTA (0: chosen from the shapes)">,
+    Option<"vLanes", "v-lanes", "int64_t", "0",
+           "Lanes of a warp along V, the rest along K (0: 1 for vk, up to 4 for kv)">
   ];
 }
 

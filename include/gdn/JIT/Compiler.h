@@ -85,6 +85,7 @@ struct GPUOptions {
   std::string chip = "sm_90a";
   int64_t rowsPerWarp = 0;
   int64_t warpsPerBlock = 0;
+  int64_t vLanes = 0;
 };
 
 /// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of

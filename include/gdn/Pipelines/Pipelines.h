@@ -21,6 +21,10 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       *this, "warps-per-block",
       llvm::cl::desc("Warps per CTA (0: chosen from the shapes)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> vLanes{
+      *this, "v-lanes",
+      llvm::cl::desc("Lanes of a warp along V (0: chosen from the layout)"),
+      llvm::cl::init(0)};
 };
 
 /// gdn.recurrent -> gpu.launch_func + gpu.module of NVVM -> gpu.binary holding

@@ -1,16 +1,21 @@
 //===- GDNToGPU.cpp - gdn.recurrent to a register-tiled GPU kernel --------===//
 //
-// One CTA per (sequence n, value head hv, block of BV = warps * rows V rows).
-// Warp w owns V rows [v0, v0 + R) with v0 = block * BV + w * R; lane l owns
-// the KL = K / 32 key columns [l * KL, (l + 1) * KL) of those rows. The state
-// tile S[r][j] (R * KL fp32 values a thread) stays in registers for the whole
-// token loop. Per token, every reduction over K (Sᵀk, Sᵀq, the L2 norms) is a
-// per-lane partial sum followed by a 5-step butterfly shuffle tree, so every
-// lane ends with the full sum and the rank-1 update needs no communication.
+// One CTA per (sequence n, value head hv, block of V columns). The 32 lanes
+// of a warp are split into `lanesV` groups along V and lanesK = 32 / lanesV
+// along K: lane l = kLane * lanesV + vLane owns the R value columns
+// [v0, v0 + R) and the KL = K / lanesK key rows [kLane * KL, (kLane + 1) * KL)
+// of the state, with v0 = block * BV + warp * R * lanesV + vLane * R. The
+// state tile S[r][j] (R * KL fp32 values a thread) stays in registers for the
+// whole token loop. Per token, every reduction over K (Sᵀk, Sᵀq, the L2 norms)
+// is a per-lane partial sum and a butterfly shuffle tree over the kLane bits,
+// so every lane ends with the full sum and the rank-1 update needs no
+// communication.
 //
-// State traffic is 16 bytes a thread at R = KL = 4 in either layout: in `vk`
-// ([V, K], K contiguous) a thread loads vector<KL> along k per row; in `kv`
-// ([K, V], V contiguous) it loads vector<R> along v per key column.
+// State traffic is coalesced in both layouts. `vk` ([V, K], K contiguous):
+// lanesV = 1, each lane loads vector<KL> along K per row, a warp reads whole
+// rows. `kv` ([K, V], V contiguous): lanesV = 4 with R = 4, each lane loads
+// vector<R> along V per key row, and the 4 lanes of a key row read 64
+// contiguous bytes (two full sectors).
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/KernelMath.h"
@@ -49,10 +54,13 @@ constexpr StringLiteral kKernelModuleName = "gdn_kernels";
 
 /// The thread-to-data mapping of one kernel.
 struct Schedule {
-  int64_t rows;  ///< R: V rows per warp
-  int64_t warps; ///< W: warps per CTA
-  int64_t kPerLane; ///< KL = K / 32
-  int64_t blockRows() const { return rows * warps; }
+  int64_t rows;     ///< R: V columns per lane
+  int64_t warps;    ///< W: warps per CTA
+  int64_t lanesV;   ///< lanes of a warp along V (the rest go along K)
+  int64_t kPerLane; ///< KL = K / (32 / lanesV)
+  int64_t lanesK() const { return kWarpSize / lanesV; }
+  int64_t warpRows() const { return rows * lanesV; }
+  int64_t blockRows() const { return rows * lanesV * warps; }
 };
 
 /// The chips the kernels are built and tested for, all PTX ISA 8.0 targets.
@@ -75,18 +83,33 @@ std::string kernelName(StringRef name) {
 }
 
 FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
-                                   int64_t warpsOpt) {
+                                   int64_t warpsOpt, int64_t lanesVOpt) {
   auto d = op.getDims();
-  if (d.K % kWarpSize != 0 || d.K > 8 * kWarpSize)
-    return op.emitOpError() << "cannot be lowered to the GPU: K = " << d.K
-                            << " must be a multiple of 32 and at most 256";
-  Schedule s{rowsOpt, warpsOpt, d.K / kWarpSize};
+  Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0};
   if (s.rows == 0)
     s.rows = d.V % 4 == 0 ? 4 : d.V % 2 == 0 ? 2 : 1;
+  if (s.lanesV == 0) {
+    // kv: enough lanes along V for 64 contiguous bytes a key row.
+    s.lanesV = 1;
+    if (!op.isVKLayout())
+      for (int64_t l : {4, 2})
+        if (s.rows * l * 4 <= 64 && d.V % (s.rows * l) == 0) {
+          s.lanesV = l;
+          break;
+        }
+  }
+  if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))
+    return op.emitOpError() << "cannot be lowered to the GPU: v-lanes = "
+                            << s.lanesV << " must be a power of two in [1, 32]";
+  if (d.K % s.lanesK() != 0)
+    return op.emitOpError() << "cannot be lowered to the GPU: K = " << d.K
+                            << " must be a multiple of 32 / v-lanes = "
+                            << s.lanesK();
+  s.kPerLane = d.K / s.lanesK();
   if (s.warps == 0) {
     s.warps = 1;
     for (int64_t w : {4, 2})
-      if (d.V % (w * s.rows) == 0) {
+      if (d.V % (w * s.warpRows()) == 0) {
         s.warps = w;
         break;
       }
@@ -95,14 +118,22 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
     return op.emitOpError() << "cannot be lowered to the GPU: rows-per-warp = "
                             << s.rows << " must be in [1, 16] and warps-per-block = "
                             << s.warps << " in [1, 32]";
+  // The state tile lives in registers: keep it within a budget that ptxas
+  // can hold without spilling (K = 256 with R = 4 in vk is 32 values).
+  if (s.rows * s.kPerLane > 64)
+    return op.emitOpError() << "cannot be lowered to the GPU: a thread would "
+                               "hold rows-per-warp * K / (32 / v-lanes) = "
+                            << s.rows * s.kPerLane
+                            << " state values, more than 64 (K = " << d.K
+                            << " must be at most 256 for this schedule)";
   if (d.V % s.blockRows() != 0)
     return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V
-                            << " is not a multiple of rows-per-warp * "
+                            << " is not a multiple of rows-per-warp * v-lanes * "
                                "warps-per-block = "
                             << s.blockRows();
   if (d.V / s.blockRows() > std::numeric_limits<int32_t>::max())
     return op.emitOpError() << "cannot be lowered to the GPU: V / (rows-per-warp * "
-                               "warps-per-block) = "
+                               "v-lanes * warps-per-block) = "
                             << d.V / s.blockRows()
                             << " blocks exceed the grid limit 2^31 - 1";
   if (d.HV > 65535 || d.N > 65535)
@@ -129,16 +160,22 @@ public:
   void build() {
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value warpSize = m.index(kWarpSize);
-    lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+    Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
     Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+    kLane = arith::DivUIOp::create(b, loc, lane, m.index(s.lanesV));
+    Value vLane = arith::RemUIOp::create(b, loc, lane, m.index(s.lanesV));
     Value vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
     n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
     h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
     v0 = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
-        arith::MulIOp::create(b, loc, warp, m.index(s.rows)));
-    k0 = arith::MulIOp::create(b, loc, lane, m.index(s.kPerLane));
+        b, loc,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+            arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
+        arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
+    k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
 
     SmallVector<Value> state = loadState();
     Value zero = m.index(0), one = m.index(1), T = m.index(d.T);
@@ -182,9 +219,10 @@ private:
                             /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(count, et)));
   }
 
-  /// Butterfly all-reduce over the 32 lanes of a warp: every lane gets the sum.
+  /// Butterfly all-reduce over the lanes that share this lane's V columns
+  /// (the kLane bits): every one of them gets the sum over K.
   Value warpSum(Value x) {
-    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    for (int32_t offset = kWarpSize / 2; offset >= s.lanesV; offset /= 2) {
       Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
                                            gpu::ShuffleMode::XOR)
                         .getShuffleResult();
@@ -286,9 +324,9 @@ private:
       }
       outputs.push_back(warpSum(sq));
     }
-    // Lane 0 writes the warp's R outputs (every lane holds them).
+    // The lanes of key group 0 write their R outputs (all lanes hold them).
     Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          lane, m.index(0));
+                                          kLane, m.index(0));
     auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard g(b);
@@ -304,7 +342,7 @@ private:
   Schedule s;
   RecurrentOp::Dims d;
   KernelMath m;
-  Value lane, n, hv, h, v0, k0;
+  Value kLane, n, hv, h, v0, k0;
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
@@ -366,7 +404,7 @@ struct ConvertGDNToGPUPass
 
   LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,
                       SymbolTable &symbols) {
-    FailureOr<Schedule> s = chooseSchedule(op, rowsPerWarp, warpsPerBlock);
+    FailureOr<Schedule> s = chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes);
     if (failed(s))
       return failure();
     auto d = op.getDims();

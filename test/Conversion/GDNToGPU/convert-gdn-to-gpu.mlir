@@ -1,33 +1,34 @@
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=2 warps-per-block=1" | FileCheck %s --check-prefix=SCHED
 
-// kv layout, K = 32 (one key column a lane), V = 8: one CTA of 2 warps x 4
-// rows per (n, hv); the state is read and written as vector<4xf32> along V.
+// kv layout, K = 32, V = 64: a warp's lanes split 4 along V (4 columns each:
+// 64 contiguous bytes of a key row) and 8 along K (4 key rows each); 4 warps
+// cover V, one CTA per (n, hv). The state moves as vector<4xf32> along V.
 // CHECK-LABEL: func.func @kv
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
-// CHECK: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%[[C1]], %[[C2]], %[[C3]]) threads in (%[[C64]], %{{.*}}, %{{.*}}) args(
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%[[C1]], %[[C2]], %[[C3]]) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(
 // CHECK: gpu.module @gdn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// CHECK: gpu.func @kv_recurrent({{.*}}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<3x2x32x8xf32>, vector<4xf32>
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
+// CHECK: gpu.func @kv_recurrent({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // Decay from log-space g: exp(g) = ex2.approx(g * log2(e)), no libdevice.
 // CHECK: llvm.inline_asm "ex2.approx.f32 $0, $1;"
-// Each of the 4 rows reduces S^T k and S^T q over the 32 lanes.
-// CHECK-COUNT-40: gpu.shuffle xor
+// Each of the 4 columns reduces S^T k and S^T q over the 8 key lanes: 3 steps.
+// CHECK-COUNT-24: gpu.shuffle xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: scf.if
-// CHECK: vector.store %{{.*}} : memref<3x1x2x8xf32>, vector<4xf32>
-// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<3x2x32x8xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<3x1x2x64xf32>, vector<4xf32>
+// CHECK-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
 // SCHED-LABEL: func.func @kv
-// SCHED: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%c4, %c2, %c3) threads in (%c32,
-func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1x2x8xf32>,
-              %g: memref<3x1x2xf32>, %s: memref<3x2x32x8xf32>, %o: memref<3x1x2x8xf32>) {
-  gdn.recurrent q(%q : memref<3x1x1x32xf32>) k(%k : memref<3x1x1x32xf32>) v(%v : memref<3x1x2x8xf32>)
-      g(%g : memref<3x1x2xf32>) initial_state(%s : memref<3x2x32x8xf32>) final_state(%s : memref<3x2x32x8xf32>)
-      o(%o : memref<3x1x2x8xf32>)
+// SCHED: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%c8, %c2, %c3) threads in (%c32,
+func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1x2x64xf32>,
+              %g: memref<3x1x2xf32>, %s: memref<3x2x32x64xf32>, %o: memref<3x1x2x64xf32>) {
+  gdn.recurrent q(%q : memref<3x1x1x32xf32>) k(%k : memref<3x1x1x32xf32>) v(%v : memref<3x1x2x64xf32>)
+      g(%g : memref<3x1x2xf32>) initial_state(%s : memref<3x2x32x64xf32>) final_state(%s : memref<3x2x32x64xf32>)
+      o(%o : memref<3x1x2x64xf32>)
   return
 }
 
