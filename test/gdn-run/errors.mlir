@@ -18,7 +18,7 @@
 // MISSING: gdn-run: error: {{.*}}missing-file.mlir
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
-// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 16
+// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32
 
 //--- garbage.mlir
 this is not MLIR
@@ -44,7 +44,7 @@ func.func @f(%q: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1
 }
 //--- k40.mlir
 func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  gdn.recurrent q(%q : memref<1x1x1x40xf32>) k(%k : memref<1x1x1x40xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  gdn.recurrent q(%q : memref<1x1x1x40xf32>) k(%k : memref<1x1x1x40xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {state_layout = #gdn.layout<vk>}
   return
 }
 

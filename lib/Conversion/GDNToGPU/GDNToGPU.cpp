@@ -82,22 +82,46 @@ std::string kernelName(StringRef name) {
   return out;
 }
 
+/// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous); in kv
+/// as many as make a key row's share of a warp 64 contiguous bytes (two
+/// sectors), as long as the shapes divide and the state tile stays <= 64
+/// registers.
+int64_t autoLanesV(RecurrentOp op, int64_t rows) {
+  auto d = op.getDims();
+  if (op.isVKLayout())
+    return 1;
+  for (int64_t l : {16, 8, 4, 2})
+    if (rows * l * 4 <= 64 && d.V % (rows * l) == 0 &&
+        d.K % (kWarpSize / l) == 0 && rows * d.K / (kWarpSize / l) <= 64)
+      return l;
+  return 1;
+}
+
+/// The cost model of the default schedule (measured on the H200, see
+/// bench/results): decode is bound by memory latency at small N and by
+/// bandwidth at large N. Few V columns a lane give many short warps, which
+/// hides latency when the problem is small; more columns a lane give more
+/// independent 16-byte loads in flight per thread, which wins once the grid
+/// has enough warps to fill the machine. So take the most columns a lane
+/// (8, 4, 2, 1) that still leaves at least kTargetWarps warps.
+constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs
+
 FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                                    int64_t warpsOpt, int64_t lanesVOpt) {
   auto d = op.getDims();
   Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0};
-  if (s.rows == 0)
-    s.rows = d.V % 4 == 0 ? 4 : d.V % 2 == 0 ? 2 : 1;
-  if (s.lanesV == 0) {
-    // kv: enough lanes along V for 64 contiguous bytes a key row.
-    s.lanesV = 1;
-    if (!op.isVKLayout())
-      for (int64_t l : {4, 2})
-        if (s.rows * l * 4 <= 64 && d.V % (s.rows * l) == 0) {
-          s.lanesV = l;
-          break;
-        }
+  if (s.rows == 0) {
+    for (int64_t r : {8, 4, 2, 1}) {
+      if (d.V % r != 0)
+        continue;
+      s.rows = r;
+      int64_t lanes = lanesVOpt ? lanesVOpt : autoLanesV(op, r);
+      if (d.N * d.HV * (d.V / (r * lanes)) >= kTargetWarps)
+        break;
+    }
   }
+  if (s.lanesV == 0)
+    s.lanesV = autoLanesV(op, s.rows);
   if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))
     return op.emitOpError() << "cannot be lowered to the GPU: v-lanes = "
                             << s.lanesV << " must be a power of two in [1, 32]";

@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=2 warps-per-block=1" | FileCheck %s --check-prefix=SCHED
 
 // kv layout, K = 32, V = 64: a warp's lanes split 4 along V (4 columns each:
@@ -23,7 +23,7 @@
 // CHECK: vector.store %{{.*}} : memref<3x1x2x64xf32>, vector<4xf32>
 // CHECK-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
 // SCHED-LABEL: func.func @kv
-// SCHED: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%c8, %c2, %c3) threads in (%c32,
+// SCHED: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%c4, %c2, %c3) threads in (%c32,
 func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1x2x64xf32>,
               %g: memref<3x1x2xf32>, %s: memref<3x2x32x64xf32>, %o: memref<3x1x2x64xf32>) {
   gdn.recurrent q(%q : memref<3x1x1x32xf32>) k(%k : memref<3x1x1x32xf32>) v(%v : memref<3x1x2x64xf32>)

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s --gdn-lower-to-ptx | FileCheck %s --check-prefix=IR
-// RUN: gdn-run --emit=ptx %s | FileCheck %s
+// RUN: gdn-opt %s --gdn-lower-to-ptx="rows-per-warp=4" | FileCheck %s --check-prefix=IR
+// RUN: gdn-run --emit=ptx --rows-per-warp=4 %s | FileCheck %s
 // RUN: gdn-opt %s --gdn-lower-to-ptx --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=STEPS
 // The whole path from gdn.recurrent to PTX: the host function keeps a
 // gpu.launch_func and the kernel module becomes a gpu.binary holding PTX.

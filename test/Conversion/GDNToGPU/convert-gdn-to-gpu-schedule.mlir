@@ -1,0 +1,29 @@
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// The default schedule's cost model: V columns a lane = the most of 8, 4, 2, 1
+// that still leaves >= 4096 warps (bench/results: few columns hide latency at
+// small N, more columns keep more loads in flight at large N).
+
+// Qwen3-Next decode, N = 1: 32 x 128 value rows -> 1 column a lane, 4096 warps,
+// 32 CTAs of 4 warps per head.
+// CHECK-LABEL: func.func @decode_n1
+// CHECK: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c32, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
+func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
+                     %s: memref<1x32x128x128xf32>, %o: memref<1x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x1x16x128xbf16>) k(%k : memref<1x1x16x128xbf16>) v(%v : memref<1x1x32x128xbf16>)
+      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
+      o(%o : memref<1x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// N = 64: 8 columns a lane (32768 warps), 4 CTAs of 4 warps per head.
+// CHECK-LABEL: func.func @decode_n64
+// CHECK: gpu.launch_func @gdn_kernels::@decode_n64_recurrent blocks in (%c4, %c32, %c64) threads in (%c128,
+func.func @decode_n64(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
+                      %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      initial_state(%s : memref<64x32x128x128xf32>) final_state(%s : memref<64x32x128x128xf32>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
