@@ -21,7 +21,8 @@ for f in examples/*.mlir; do
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"
   # rows-per-warp, warps-per-block, v-lanes (0: automatic)
-  for sched in "1 4 0" "2 4 0" "4 1 0" "4 2 0" "4 4 0" "8 1 0" "8 2 0" "1 8 0" "2 8 0" \
+  # (each valid for every example: V / (rows * v-lanes * warps) is whole)
+  for sched in "1 4 0" "2 4 0" "4 1 0" "4 2 0" "4 4 0" "8 1 0" "8 2 0" "1 2 0" "2 2 0" \
                "4 4 1" "4 2 2" "2 2 8"; do
     set -- $sched
     run "$bin/gdn-run" --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 \

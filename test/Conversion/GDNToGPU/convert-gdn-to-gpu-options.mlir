@@ -12,7 +12,7 @@
 // CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+7]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
 // BADCHIP: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'gfx90a'
 // ROWS: error: 'gdn.recurrent' op cannot be lowered to the GPU: V = 8 is not a multiple of rows-per-warp * v-lanes * warps-per-block = 3
-// WARPS: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 1 must be in [1, 16] and warps-per-block = 64 in [1, 32]
+// WARPS: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 4 must be in [1, 16] and warps-per-block = 64 in [1, 32]
 // BADCHIP2: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_
 // SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
