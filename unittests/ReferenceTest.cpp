@@ -509,3 +509,65 @@ TEST(ReferenceTest, ErrorMetrics) {
   EXPECT_FALSE(std::isfinite(rmsRelativeError(out.o, kOneStepOutput)));
   EXPECT_FALSE(std::isfinite(maxAbsError(out.finalState, kOneStepState)));
 }
+
+namespace {
+// A pool of 6 slots for 4 sequences with indices [3, -1, 0, -1]: slots 0 and
+// 3 are the states of rows 2 and 0, the other slots keep their values, and
+// the padding rows output zeros (SGLang's contract, REFERENCE.md §2).
+TEST(ReferenceTest, PoolAddressingAndPadding) {
+  using namespace gdn::reference;
+  Problem pool;
+  pool.N = 4, pool.T = 2, pool.H = 1, pool.HV = 2, pool.K = 3, pool.V = 2;
+  pool.decay = Decay::LogSpace;
+  pool.beta = Beta::Given;
+  pool.scale = 0.5;
+  pool.layout = StateLayout::VK;
+  pool.hasInitialState = true;
+  pool.slots = 6;
+  Inputs in;
+  auto fill = [](size_t n, double base) {
+    std::vector<double> x(n);
+    for (size_t i = 0; i < n; ++i)
+      x[i] = base + 0.1 * double(i % 7) - 0.05 * double(i % 3);
+    return x;
+  };
+  in.q = fill(4 * 2 * 3, 0.3), in.k = fill(4 * 2 * 3, -0.2);
+  in.v = fill(4 * 2 * 2 * 2, 0.1), in.g = fill(4 * 2 * 2, -0.4);
+  in.beta = fill(4 * 2 * 2, 0.2);
+  in.initialState = fill(6 * 2 * 3 * 2, 0.7);
+  in.stateIndices = {3, -1, 0, -1};
+  Outputs out;
+  ASSERT_EQ(run(pool, in, out), "");
+  const int64_t slot = 2 * 3 * 2; // elements of one slot
+  ASSERT_EQ(out.finalState.size(), size_t(6 * slot));
+  for (int64_t s : {1, 2, 4, 5})
+    for (int64_t i = 0; i < slot; ++i)
+      EXPECT_EQ(out.finalState[s * slot + i], in.initialState[s * slot + i]);
+  for (int64_t n : {1, 3})
+    for (int64_t i = 0; i < 2 * 2 * 2; ++i)
+      EXPECT_EQ(out.o[n * 8 + i], 0.0);
+
+  // Row 0 equals a one-sequence problem started from slot 3.
+  Problem one = pool;
+  one.N = 1, one.slots = 0;
+  Inputs in0;
+  in0.q.assign(in.q.begin(), in.q.begin() + 6);
+  in0.k.assign(in.k.begin(), in.k.begin() + 6);
+  in0.v.assign(in.v.begin(), in.v.begin() + 8);
+  in0.g.assign(in.g.begin(), in.g.begin() + 4);
+  in0.beta.assign(in.beta.begin(), in.beta.begin() + 4);
+  in0.initialState.assign(in.initialState.begin() + 3 * slot,
+                          in.initialState.begin() + 4 * slot);
+  Outputs out0;
+  ASSERT_EQ(run(one, in0, out0), "");
+  for (int64_t i = 0; i < slot; ++i)
+    EXPECT_DOUBLE_EQ(out.finalState[3 * slot + i], out0.finalState[i]);
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_DOUBLE_EQ(out.o[i], out0.o[i]);
+  // A wrong slot makes it differ (negative control).
+  EXPECT_NE(out.finalState[3 * slot], out.finalState[0]);
+
+  in.stateIndices = {3, -1, 6, -1};
+  EXPECT_NE(run(pool, in, out).find("out of range"), std::string::npos);
+}
+} // namespace

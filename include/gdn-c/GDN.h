@@ -60,10 +60,13 @@ typedef enum gdnStateLayout {
  *   g                        (decay == LOG_SPACE)
  *   a, A_log, dt_bias        (decay == FUSED_GATING)
  *   beta | b                 (beta == GIVEN | LOGITS)
+ *   state_indices            (num_slots > 0; slot per sequence, < 0: padding)
  *   state                    (has_initial_state && has_final_state && state_in_place)
  *   initial_state, final_state (each when present, not in place)
  *   o
- * States are f32. gdnKernelArgumentName/Bytes describe each argument. */
+ * States are f32, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
+ * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
+ * undefined. gdnKernelArgumentName/Bytes describe each argument. */
 typedef struct gdnRecurrentDesc {
   int64_t N, T, H, HV, K, V;
   gdnDType input_dtype; /* q, k, v and o */
@@ -80,6 +83,8 @@ typedef struct gdnRecurrentDesc {
   int rows_per_warp;    /* GPU schedule: V rows per warp (0: automatic) */
   int warps_per_block;  /* GPU schedule: warps per CTA (0: automatic) */
   int v_lanes;          /* GPU schedule: lanes of a warp along V (0: automatic) */
+  int64_t num_slots;    /* > 0: the states are a pool [num_slots, HV, ...] */
+  int state_index_bits; /* with a pool: state_indices [N] is int32 (32) or int64 (64) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

@@ -81,6 +81,12 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     error = "unknown decay, beta or layout in gdnRecurrentDesc";
     return "";
   }
+  if (d.num_slots < 0 || (d.num_slots > 0 && !d.has_initial_state &&
+                          !d.has_final_state) ||
+      (d.num_slots > 0 && d.state_index_bits != 32 && d.state_index_bits != 64)) {
+    error = "a pool (num_slots > 0) needs a state and state_index_bits 32 or 64";
+    return "";
+  }
   if (d.state_in_place && !(d.has_initial_state && d.has_final_state)) {
     error = "state_in_place needs has_initial_state and has_final_state";
     return "";
@@ -96,8 +102,9 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   std::string gT = memref({d.N, d.T, d.HV}, gate);
   std::string bT = memref({d.N, d.T, d.HV}, betaType);
   std::string hvT = memref({d.HV}, "f32");
-  std::string sT = d.layout == GDN_LAYOUT_VK ? memref({d.N, d.HV, d.V, d.K}, "f32")
-                                             : memref({d.N, d.HV, d.K, d.V}, "f32");
+  int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
+  std::string sT = d.layout == GDN_LAYOUT_VK ? memref({rows, d.HV, d.V, d.K}, "f32")
+                                             : memref({rows, d.HV, d.K, d.V}, "f32");
   std::vector<std::pair<std::string, std::string>> args; // (name, type)
   std::string body = "  gdn.recurrent q(%q : " + qT + ") k(%k : " + qT +
                      ") v(%v : " + vT + ")";
@@ -121,6 +128,8 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     add("beta", bT);
   if (d.beta == GDN_BETA_LOGITS)
     add("b", bT);
+  if (d.num_slots > 0)
+    add("state_indices", memref({d.N}, d.state_index_bits == 32 ? "i32" : "i64"));
   if (d.state_in_place) {
     args.push_back({"state", sT});
     operand("initial_state", "state", sT);

@@ -31,6 +31,7 @@ StringRef jit::roleName(Role role) {
   case Role::DtBias: return "dt_bias";
   case Role::Beta: return "beta";
   case Role::BLogits: return "b";
+  case Role::StateIndices: return "state_indices";
   case Role::InitialState: return "initial_state";
   case Role::FinalState: return "final_state";
   case Role::State: return "state";
@@ -104,7 +105,8 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getV(), Role::V},           {op.getG(), Role::G},
       {op.getA(), Role::A},           {op.getALog(), Role::ALog},
       {op.getDtBias(), Role::DtBias}, {op.getBeta(), Role::Beta},
-      {op.getB(), Role::BLogits},     {op.getInitialState(), Role::InitialState},
+      {op.getB(), Role::BLogits},     {op.getStateIndices(), Role::StateIndices},
+      {op.getInitialState(), Role::InitialState},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
     if (!value)
@@ -155,6 +157,10 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
                              : ::gdn::reference::StateLayout::KV;
   p.hasInitialState = op.getInitialState() != nullptr;
+  if (op.hasStatePool()) {
+    Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
+    p.slots = cast<MemRefType>(state.getType()).getDimSize(0);
+  }
   return sig;
 }
 

@@ -99,9 +99,21 @@ std::string validate(const Problem &p, const Inputs &in) {
       {"A_log", in.A_log, p.HV, fused},
       {"dt_bias", in.dt_bias, p.HV, fused},
       {"beta", in.beta, gateSize, p.beta != Beta::One},
-      {"initialState", in.initialState, p.N * p.HV * p.K * p.V,
-       p.hasInitialState},
+      {"initialState", in.initialState,
+       (p.slots > 0 ? p.slots : p.N) * p.HV * p.K * p.V, p.hasInitialState},
   };
+  if (p.slots < 0)
+    return "reference: slots must be >= 0";
+  if (p.slots > 0) {
+    if (static_cast<int64_t>(in.stateIndices.size()) != p.N)
+      return "reference: 'stateIndices' has " +
+             std::to_string(in.stateIndices.size()) + " elements, expected " +
+             std::to_string(p.N);
+    for (int64_t idx : in.stateIndices)
+      if (idx >= p.slots)
+        return "reference: state index " + std::to_string(idx) +
+               " is out of range for " + std::to_string(p.slots) + " slots";
+  }
   for (const auto &input : inputs) {
     if (input.used && static_cast<int64_t>(input.vec.size()) != input.expected)
       return std::string("reference: '") + input.name + "' has " +
@@ -138,7 +150,10 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   const bool vk = p.layout == StateLayout::VK;
 
   std::vector<double> o(static_cast<size_t>(N * T * HV * V), 0.0);
-  std::vector<double> finalState(static_cast<size_t>(N * HV * K * V), 0.0);
+  const int64_t rows = p.slots > 0 ? p.slots : N;
+  std::vector<double> finalState(static_cast<size_t>(rows * HV * K * V), 0.0);
+  if (p.slots > 0 && p.hasInitialState)
+    finalState = in.initialState; // untouched slots keep their values
   std::vector<double> state(static_cast<size_t>(K * V)); // S[k * V + v]
   std::vector<double> q(static_cast<size_t>(K)), k(static_cast<size_t>(K));
   std::vector<double> u(static_cast<size_t>(V));
@@ -150,13 +165,17 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   };
 
   for (int64_t n = 0; n < N; ++n) {
+    // The state row: n, or the pool slot; padding rows keep o at zero.
+    const int64_t row = p.slots > 0 ? in.stateIndices[n] : n;
+    if (row < 0)
+      continue;
     for (int64_t hv = 0; hv < HV; ++hv) {
       const int64_t h = hv / groupSize;
       for (int64_t ki = 0; ki < K; ++ki)
         for (int64_t vi = 0; vi < V; ++vi)
-          state[ki * V + vi] = p.hasInitialState
-                                   ? in.initialState[stateOffset(n, hv, ki, vi)]
-                                   : 0.0;
+          state[ki * V + vi] =
+              p.hasInitialState ? in.initialState[stateOffset(row, hv, ki, vi)]
+                                : 0.0;
 
       for (int64_t t = 0; t < T; ++t) {
         const int64_t qkBase = ((n * T + t) * H + h) * K;
@@ -209,7 +228,7 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
 
       for (int64_t ki = 0; ki < K; ++ki)
         for (int64_t vi = 0; vi < V; ++vi)
-          finalState[stateOffset(n, hv, ki, vi)] = state[ki * V + vi];
+          finalState[stateOffset(row, hv, ki, vi)] = state[ki * V + vi];
     }
   }
 

@@ -39,7 +39,8 @@ class RecurrentDesc(ctypes.Structure):
         ("layout", ctypes.c_int), ("has_initial_state", ctypes.c_int),
         ("has_final_state", ctypes.c_int), ("state_in_place", ctypes.c_int),
         ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
-        ("v_lanes", ctypes.c_int),
+        ("v_lanes", ctypes.c_int), ("num_slots", ctypes.c_int64),
+        ("state_index_bits", ctypes.c_int),
     ]
 
 

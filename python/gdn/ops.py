@@ -67,16 +67,21 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
               beta: Optional[torch.Tensor], b: Optional[torch.Tensor],
+              state_indices: Optional[torch.Tensor],
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               scale: float, qk_l2norm: bool, state_layout: str) -> None:
     """The gdn.recurrent op on validated, contiguous tensors. `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
-    (written) are separate buffers. o [N, T, HV, V] is written."""
+    (written) are separate buffers. With `state_indices` [N] (int32/int64)
+    the states are pools [slots, HV, ...] and row n uses slot
+    state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
+    zero). o [N, T, HV, V] is written."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     gate = g if g is not None else a
     bt = beta if beta is not None else b
+    pool = state if state is not None else initial_state if initial_state is not None else final_state
     kern = _kernel(
         q.device, N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
         gate_dtype=_DTYPES[gate.dtype] if gate is not None else "float32",
@@ -86,12 +91,15 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         qk_l2norm=qk_l2norm, scale=scale, layout=state_layout,
         initial_state=initial_state is not None or state is not None,
         final_state=final_state is not None or state is not None,
-        state_in_place=state is not None)
-    names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "initial_state",
-             "state", "final_state", "o")
+        state_in_place=state is not None,
+        num_slots=pool.shape[0] if state_indices is not None else 0,
+        state_index_dtype="int64" if state_indices is not None and
+        state_indices.dtype == torch.int64 else "int32")
+    names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
+             "initial_state", "state", "final_state", "o")
     tensors = []
-    for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, initial_state,
-                               state, final_state, o)):
+    for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
+                               initial_state, state, final_state, o)):
         if t is None:
             continue
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
@@ -106,8 +114,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 @recurrent.register_fake
-def _(q, k, v, g, a, A_log, dt_bias, beta, b, initial_state, state, final_state, o,
-      scale, qk_l2norm, state_layout):
+def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, initial_state, state,
+      final_state, o, scale, qk_l2norm, state_layout):
     return None
 
 
@@ -194,26 +202,63 @@ def fused_recurrent_gated_delta_rule(
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
-    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, initial_state, None,
-                            final_state, o, float(scale) if scale else 0.0,
+    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, initial_state,
+                            None, final_state, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), layout)
     return o, final_state
+
+
+def _check_indices(name, t, device, B, validate_slots=None):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    _check(name, t, device, (B,), (torch.int32, torch.int64))
+    if validate_slots is not None and B:
+        # Debug aid (GDN_VALIDATE_INDICES=1): synchronises with the device.
+        hi = int(t.max())
+        if hi >= validate_slots:
+            raise ValueError(f"{name} holds slot {hi}, past the pool's {validate_slots} slots")
+    return t
+
+
+def _validate_indices():
+    import os
+    return os.environ.get("GDN_VALIDATE_INDICES") == "1"
 
 
 def gated_delta_rule_decode_pretranspose(
         q, k, v, state, A_log, a, dt_bias, b, scale=None, output=None, use_qk_l2norm=True,
         initial_state=None, initial_state_indices=None, output_state_indices=None):
     """FlashInfer's `gated_delta_rule_decode_pretranspose`: q, k [B, 1, H, K],
-    v [B, 1, HV, V], state [B, HV, V, K] fp32 updated in place, A_log, dt_bias
-    [HV] fp32, a, b [B, 1, HV]. Returns (output [B, 1, HV, V], state)."""
-    _unsupported(initial_state=initial_state, initial_state_indices=initial_state_indices,
-                 output_state_indices=output_state_indices)
+    v [B, 1, HV, V], A_log, dt_bias [HV] fp32, a, b [B, 1, HV]; either
+    state [B, HV, V, K] fp32 updated in place, or (state=None) a pool
+    initial_state [slots, HV, V, K] fp32 updated in place at
+    initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
+    output rows zero). Returns (output [B, 1, HV, V], the state or the pool)."""
+    if output_state_indices is not None and output_state_indices is not initial_state_indices:
+        raise NotImplementedError(
+            "gdn: argument 'output_state_indices' (a split read/write pool) is not supported yet")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
-    if state is None:
-        raise NotImplementedError("gdn: argument 'state' = None (pool-only mode) is not supported yet")
-    if isinstance(state, torch.Tensor) and state.dtype != torch.float32:
-        raise NotImplementedError(f"gdn: argument 'state' in {state.dtype} is not supported yet (fp32 only)")
-    _check("state", state, dev, (B, HV, V, K), (torch.float32,))
+    pool_mode = initial_state is not None or initial_state_indices is not None
+    if pool_mode:
+        if state is not None:
+            raise ValueError("pass either state or (initial_state, initial_state_indices), not both")
+        if initial_state is None or initial_state_indices is None:
+            raise ValueError("a pool needs both initial_state and initial_state_indices")
+        target = initial_state
+    else:
+        if state is None:
+            raise ValueError("state is None and no pool (initial_state) is given")
+        target = state
+    if isinstance(target, torch.Tensor) and target.dtype != torch.float32:
+        raise NotImplementedError(f"gdn: a state in {target.dtype} is not supported yet (fp32 only)")
+    name = "initial_state" if pool_mode else "state"
+    if not isinstance(target, torch.Tensor) or target.dim() != 4:
+        raise ValueError(f"{name} must be a 4-D tensor [{'slots' if pool_mode else 'B'}, HV, V, K]")
+    _check(name, target, dev, ((target.shape[0] if pool_mode else B), HV, V, K), (torch.float32,))
+    indices = None
+    if pool_mode:
+        indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
+                                 target.shape[0] if _validate_indices() else None)
     _check("A_log", A_log, dev, (HV,), (torch.float32,))
     _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
     _check("a", a, dev, (B, T, HV), _INPUT)
@@ -222,9 +267,10 @@ def gated_delta_rule_decode_pretranspose(
         output = torch.empty_like(v)
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
-    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, state, None,
-                            output, float(scale) if scale else 0.0, bool(use_qk_l2norm), "vk")
-    return output, state
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, target,
+                            None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+                            "vk")
+    return output, target
 
 
 def fused_sigmoid_gating_delta_rule_update(
@@ -233,8 +279,37 @@ def fused_sigmoid_gating_delta_rule_update(
         use_qk_l2norm_in_kernel=False, cu_seqlens=None, is_kda=False,
         disable_state_update=False, intermediate_states_buffer=None,
         intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None):
-    """SGLang's `fused_sigmoid_gating_delta_rule_update`. The state pool
-    addressing it needs (initial_state_indices) arrives with the serving
-    features; until then this entry point raises NotImplementedError."""
-    raise NotImplementedError(
-        "gdn: argument 'initial_state_indices' (state pools) is not supported yet")
+    """SGLang's `fused_sigmoid_gating_delta_rule_update` (decode): A_log,
+    dt_bias [HV] fp32, a, b [B, T, HV], q, k [B, T, H, K], v [B, T, HV, V],
+    initial_state_source: the pool [slots, HV, V, K] fp32, updated in place at
+    initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
+    output rows zero). Returns o [B, T, HV, V]. The verify arguments
+    (intermediate states, no-commit, tree parents) and varlen are not
+    supported yet."""
+    _unsupported(cu_seqlens=cu_seqlens, is_kda=is_kda,
+                 disable_state_update=disable_state_update,
+                 intermediate_states_buffer=intermediate_states_buffer,
+                 intermediate_state_indices=intermediate_state_indices,
+                 cache_steps=cache_steps, retrieve_parent_token=retrieve_parent_token)
+    if float(softplus_beta) != 1.0:
+        raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
+    if float(softplus_threshold) != 20.0:
+        raise NotImplementedError("gdn: argument 'softplus_threshold' != 20.0 is not supported yet")
+    dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    pool = initial_state_source
+    if isinstance(pool, torch.Tensor) and pool.dtype != torch.float32:
+        raise NotImplementedError(f"gdn: a pool in {pool.dtype} is not supported yet (fp32 only)")
+    if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
+        raise ValueError("initial_state_source must be a 4-D tensor [slots, HV, V, K]")
+    _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), (torch.float32,))
+    indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
+                             pool.shape[0] if _validate_indices() else None)
+    _check("A_log", A_log, dev, (HV,), (torch.float32,))
+    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
+    _check("a", a, dev, (B, T, HV), _INPUT)
+    _check("b", b, dev, (B, T, HV), _INPUT)
+    o = torch.empty_like(v)
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, pool,
+                            None, o, float(scale) if scale else 0.0,
+                            bool(use_qk_l2norm_in_kernel), "vk")
+    return o

@@ -137,3 +137,36 @@ def test_gate_and_beta_dtypes_are_independent():
     ro, rs = recurrent(q.reshape(N, T, H, K), k.reshape(N, T, H, K), v.reshape(N, T, HV, V),
                        g=g.reshape(N, T, HV), beta=beta.astype(np.float64).reshape(N, T, HV))
     assert rms_rel(o.reshape(N, T, HV, V), ro) < 1e-5
+
+
+def test_pool_through_the_c_api():
+    # 5 slots, indices [-1, 3] (issue 5): slot 4, the last, and the others
+    # stay bit-identical; the padding row outputs zeros.
+    N, T, H, HV, K, V = 2, 1, 1, 2, 32, 8
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given", initial_state=True,
+                                  final_state=True, state_in_place=True, num_slots=5,
+                                  state_index_dtype="int64")
+    assert [n for n, _ in kern.arguments] == ["q", "k", "v", "g", "beta", "state_indices",
+                                             "state", "o"]
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((2, N * T * H * K)).astype(np.float32)
+    v = rng.standard_normal(N * T * HV * V).astype(np.float32)
+    g = np.log(rng.uniform(0.5, 1, N * T * HV)).astype(np.float32)
+    beta = rng.uniform(0, 1, N * T * HV).astype(np.float32)
+    idx = np.array([-1, 3], np.int64)
+    pool = rng.standard_normal(5 * HV * K * V).astype(np.float32)
+    before = pool.copy()
+    o = np.full(N * T * HV * V, np.nan, np.float32)
+    kern.run_host([q, k, v, g, beta, idx, pool, o])
+    slot = HV * K * V
+    for s in (0, 1, 2, 4):
+        assert np.array_equal(pool[s * slot:(s + 1) * slot].view(np.int32),
+                              before[s * slot:(s + 1) * slot].view(np.int32))
+    assert not np.any(o[:T * HV * V])
+    ro, rs = recurrent(q.reshape(N, T, H, K)[1:], k.reshape(N, T, H, K)[1:],
+                       v.reshape(N, T, HV, V)[1:], g=g.reshape(N, T, HV)[1:],
+                       beta=beta.reshape(N, T, HV)[1:],
+                       initial_state=before[3 * slot:4 * slot].reshape(1, HV, K, V))
+    assert rms_rel(o.reshape(N, T, HV, V)[1:], ro) < 1e-5
+    assert rms_rel(pool[3 * slot:4 * slot].reshape(1, HV, K, V), rs) < 1e-5

@@ -84,16 +84,22 @@ def test_bad_arguments_raise_before_any_launch():
         f(*args[:3], x["state"].transpose(2, 3), *args[4:])
     with pytest.raises(TypeError, match="A_log must have dtype"):
         f(*args[:4], x["A_log"].double(), *args[5:])
-    with pytest.raises(NotImplementedError, match="'initial_state_indices'"):
-        f(*args, initial_state_indices=torch.zeros(2, dtype=torch.int32))
+    with pytest.raises(ValueError, match="either state or"):
+        f(*args, initial_state=x["state"], initial_state_indices=torch.zeros(2, dtype=torch.int32))
+    with pytest.raises(NotImplementedError, match="'output_state_indices'"):
+        f(*args, output_state_indices=torch.zeros(2, dtype=torch.int32))
     with pytest.raises(NotImplementedError, match="'cu_seqlens'"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
     with pytest.raises(NotImplementedError, match="'gk'"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gk=x["a"])
-    with pytest.raises(NotImplementedError, match="initial_state_indices"):
+    with pytest.raises(NotImplementedError, match="'disable_state_update'"):
         ops.fused_sigmoid_gating_delta_rule_update(
             x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
-            x["state"], torch.arange(2))
+            x["state"], torch.arange(2), disable_state_update=True)
+    with pytest.raises(TypeError, match="initial_state_indices must have dtype"):
+        ops.fused_sigmoid_gating_delta_rule_update(
+            x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
+            x["state"], torch.arange(2).float())
     with pytest.raises(TypeError, match="q must be a torch.Tensor"):
         ops.fused_recurrent_gated_delta_rule(np.zeros((1, 1, 1, 32)), x["k"], x["v"])
 
@@ -175,3 +181,33 @@ def test_torch_compile_traces_the_op():
     compiled = torch.compile(step, fullgraph=True)(
         x["q"], x["k"], x["v"], x["state"], x["A_log"], x["a"], x["dt_bias"], x["b"])
     assert torch.equal(eager, compiled)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype):
+    """6-slot pool, state_indices = [3, -1, 0, -1] (REFERENCE.md §2, issue 5):
+    slots 0 and 3 are updated like a plain decode of their rows, the other
+    slots stay bit-identical (also when filled with NaN), padding rows are 0."""
+    x = qwen_inputs(4, H=2, HV=4, device=device, seed=11)
+    g = torch.Generator().manual_seed(12)
+    pool = torch.randn(6, 4, 128, 128, generator=g).to(device)
+    pool[[1, 2, 4, 5]] = float("nan")
+    before = pool.clone()
+    idx = torch.tensor([3, -1, 0, -1], dtype=index_dtype, device=device)
+    o = ops.fused_sigmoid_gating_delta_rule_update(
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
+        pool, idx, use_qk_l2norm_in_kernel=True)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    for s in (1, 2, 4, 5):
+        assert torch.equal(pool[s].view(torch.int32), before[s].view(torch.int32))
+    assert torch.count_nonzero(o[1]) == 0 and torch.count_nonzero(o[3]) == 0
+    for row, slot in ((0, 3), (2, 0)):
+        ro, rs = recurrent(np64(x["q"][row:row + 1]), np64(x["k"][row:row + 1]),
+                           np64(x["v"][row:row + 1]), a=np64(x["a"][row:row + 1]),
+                           A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]),
+                           b=np64(x["b"][row:row + 1]), initial_state=np64(before[slot:slot + 1]),
+                           qk_l2norm=True, layout="vk")
+        assert rms_rel(np64(o[row:row + 1]), ro) < 2e-3
+        assert rms_rel(np64(pool[slot:slot + 1]), rs) < 1e-5

@@ -101,6 +101,17 @@ struct HostBuffer {
 };
 
 double decode(Type t, const uint8_t *p) {
+  if (t.isInteger(32) || t.isInteger(64)) {
+    int64_t x = 0;
+    if (t.isInteger(32)) {
+      int32_t y;
+      std::memcpy(&y, p, 4);
+      x = y;
+    } else {
+      std::memcpy(&x, p, 8);
+    }
+    return static_cast<double>(x);
+  }
   if (t.isF32()) {
     float f;
     std::memcpy(&f, p, 4);
@@ -123,6 +134,16 @@ double decode(Type t, const uint8_t *p) {
 
 /// Rounds `x` to the storage dtype (round to nearest even) into `p`.
 void encode(Type t, double x, uint8_t *p) {
+  if (t.isInteger(32)) {
+    int32_t y = static_cast<int32_t>(x);
+    std::memcpy(p, &y, 4);
+    return;
+  }
+  if (t.isInteger(64)) {
+    int64_t y = static_cast<int64_t>(x);
+    std::memcpy(p, &y, 8);
+    return;
+  }
   llvm::APFloat f(static_cast<float>(x));
   bool lost;
   if (!t.isF32()) {
@@ -139,8 +160,10 @@ void encode(Type t, double x, uint8_t *p) {
 /// Seeded inputs with the distributions of real models: q, k, v, a, b,
 /// dt_bias ~ N(0, 1); A_log = log U(1, 16); g = log U(0.5, 1) (≤ 0);
 /// beta = sigmoid(N(0, 1)); initial state ~ N(0, 1). Outputs are poisoned
-/// with NaN so that an unwritten element fails the check.
-HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng) {
+/// with NaN so that an unwritten element fails the check. Pool indices: a
+/// random permutation of the slots, every fourth row from the second on a
+/// padding row (-1), rows past the pool size padding as well.
+HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots) {
   HostBuffer buf;
   int64_t n = arg.numElements();
   int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
@@ -150,6 +173,18 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng) {
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   buf.values.resize(n);
+  if (arg.role == Role::StateIndices) {
+    std::vector<int64_t> perm(slots);
+    for (int64_t i = 0; i < slots; ++i)
+      perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t idx = (i < slots && (n == 1 || i % 4 != 1)) ? perm[i] : -1;
+      encode(arg.elementType, idx, &buf.bytes[i * width]);
+      buf.values[i] = idx;
+    }
+    return buf;
+  }
   for (int64_t i = 0; i < n; ++i) {
     double x;
     switch (arg.role) {
@@ -374,7 +409,7 @@ int main(int argc, char **argv) {
   std::vector<HostBuffer> buffers;
   int64_t bytesMoved = 0;
   for (const Argument &arg : sig->arguments) {
-    buffers.push_back(makeInput(arg, rng));
+    buffers.push_back(makeInput(arg, rng, p.slots));
     bytesMoved += arg.bytes() * (arg.role == Role::State ? 2 : 1);
   }
   reference::Inputs refIn;
@@ -390,9 +425,18 @@ int main(int argc, char **argv) {
     case Role::DtBias: refIn.dt_bias = vals; break;
     case Role::Beta: case Role::BLogits: refIn.beta = vals; break;
     case Role::InitialState: case Role::State: refIn.initialState = vals; break;
+    case Role::StateIndices:
+      refIn.stateIndices.assign(vals.begin(), vals.end());
+      break;
     case Role::FinalState: case Role::O: break;
     }
   }
+
+  // The bytes of every buffer before the run: pool slots that no sequence
+  // uses must come back bit-identical.
+  std::vector<std::vector<uint8_t>> before;
+  for (const HostBuffer &b : buffers)
+    before.push_back(b.bytes);
 
   // Compile and run.
   auto t0 = std::chrono::steady_clock::now();
@@ -462,13 +506,56 @@ int main(int argc, char **argv) {
       if (!ok)
         exitCode = 1;
     };
+    // Pools: which slots the sequences use, and which rows are padding.
+    std::vector<bool> used(p.slots, false), padding(p.N, false);
+    for (int64_t n = 0; n < p.N && p.slots > 0; ++n) {
+      int64_t idx = refIn.stateIndices[n];
+      padding[n] = idx < 0;
+      if (idx >= 0)
+        used[idx] = true;
+    }
     for (size_t i = 0; i < buffers.size(); ++i) {
-      Role role = sig->arguments[i].role;
-      if (role == Role::O)
-        report("o", widen(sig->arguments[i], buffers[i]), ref.o, tolO);
-      else if (role == Role::FinalState || role == Role::State)
-        report("final_state", widen(sig->arguments[i], buffers[i]),
-               ref.finalState, tolState);
+      const Argument &arg = sig->arguments[i];
+      std::vector<double> got = widen(arg, buffers[i]);
+      if (arg.role == Role::O) {
+        report("o", got, ref.o, tolO);
+        // Padding rows are exactly zero.
+        int64_t rowSize = p.T * p.HV * p.V, bad = 0;
+        for (int64_t n = 0; n < p.N; ++n)
+          for (int64_t j = 0; padding[n] && j < rowSize; ++j)
+            bad += got[n * rowSize + j] != 0.0 || std::signbit(got[n * rowSize + j]);
+        if (bad) {
+          log << "check o: " << bad << " elements of padding rows are not 0  FAILED\n";
+          exitCode = 1;
+        }
+      } else if (arg.role == Role::FinalState || arg.role == Role::State) {
+        if (p.slots == 0) {
+          report("final_state", got, ref.finalState, tolState);
+          continue;
+        }
+        // Used slots against the reference, the others bit-identical.
+        int64_t slotSize = p.HV * p.K * p.V;
+        int64_t slotBytes = arg.bytes() / p.slots, changed = 0;
+        std::vector<double> gotUsed, refUsed;
+        for (int64_t s = 0; s < p.slots; ++s) {
+          if (used[s]) {
+            gotUsed.insert(gotUsed.end(), got.begin() + s * slotSize,
+                           got.begin() + (s + 1) * slotSize);
+            refUsed.insert(refUsed.end(), ref.finalState.begin() + s * slotSize,
+                           ref.finalState.begin() + (s + 1) * slotSize);
+          } else if (std::memcmp(&buffers[i].bytes[s * slotBytes],
+                                 &before[i][s * slotBytes], slotBytes) != 0) {
+            ++changed;
+          }
+        }
+        report("final_state", gotUsed, refUsed, tolState);
+        log << "check untouched slots: " << changed << " of "
+            << std::count(used.begin(), used.end(), false) << " changed  "
+            << (changed ? "FAILED" : "ok") << "\n";
+        result["untouched_slots_changed"] = changed;
+        if (changed)
+          exitCode = 1;
+      }
     }
     result["check"] = exitCode == 0 ? "ok" : "failed";
   }

@@ -49,6 +49,10 @@ public:
   Value emitDecay(RecurrentOp op, Value n, Value t, Value hv);
   /// beta of token (n, t), head hv: 1, beta, or sigmoid(b).
   Value emitBeta(RecurrentOp op, Value n, Value t, Value hv);
+  /// The state row of sequence n: n itself, or with a pool its slot
+  /// state_indices[n] (as index) and `valid` = (slot >= 0), an i1; `valid`
+  /// is null without a pool. Padding rows (slot < 0) touch no state.
+  std::pair<Value, Value> emitStateSlot(RecurrentOp op, Value n);
 
   OpBuilder &builder() { return b; }
   Location location() { return loc; }

@@ -26,6 +26,7 @@ namespace jit {
 /// What one function argument is to the recurrence.
 enum class Role {
   Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
+  StateIndices, ///< pool slot per sequence (i32 or i64)
   InitialState, FinalState,
   State, ///< both the initial and the final state (updated in place)
   O

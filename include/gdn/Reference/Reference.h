@@ -30,6 +30,10 @@ struct Problem {
   double scale = 1.0; ///< applied to q after the optional L2 norm
   StateLayout layout = StateLayout::KV;
   bool hasInitialState = false;
+  /// 0: one state per sequence [N, HV, ...]. > 0: a pool of that many slots
+  /// [slots, HV, ...] addressed by Inputs::stateIndices; an index < 0 is a
+  /// padding row (no state read or written, output rows zero).
+  int64_t slots = 0;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -41,12 +45,15 @@ struct Inputs {
   std::vector<double> a;             ///< [N, T, HV], fused-gating input
   std::vector<double> A_log, dt_bias;///< [HV]
   std::vector<double> beta;          ///< [N, T, HV], given beta or logits b
-  std::vector<double> initialState;  ///< [N, HV, K, V] (kv) or [N, HV, V, K] (vk)
+  std::vector<double> initialState;  ///< [N or slots, HV, K, V] (kv) or [.., HV, V, K] (vk)
+  std::vector<int64_t> stateIndices; ///< [N] pool slot per sequence (slots > 0)
 };
 
 struct Outputs {
   std::vector<double> o;          ///< [N, T, HV, V]
-  std::vector<double> finalState; ///< same layout as the initial state
+  /// Same layout as the initial state. With a pool: the whole pool, slots
+  /// no sequence uses keep their initial values (zero without one).
+  std::vector<double> finalState;
 };
 
 /// softplus(x) = log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang).

@@ -45,6 +45,19 @@ void forRange(OpBuilder &b, Location loc, int64_t ub,
                      });
 }
 
+/// `cond ? then() : otherwise`, where then() runs only when cond holds.
+Value ifElse(OpBuilder &b, Location loc, Value cond,
+             llvm::function_ref<Value()> then, Value otherwise) {
+  auto ifOp = scf::IfOp::create(b, loc, otherwise.getType(), cond,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(b, loc, then());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, otherwise);
+  return ifOp.getResult(0);
+}
+
 /// Emits sum_{i < ub} term(i) in f32.
 Value sumRange(OpBuilder &b, Location loc, int64_t ub,
                llvm::function_ref<Value(Value)> term) {
@@ -92,26 +105,37 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
     forRange(rewriter, loc, d.N, [&](Value n) {
       forRange(rewriter, loc, d.HV, [&](Value hv) {
         Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
+        // The state row: n, or its pool slot; padding rows (slot < 0) read
+        // and write no state and output zeros.
+        auto [row, valid] = m.emitStateSlot(op, n);
         // S <- initial state (or 0).
         forRange(rewriter, loc, d.K, [&](Value k) {
           forRange(rewriter, loc, d.V, [&](Value v) {
-            Value s0 = op.getInitialState()
-                           ? Value(memref::LoadOp::create(
-                                 rewriter, loc, op.getInitialState(),
-                                 stateIndex(n, hv, k, v)))
-                           : m.f32(0.0);
+            Value s0 = m.f32(0.0);
+            if (Value init = op.getInitialState()) {
+              auto read = [&]() -> Value {
+                return memref::LoadOp::create(rewriter, loc, init,
+                                              stateIndex(row, hv, k, v));
+              };
+              s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
+            }
             memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
           });
         });
         forRange(rewriter, loc, d.T, [&](Value t) {
-          emitToken(op, m, n, t, hv, h, S, kBuf, qBuf, uBuf, outType);
+          emitToken(op, m, n, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
         });
         if (Value fin = op.getFinalState()) {
+          OpBuilder::InsertionGuard g(rewriter);
+          if (valid) {
+            auto ifOp = scf::IfOp::create(rewriter, loc, valid, false);
+            rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          }
           forRange(rewriter, loc, d.K, [&](Value k) {
             forRange(rewriter, loc, d.V, [&](Value v) {
               Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
               memref::StoreOp::create(rewriter, loc, s, fin,
-                                      stateIndex(n, hv, k, v));
+                                      stateIndex(row, hv, k, v));
             });
           });
         }
@@ -126,7 +150,7 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
   /// One token: prepare k and q, decay, delta, rank-1 update, output.
   void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
                  Value h, Value S, Value kBuf, Value qBuf, Value uBuf,
-                 Type outType) const {
+                 Type outType, Value valid) const {
     OpBuilder &b = m.builder();
     Location loc = m.location();
     auto d = op.getDims();
@@ -192,6 +216,8 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
         Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
         return m.mul(s, memref::LoadOp::create(b, loc, qBuf, ValueRange{k}));
       });
+      if (valid) // padding rows output zeros
+        o = arith::SelectOp::create(b, loc, valid, o, m.f32(0.0));
       memref::StoreOp::create(b, loc, m.fromF32(o, outType), op.getO(),
                               ValueRange{n, t, hv, v});
     });

@@ -36,6 +36,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <limits>
+#include <tuple>
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -212,6 +213,7 @@ public:
         arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
     k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
 
+    std::tie(stateRow, valid) = m.emitStateSlot(op, n);
     SmallVector<Value> state = loadState();
     Value zero = m.index(0), one = m.index(1), T = m.index(d.T);
     auto loop = scf::ForOp::create(
@@ -275,20 +277,40 @@ private:
         at(tile, r, j) = init ? Value() : m.f32(0.0);
     if (!init)
       return tile;
-    if (op.isVKLayout()) {
-      for (int64_t r = 0; r < s.rows; ++r) {
-        auto row = extractAll(loadVector(init, {n, hv, offset(v0, r), k0}, s.kPerLane));
-        for (int64_t j = 0; j < s.kPerLane; ++j)
-          at(tile, r, j) = row[j];
+    auto load = [&]() {
+      if (op.isVKLayout()) {
+        for (int64_t r = 0; r < s.rows; ++r) {
+          auto row = extractAll(
+              loadVector(init, {stateRow, hv, offset(v0, r), k0}, s.kPerLane));
+          for (int64_t j = 0; j < s.kPerLane; ++j)
+            at(tile, r, j) = row[j];
+        }
+      } else {
+        for (int64_t j = 0; j < s.kPerLane; ++j) {
+          auto col = extractAll(
+              loadVector(init, {stateRow, hv, offset(k0, j), v0}, s.rows));
+          for (int64_t r = 0; r < s.rows; ++r)
+            at(tile, r, j) = col[r];
+        }
       }
-    } else {
-      for (int64_t j = 0; j < s.kPerLane; ++j) {
-        auto col = extractAll(loadVector(init, {n, hv, offset(k0, j), v0}, s.rows));
-        for (int64_t r = 0; r < s.rows; ++r)
-          at(tile, r, j) = col[r];
-      }
+    };
+    if (!valid) {
+      load();
+      return tile;
     }
-    return tile;
+    // Pool: a padding row (slot < 0) reads nothing and starts from zero.
+    SmallVector<Type> types(tile.size(), b.getF32Type());
+    auto ifOp = scf::IfOp::create(b, loc, types, valid, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      load();
+      scf::YieldOp::create(b, loc, tile);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      SmallVector<Value> zeros(tile.size(), m.f32(0.0));
+      scf::YieldOp::create(b, loc, zeros);
+    }
+    return SmallVector<Value>(ifOp.getResults());
   }
 
   void storeState(ValueRange results) {
@@ -296,19 +318,24 @@ private:
     if (!fin)
       return;
     SmallVector<Value> tile(results.begin(), results.end());
+    OpBuilder::InsertionGuard g(b);
+    if (valid) { // Pool: a padding row writes nothing.
+      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
     if (op.isVKLayout()) {
       for (int64_t r = 0; r < s.rows; ++r) {
         SmallVector<Value> row;
         for (int64_t j = 0; j < s.kPerLane; ++j)
           row.push_back(at(tile, r, j));
-        storeVector(row, fin, {n, hv, offset(v0, r), k0});
+        storeVector(row, fin, {stateRow, hv, offset(v0, r), k0});
       }
     } else {
       for (int64_t j = 0; j < s.kPerLane; ++j) {
         SmallVector<Value> col;
         for (int64_t r = 0; r < s.rows; ++r)
           col.push_back(at(tile, r, j));
-        storeVector(col, fin, {n, hv, offset(k0, j), v0});
+        storeVector(col, fin, {stateRow, hv, offset(k0, j), v0});
       }
     }
   }
@@ -357,7 +384,10 @@ private:
         at(S, r, j) = m.add(at(S, r, j), m.mul(kf[j], u));
         sq = m.add(sq, m.mul(at(S, r, j), qf[j]));
       }
-      outputs.push_back(warpSum(sq));
+      Value out = warpSum(sq);
+      if (valid) // padding rows output zeros
+        out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
+      outputs.push_back(out);
     }
     // The lanes of key group 0 write their R outputs (all lanes hold them).
     Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -378,6 +408,7 @@ private:
   RecurrentOp::Dims d;
   KernelMath m;
   Value kLane, n, hv, h, v0, k0;
+  Value stateRow, valid; ///< state row (n or its pool slot); pool row is real
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists

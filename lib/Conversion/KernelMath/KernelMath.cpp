@@ -110,6 +110,19 @@ Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv) {
   return exp(fusedGate(a, aLog, dtBias));
 }
 
+std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
+  Value indices = op.getStateIndices();
+  if (!indices)
+    return {n, Value()};
+  Value raw = memref::LoadOp::create(b, loc, indices, ValueRange{n});
+  Value slot = raw;
+  if (!raw.getType().isInteger(64))
+    slot = arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, slot, zero);
+  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), slot), valid};
+}
+
 Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv) {
   if (Value beta = op.getBeta())
     return toF32(memref::LoadOp::create(b, loc, beta, ValueRange{n, t, hv}));

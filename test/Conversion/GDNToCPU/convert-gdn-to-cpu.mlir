@@ -53,3 +53,23 @@ func.func @vk(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memref<1
       o(%o : memref<1x1x2x16xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// A pool: the slot comes from state_indices, state reads and the final store
+// sit under `slot >= 0`, and padding rows output zeros.
+// CHECK-LABEL: func.func @pool
+// CHECK: %[[RAW:.*]] = memref.load %arg5[%{{.*}}] : memref<2xi64>
+// CHECK: %[[VALID:.*]] = arith.cmpi sge, %[[RAW]], %{{.*}} : i64
+// CHECK: scf.if %[[VALID]] -> (f32)
+// CHECK: arith.select %[[VALID]]
+// CHECK: scf.if %[[VALID]] {
+func.func @pool(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2x1x1x8xf32>,
+                %g: memref<2x1x1xf32>, %beta: memref<2x1x1xf32>, %idx: memref<2xi64>,
+                %s: memref<3x1x32x8xf32>, %o: memref<2x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<2x1x1x32xf32>) k(%k : memref<2x1x1x32xf32>) v(%v : memref<2x1x1x8xf32>)
+      g(%g : memref<2x1x1xf32>) beta(%beta : memref<2x1x1xf32>) state_indices(%idx : memref<2xi64>)
+      initial_state(%s : memref<3x1x32x8xf32>) final_state(%s : memref<3x1x32x8xf32>)
+      o(%o : memref<2x1x1x8xf32>)
+  return
+}

@@ -270,7 +270,7 @@ func.func @tensor_result_type(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>
 // The generic form with a required operand's segment emptied (no crash).
 func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'o' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -278,7 +278,7 @@ func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: mem
 
 func.func @segment_q(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'q' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -288,5 +288,38 @@ func.func @segment_q(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: mem
 func.func @memory_space(%q: memref<1x1x1x32xf32, 3>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'q' must be in the default memory space, got 3}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32, 3>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x4xf32>) o(%o : memref<1x1x1x4xf32>)
+  return
+}
+
+// -----
+
+func.func @pool_without_state(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>, %idx: memref<1xi32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'state_indices' needs an 'initial_state' or a 'final_state' pool}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x4xf32>) state_indices(%idx : memref<1xi32>) o(%o : memref<1x1x1x4xf32>)
+  return
+}
+
+// -----
+
+func.func @pool_index_dtype(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2x1x1x4xf32>, %o: memref<2x1x1x4xf32>, %idx: memref<2xf32>, %s: memref<5x1x32x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'state_indices' expects element type i32 or i64, got 'f32'}}
+  gdn.recurrent q(%q : memref<2x1x1x32xf32>) k(%k : memref<2x1x1x32xf32>) v(%v : memref<2x1x1x4xf32>) state_indices(%idx : memref<2xf32>) initial_state(%s : memref<5x1x32x4xf32>) o(%o : memref<2x1x1x4xf32>)
+  return
+}
+
+// -----
+
+func.func @pool_index_shape(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2x1x1x4xf32>, %o: memref<2x1x1x4xf32>, %idx: memref<3xi64>, %s: memref<5x1x32x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'state_indices' expects shape [2] (N), got [3]}}
+  gdn.recurrent q(%q : memref<2x1x1x32xf32>) k(%k : memref<2x1x1x32xf32>) v(%v : memref<2x1x1x4xf32>) state_indices(%idx : memref<3xi64>) initial_state(%s : memref<5x1x32x4xf32>) o(%o : memref<2x1x1x4xf32>)
+  return
+}
+
+// -----
+
+// Both states of a pool have the same number of slots.
+func.func @pool_slots_differ(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2x1x1x4xf32>, %o: memref<2x1x1x4xf32>, %idx: memref<2xi32>, %s: memref<5x1x32x4xf32>, %t: memref<6x1x32x4xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects shape [5, 1, 32, 4] (slots, HV, K, V for layout kv), got [6, 1, 32, 4]}}
+  gdn.recurrent q(%q : memref<2x1x1x32xf32>) k(%k : memref<2x1x1x32xf32>) v(%v : memref<2x1x1x4xf32>) state_indices(%idx : memref<2xi32>) initial_state(%s : memref<5x1x32x4xf32>) final_state(%t : memref<6x1x32x4xf32>) o(%o : memref<2x1x1x4xf32>)
   return
 }

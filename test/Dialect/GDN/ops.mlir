@@ -99,3 +99,17 @@ func.func @tensor_final_only(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>,
       -> tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>
   return %new_ht, %o : tensor<1x1x32x8xf32>, tensor<1x1x1x8xf32>
 }
+
+// -----
+
+// A state pool: 6 slots for 4 sequences, addressed by state_indices (i64).
+// CHECK-LABEL: func @pool
+// CHECK: gdn.recurrent {{.*}} state_indices(%{{.*}} : memref<4xi64>) initial_state([[P:%.*]] : memref<6x2x16x32xf32>) final_state([[P]] : memref<6x2x16x32xf32>)
+func.func @pool(%q: memref<4x1x1x32xbf16>, %k: memref<4x1x1x32xbf16>, %v: memref<4x1x2x16xbf16>,
+                %idx: memref<4xi64>, %pool: memref<6x2x16x32xf32>, %o: memref<4x1x2x16xbf16>) {
+  gdn.recurrent q(%q : memref<4x1x1x32xbf16>) k(%k : memref<4x1x1x32xbf16>) v(%v : memref<4x1x2x16xbf16>)
+      state_indices(%idx : memref<4xi64>)
+      initial_state(%pool : memref<6x2x16x32xf32>) final_state(%pool : memref<6x2x16x32xf32>)
+      o(%o : memref<4x1x2x16xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}

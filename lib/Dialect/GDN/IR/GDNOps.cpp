@@ -98,6 +98,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getDtBias(), "dt_bias"},
       {op.getBeta(), "beta"},
       {op.getB(), "b"},
+      {op.getStateIndices(), "state_indices"},
       {op.getInitialState(), "initial_state"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
@@ -218,7 +219,7 @@ LogicalResult RecurrentOp::verify() {
   // size 0 or 2; check before any accessor reads past the operand list.
   ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
   static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {11, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {12, "o"}};
   for (auto [index, name] : kRequired)
     if (segments[index] != 1)
       return emitOpError() << "needs exactly one '" << name
@@ -305,12 +306,36 @@ LogicalResult RecurrentOp::verify() {
                                     anyFloat, "bf16, f16 or f32")))
     return failure();
 
-  // State, in the layout the attribute names.
+  // State, in the layout the attribute names: [N, ...], or a pool
+  // [S, ...] addressed through state_indices [N].
+  int64_t slots = N;
+  if (Value indices = getStateIndices()) {
+    Value state = getInitialState() ? getInitialState() : getFinalState();
+    if (!state)
+      return emitOpError() << "operand 'state_indices' needs an "
+                              "'initial_state' or a 'final_state' pool";
+    if (failed(checkOperand(
+            op, indices, "state_indices", {N}, "N",
+            [](Type t) { return t.isSignlessInteger(32) || t.isSignlessInteger(64); },
+            "i32 or i64")))
+      return failure();
+    if (failed(checkStatic(op, state, getInitialState() ? "initial_state"
+                                                        : "final_state")))
+      return failure();
+    auto stateType = cast<ShapedType>(state.getType());
+    slots = stateType.getRank() == 4 ? stateType.getDimSize(0) : 0;
+    if (slots < 1)
+      return emitOpError() << "a state pool needs at least one slot";
+  }
   SmallVector<int64_t> stateShape =
-      isVKLayout() ? SmallVector<int64_t>{N, HV, V, K}
-                   : SmallVector<int64_t>{N, HV, K, V};
-  StringRef stateDims = isVKLayout() ? "N, HV, V, K for layout vk"
-                                     : "N, HV, K, V for layout kv";
+      isVKLayout() ? SmallVector<int64_t>{slots, HV, V, K}
+                   : SmallVector<int64_t>{slots, HV, K, V};
+  StringRef stateDims =
+      hasStatePool()
+          ? (isVKLayout() ? "slots, HV, V, K for layout vk"
+                          : "slots, HV, K, V for layout kv")
+          : (isVKLayout() ? "N, HV, V, K for layout vk"
+                          : "N, HV, K, V for layout kv");
   for (auto [value, name] :
        {std::pair<Value, StringRef>{getInitialState(), "initial_state"},
         {getFinalState(), "final_state"}}) {

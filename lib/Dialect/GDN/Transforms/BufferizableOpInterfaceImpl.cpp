@@ -117,7 +117,8 @@ struct RecurrentOpInterface
         get(recurrent.getK()), get(recurrent.getV()), get(recurrent.getG()),
         get(recurrent.getA()), get(recurrent.getALog()),
         get(recurrent.getDtBias()), get(recurrent.getBeta()),
-        get(recurrent.getB()), get(recurrent.getInitialState()),
+        get(recurrent.getB()), get(recurrent.getStateIndices()),
+        get(recurrent.getInitialState()),
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
         recurrent.getStateLayoutAttr());

@@ -52,6 +52,12 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       `initial_state` and `final_state` may alias exactly (same buffer); any
       other overlap is undefined. The exact alias is an in-place update: every
       kernel reads the part of the state it owns before writing it;
+    - `state_indices` (optional): [N], i32 or i64. The states are then a
+      pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
+      state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
+      padding row: no slot is read or written for it and its output rows are
+      zero. An index >= S is undefined behaviour (the Python entry points can
+      validate indices on the host); two rows with the same slot race.
     - `o`: [N, T, HV, V] in v's dtype.
 
     The op has two forms, like linalg's destination-style ops:
@@ -105,6 +111,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "gating bias [HV]">:$dt_bias,
     Arg<Optional<GDN_TensorOrMemRef>, "write strength [N, T, HV]">:$beta,
     Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV]">:$b,
+    Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each sequence [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
@@ -126,6 +133,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`dt_bias` `(` $dt_bias^ `:` type($dt_bias) `)`)?
     (`beta` `(` $beta^ `:` type($beta) `)`)?
     (`b` `(` $b^ `:` type($b) `)`)?
+    (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
@@ -144,6 +152,8 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     float getScaleOrDefault();
     bool hasFusedGating() { return getA() != nullptr; }
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
+    /// States addressed through a pool: sequence n uses slot state_indices[n].
+    bool hasStatePool() { return getStateIndices() != nullptr; }
 
     /// DestinationStyleOpInterface: the inits are `final_state` (if given)
     /// and `o`, the last operands. The range spans two operand segments: set

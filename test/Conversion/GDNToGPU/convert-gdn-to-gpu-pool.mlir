@@ -1,0 +1,24 @@
+// RUN: gdn-opt %s -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
+// A state pool: the kernel reads sequence n's slot from state_indices; a
+// padding row (slot < 0) loads nothing (zeros instead), stores nothing and
+// writes zero outputs.
+// CHECK-LABEL: gpu.func @pool_recurrent
+// CHECK: %[[N:.*]] = gpu.block_id z
+// CHECK: %[[RAW:.*]] = memref.load %{{.*}}[%[[N]]] : memref<4xi32>
+// CHECK: %[[SLOT:.*]] = arith.extsi %[[RAW]] : i32 to i64
+// CHECK: %[[VALID:.*]] = arith.cmpi sge, %[[SLOT]], %{{.*}} : i64
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[SLOT]] : i64 to index
+// CHECK: scf.if %[[VALID]] -> (f32, f32, f32, f32
+// CHECK: vector.load %{{.*}}[%[[ROW]], {{.*}} : memref<6x2x16x128xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: arith.select %[[VALID]]
+// CHECK: scf.if %[[VALID]] {
+// CHECK: vector.store %{{.*}}[%[[ROW]], {{.*}} : memref<6x2x16x128xf32>, vector<4xf32>
+func.func @pool(%q: memref<4x1x1x128xbf16>, %k: memref<4x1x1x128xbf16>, %v: memref<4x1x2x16xbf16>,
+                %idx: memref<4xi32>, %pool: memref<6x2x16x128xf32>, %o: memref<4x1x2x16xbf16>) {
+  gdn.recurrent q(%q : memref<4x1x1x128xbf16>) k(%k : memref<4x1x1x128xbf16>) v(%v : memref<4x1x2x16xbf16>)
+      state_indices(%idx : memref<4xi32>)
+      initial_state(%pool : memref<6x2x16x128xf32>) final_state(%pool : memref<6x2x16x128xf32>)
+      o(%o : memref<4x1x2x16xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
