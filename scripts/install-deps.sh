@@ -10,4 +10,6 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
   clang-22 lld-22 cmake ninja-build libgtest-dev xz-utils >/dev/null
 # Python side: the package's tests (numpy, pytest) and `pip install ./python`
 # (scikit-build-core drives this project's CMake).
-python3 -m pip install -q --disable-pip-version-check numpy pytest scikit-build-core
+# On a distribution Python that refuses pip installs (PEP 668), use a venv.
+PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check \
+  numpy pytest scikit-build-core

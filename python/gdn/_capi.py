@@ -45,12 +45,12 @@ class RecurrentDesc(ctypes.Structure):
 
 
 def _find_library():
+    env = os.environ.get("GDN_LIBRARY")  # an explicit choice wins
+    if env:
+        return env
     here = Path(__file__).resolve().parent / "libGDNCAPI.so"
     if here.exists():
         return str(here)
-    env = os.environ.get("GDN_LIBRARY")
-    if env:
-        return env
     raise ImportError(
         "gdn: libGDNCAPI.so not found next to the package and GDN_LIBRARY is "
         "not set (build it with `ninja -C build GDNCAPI` or `pip install ./python`)")

@@ -564,7 +564,7 @@ int main(int argc, char **argv) {
     result["us"] = number(bench.us);
     result["gb_per_s"] = number(gbps);
     log << "bench: " << llvm::format("%.2f", bench.us) << " us median, "
-        << llvm::format("%.0f", gbps) << " GB/s (" << bytesMoved << " bytes)";
+        << llvm::format("%.3g", gbps) << " GB/s (" << bytesMoved << " bytes)";
     if (target == "cuda") {
       result["copy_us"] = number(bench.copyUs);
       result["of_copy"] = number(bench.copyUs / bench.us);

@@ -107,7 +107,8 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
         Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
         // The state row: n, or its pool slot; padding rows (slot < 0) read
         // and write no state and output zeros.
-        auto [row, valid] = m.emitStateSlot(op, n);
+        auto slot = m.emitStateSlot(op, n);
+        Value row = slot.first, valid = slot.second;
         // S <- initial state (or 0).
         forRange(rewriter, loc, d.K, [&](Value k) {
           forRange(rewriter, loc, d.V, [&](Value v) {
