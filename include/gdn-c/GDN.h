@@ -64,7 +64,7 @@ typedef enum gdnStateLayout {
  *   state                    (has_initial_state && has_final_state && state_in_place)
  *   initial_state, final_state (each when present, not in place)
  *   o
- * States are f32, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
+ * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
  * undefined. gdnKernelArgumentName/Bytes describe each argument. */
 typedef struct gdnRecurrentDesc {
@@ -85,6 +85,7 @@ typedef struct gdnRecurrentDesc {
   int v_lanes;          /* GPU schedule: lanes of a warp along V (0: automatic) */
   int64_t num_slots;    /* > 0: the states are a pool [num_slots, HV, ...] */
   int state_index_bits; /* with a pool: state_indices [N] is int32 (32) or int64 (64) */
+  gdnDType state_dtype; /* storage of the states (computed in f32, rounded once on store) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

@@ -70,8 +70,9 @@ const char *dtypeName(gdnDType t) {
 /// gdn.recurrent, with the argument order documented in gdn-c/GDN.h.
 std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   const char *in = dtypeName(d.input_dtype), *gate = dtypeName(d.gate_dtype),
-             *betaType = dtypeName(d.beta_dtype);
-  if (!in || !gate || !betaType) {
+             *betaType = dtypeName(d.beta_dtype),
+             *stateType = dtypeName(d.state_dtype);
+  if (!in || !gate || !betaType || !stateType) {
     error = "unknown dtype in gdnRecurrentDesc";
     return "";
   }
@@ -103,8 +104,9 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   std::string bT = memref({d.N, d.T, d.HV}, betaType);
   std::string hvT = memref({d.HV}, "f32");
   int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
-  std::string sT = d.layout == GDN_LAYOUT_VK ? memref({rows, d.HV, d.V, d.K}, "f32")
-                                             : memref({rows, d.HV, d.K, d.V}, "f32");
+  std::string sT = d.layout == GDN_LAYOUT_VK
+                       ? memref({rows, d.HV, d.V, d.K}, stateType)
+                       : memref({rows, d.HV, d.K, d.V}, stateType);
   std::vector<std::pair<std::string, std::string>> args; // (name, type)
   std::string body = "  gdn.recurrent q(%q : " + qT + ") k(%k : " + qT +
                      ") v(%v : " + vT + ")";

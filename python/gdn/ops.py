@@ -93,6 +93,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         final_state=final_state is not None or state is not None,
         state_in_place=state is not None,
         num_slots=pool.shape[0] if state_indices is not None else 0,
+        state_dtype=_DTYPES[pool.dtype] if pool is not None else "float32",
         state_index_dtype="int64" if state_indices is not None and
         state_indices.dtype == torch.int64 else "int32")
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
@@ -198,7 +199,9 @@ def fused_recurrent_gated_delta_rule(
     layout = "vk" if state_v_first else "kv"
     state_shape = (B, HV, V, K) if state_v_first else (B, HV, K, V)
     if initial_state is not None:
-        _check("initial_state", initial_state, dev, state_shape, (torch.float32,))
+        _check("initial_state", initial_state, dev, state_shape, _INPUT)
+        if initial_state.dtype != torch.float32:  # FLA reads any dtype; the final state is fp32
+            initial_state = initial_state.float()
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
@@ -230,10 +233,11 @@ def gated_delta_rule_decode_pretranspose(
         initial_state=None, initial_state_indices=None, output_state_indices=None):
     """FlashInfer's `gated_delta_rule_decode_pretranspose`: q, k [B, 1, H, K],
     v [B, 1, HV, V], A_log, dt_bias [HV] fp32, a, b [B, 1, HV]; either
-    state [B, HV, V, K] fp32 updated in place, or (state=None) a pool
-    initial_state [slots, HV, V, K] fp32 updated in place at
+    state [B, HV, V, K] updated in place, or (state=None) a pool
+    initial_state [slots, HV, V, K] updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
-    output rows zero). Returns (output [B, 1, HV, V], the state or the pool)."""
+    output rows zero). States: fp32, bf16 or fp16 (computed in fp32, rounded
+    once on store). Returns (output [B, 1, HV, V], the state or the pool)."""
     if output_state_indices is not None and output_state_indices is not initial_state_indices:
         raise NotImplementedError(
             "gdn: argument 'output_state_indices' (a split read/write pool) is not supported yet")
@@ -249,12 +253,10 @@ def gated_delta_rule_decode_pretranspose(
         if state is None:
             raise ValueError("state is None and no pool (initial_state) is given")
         target = state
-    if isinstance(target, torch.Tensor) and target.dtype != torch.float32:
-        raise NotImplementedError(f"gdn: a state in {target.dtype} is not supported yet (fp32 only)")
     name = "initial_state" if pool_mode else "state"
     if not isinstance(target, torch.Tensor) or target.dim() != 4:
         raise ValueError(f"{name} must be a 4-D tensor [{'slots' if pool_mode else 'B'}, HV, V, K]")
-    _check(name, target, dev, ((target.shape[0] if pool_mode else B), HV, V, K), (torch.float32,))
+    _check(name, target, dev, ((target.shape[0] if pool_mode else B), HV, V, K), _INPUT)
     indices = None
     if pool_mode:
         indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
@@ -281,7 +283,8 @@ def fused_sigmoid_gating_delta_rule_update(
         intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None):
     """SGLang's `fused_sigmoid_gating_delta_rule_update` (decode): A_log,
     dt_bias [HV] fp32, a, b [B, T, HV], q, k [B, T, H, K], v [B, T, HV, V],
-    initial_state_source: the pool [slots, HV, V, K] fp32, updated in place at
+    initial_state_source: the pool [slots, HV, V, K] (fp32, bf16 or fp16;
+    computed in fp32, rounded once on store), updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
     output rows zero). Returns o [B, T, HV, V]. The verify arguments
     (intermediate states, no-commit, tree parents) and varlen are not
@@ -297,11 +300,9 @@ def fused_sigmoid_gating_delta_rule_update(
         raise NotImplementedError("gdn: argument 'softplus_threshold' != 20.0 is not supported yet")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     pool = initial_state_source
-    if isinstance(pool, torch.Tensor) and pool.dtype != torch.float32:
-        raise NotImplementedError(f"gdn: a pool in {pool.dtype} is not supported yet (fp32 only)")
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError("initial_state_source must be a 4-D tensor [slots, HV, V, K]")
-    _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), (torch.float32,))
+    _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
     _check("A_log", A_log, dev, (HV,), (torch.float32,))

@@ -170,3 +170,27 @@ def test_pool_through_the_c_api():
                        initial_state=before[3 * slot:4 * slot].reshape(1, HV, K, V))
     assert rms_rel(o.reshape(N, T, HV, V)[1:], ro) < 1e-5
     assert rms_rel(pool[3 * slot:4 * slot].reshape(1, HV, K, V), rs) < 1e-5
+
+
+def test_f16_state_rounds_once_on_store():
+    N, T, H, HV, K, V = 1, 3, 1, 1, 32, 8
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given", initial_state=True,
+                                  final_state=True, state_in_place=True, state_dtype="float16")
+    sizes = dict(kern.arguments)
+    assert sizes["state"] == HV * K * V * 2
+    rng = np.random.default_rng(9)
+    q, k = rng.standard_normal((2, N * T * H * K)).astype(np.float32)
+    v = rng.standard_normal(N * T * HV * V).astype(np.float32)
+    g = np.log(rng.uniform(0.5, 1, N * T * HV)).astype(np.float32)
+    beta = rng.uniform(0, 1, N * T * HV).astype(np.float32)
+    state = rng.standard_normal(HV * K * V).astype(np.float16)
+    s0 = state.astype(np.float64)
+    o = np.full(N * T * HV * V, np.nan, np.float32)
+    kern.run_host([q, k, v, g, beta, state, o])
+    ro, rs = recurrent(q.reshape(N, T, H, K), k.reshape(N, T, H, K), v.reshape(N, T, HV, V),
+                       g=g.reshape(N, T, HV), beta=beta.reshape(N, T, HV),
+                       initial_state=s0.reshape(N, HV, K, V))
+    assert rms_rel(o.reshape(N, T, HV, V), ro) < 1e-5  # o from the fp32 state
+    err = rms_rel(state.astype(np.float64).reshape(N, HV, K, V), rs)
+    assert 1e-5 < err < 1e-3, err  # stored in fp16: rounded, within fp16 precision

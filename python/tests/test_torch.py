@@ -185,13 +185,14 @@ def test_torch_compile_traces_the_op():
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
-def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype):
+@pytest.mark.parametrize("pool_dtype", [torch.float32, torch.bfloat16])
+def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype, pool_dtype):
     """6-slot pool, state_indices = [3, -1, 0, -1] (REFERENCE.md §2, issue 5):
     slots 0 and 3 are updated like a plain decode of their rows, the other
     slots stay bit-identical (also when filled with NaN), padding rows are 0."""
     x = qwen_inputs(4, H=2, HV=4, device=device, seed=11)
     g = torch.Generator().manual_seed(12)
-    pool = torch.randn(6, 4, 128, 128, generator=g).to(device)
+    pool = torch.randn(6, 4, 128, 128, generator=g).to(pool_dtype).to(device)
     pool[[1, 2, 4, 5]] = float("nan")
     before = pool.clone()
     idx = torch.tensor([3, -1, 0, -1], dtype=index_dtype, device=device)
@@ -201,7 +202,7 @@ def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype):
     if device == "cuda":
         torch.cuda.synchronize()
     for s in (1, 2, 4, 5):
-        assert torch.equal(pool[s].view(torch.int32), before[s].view(torch.int32))
+        assert torch.equal(pool[s].view(torch.uint8), before[s].view(torch.uint8))
     assert torch.count_nonzero(o[1]) == 0 and torch.count_nonzero(o[3]) == 0
     for row, slot in ((0, 3), (2, 0)):
         ro, rs = recurrent(np64(x["q"][row:row + 1]), np64(x["k"][row:row + 1]),
@@ -210,4 +211,4 @@ def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype):
                            b=np64(x["b"][row:row + 1]), initial_state=np64(before[slot:slot + 1]),
                            qk_l2norm=True, layout="vk")
         assert rms_rel(np64(o[row:row + 1]), ro) < 2e-3
-        assert rms_rel(np64(pool[slot:slot + 1]), rs) < 1e-5
+        assert rms_rel(np64(pool[slot:slot + 1]), rs) < (1e-5 if pool_dtype == torch.float32 else 4e-3)

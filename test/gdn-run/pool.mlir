@@ -2,6 +2,10 @@
 // sequence uses come back bit-identical, padding rows (index < 0) output 0.
 // RUN: gdn-run --target=cpu --check %examples/sglang_pool_decode.mlir | FileCheck %s
 // RUN: gdn-run --target=cpu --check --seed=5 %s | FileCheck %s
+// A bf16 pool: computed in fp32, rounded once on store (tolerance 4e-3).
+// RUN: gdn-run --target=cpu --check %examples/sglang_pool_decode_bf16.mlir | FileCheck %s
+// RUN: not gdn-run --target=cpu --check --tol-state=1e-4 %examples/sglang_pool_decode_bf16.mlir | FileCheck %s --check-prefix=ROUNDED
+// ROUNDED: check final_state {{.*}} FAILED
 // CHECK: check final_state {{.*}} ok
 // CHECK: check untouched slots: 0 of {{[1-9][0-9]*}} changed  ok
 // CHECK: check o {{.*}} ok

@@ -115,8 +115,8 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
             Value s0 = m.f32(0.0);
             if (Value init = op.getInitialState()) {
               auto read = [&]() -> Value {
-                return memref::LoadOp::create(rewriter, loc, init,
-                                              stateIndex(row, hv, k, v));
+                return m.toF32(memref::LoadOp::create(
+                    rewriter, loc, init, stateIndex(row, hv, k, v)));
               };
               s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
             }
@@ -135,7 +135,8 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
           forRange(rewriter, loc, d.K, [&](Value k) {
             forRange(rewriter, loc, d.V, [&](Value v) {
               Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              memref::StoreOp::create(rewriter, loc, s, fin,
+              Type et = cast<MemRefType>(fin.getType()).getElementType();
+              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
                                       stateIndex(row, hv, k, v));
             });
           });

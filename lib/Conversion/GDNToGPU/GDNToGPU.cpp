@@ -280,15 +280,15 @@ private:
     auto load = [&]() {
       if (op.isVKLayout()) {
         for (int64_t r = 0; r < s.rows; ++r) {
-          auto row = extractAll(
-              loadVector(init, {stateRow, hv, offset(v0, r), k0}, s.kPerLane));
+          auto row = extractAll(m.toF32(
+              loadVector(init, {stateRow, hv, offset(v0, r), k0}, s.kPerLane)));
           for (int64_t j = 0; j < s.kPerLane; ++j)
             at(tile, r, j) = row[j];
         }
       } else {
         for (int64_t j = 0; j < s.kPerLane; ++j) {
-          auto col = extractAll(
-              loadVector(init, {stateRow, hv, offset(k0, j), v0}, s.rows));
+          auto col = extractAll(m.toF32(
+              loadVector(init, {stateRow, hv, offset(k0, j), v0}, s.rows)));
           for (int64_t r = 0; r < s.rows; ++r)
             at(tile, r, j) = col[r];
         }

@@ -1,4 +1,5 @@
-// RUN: gdn-opt %s -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s --check-prefix=BF16
 // A state pool: the kernel reads sequence n's slot from state_indices; a
 // padding row (slot < 0) loads nothing (zeros instead), stores nothing and
 // writes zero outputs.
@@ -20,5 +21,22 @@ func.func @pool(%q: memref<4x1x1x128xbf16>, %k: memref<4x1x1x128xbf16>, %v: memr
       state_indices(%idx : memref<4xi32>)
       initial_state(%pool : memref<6x2x16x128xf32>) final_state(%pool : memref<6x2x16x128xf32>)
       o(%o : memref<4x1x2x16xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// A bf16 state: 8-byte vector loads widened to f32, rounded once on store.
+// BF16-LABEL: gpu.func @bf16_recurrent
+// BF16: %[[S:.*]] = vector.load %{{.*}} {alignment = 8 : i64} : memref<2x2x16x128xbf16>, vector<4xbf16>
+// BF16: arith.extf %[[S]] : vector<4xbf16> to vector<4xf32>
+// BF16: scf.yield
+// BF16: %[[R:.*]] = arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
+// BF16-NEXT: vector.store %[[R]], %{{.*}} {alignment = 8 : i64} : memref<2x2x16x128xbf16>, vector<4xbf16>
+func.func @bf16(%q: memref<2x1x1x128xbf16>, %k: memref<2x1x1x128xbf16>, %v: memref<2x1x2x16xbf16>,
+                %s: memref<2x2x16x128xbf16>, %o: memref<2x1x2x16xbf16>) {
+  gdn.recurrent q(%q : memref<2x1x1x128xbf16>) k(%k : memref<2x1x1x128xbf16>) v(%v : memref<2x1x2x16xbf16>)
+      initial_state(%s : memref<2x2x16x128xbf16>) final_state(%s : memref<2x2x16x128xbf16>)
+      o(%o : memref<2x1x2x16xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }

@@ -194,9 +194,9 @@ func.func @state_kv_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v
 
 // -----
 
-func.func @state_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %s: memref<1x2x32x8xbf16>) {
-  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects element type f32, got 'bf16'}}
-  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) final_state(%s : memref<1x2x32x8xbf16>) o(%o : memref<1x1x2x8xf32>) 
+func.func @state_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %s: memref<1x2x32x8xi32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects element type f32, bf16 or f16, got 'i32'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) final_state(%s : memref<1x2x32x8xi32>) o(%o : memref<1x1x2x8xf32>) 
   return
 }
 
@@ -321,5 +321,13 @@ func.func @pool_index_shape(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, 
 func.func @pool_slots_differ(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2x1x1x4xf32>, %o: memref<2x1x1x4xf32>, %idx: memref<2xi32>, %s: memref<5x1x32x4xf32>, %t: memref<6x1x32x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects shape [5, 1, 32, 4] (slots, HV, K, V for layout kv), got [6, 1, 32, 4]}}
   gdn.recurrent q(%q : memref<2x1x1x32xf32>) k(%k : memref<2x1x1x32xf32>) v(%v : memref<2x1x1x4xf32>) state_indices(%idx : memref<2xi32>) initial_state(%s : memref<5x1x32x4xf32>) final_state(%t : memref<6x1x32x4xf32>) o(%o : memref<2x1x1x4xf32>)
+  return
+}
+
+// -----
+
+func.func @state_dtypes_differ(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %h0: memref<1x2x32x8xf32>, %ht: memref<1x2x32x8xbf16>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'final_state' expects element type 'f32' (the dtype of 'initial_state'), got 'bf16'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) initial_state(%h0 : memref<1x2x32x8xf32>) final_state(%ht : memref<1x2x32x8xbf16>) o(%o : memref<1x1x2x8xf32>)
   return
 }

@@ -336,12 +336,23 @@ LogicalResult RecurrentOp::verify() {
                           : "slots, HV, K, V for layout kv")
           : (isVKLayout() ? "N, HV, V, K for layout vk"
                           : "N, HV, K, V for layout kv");
+  // States are stored in f32, bf16 or f16 (computed in f32, rounded once on
+  // store); both states of one op share the dtype.
+  Type stateType;
   for (auto [value, name] :
        {std::pair<Value, StringRef>{getInitialState(), "initial_state"},
         {getFinalState(), "final_state"}}) {
-    if (value && failed(checkOperand(op, value, name, stateShape, stateDims,
-                                     f32Only, "f32")))
+    if (!value)
+      continue;
+    if (failed(checkOperand(op, value, name, stateShape, stateDims, anyFloat,
+                            "f32, bf16 or f16")))
       return failure();
+    Type et = cast<ShapedType>(value.getType()).getElementType();
+    if (stateType && et != stateType)
+      return emitOpError() << "operand 'final_state' expects element type "
+                           << stateType << " (the dtype of 'initial_state'), got "
+                           << et;
+    stateType = et;
   }
 
   if (auto s = getScaleAttr()) {
