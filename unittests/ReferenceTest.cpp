@@ -571,3 +571,32 @@ TEST(ReferenceTest, PoolAddressingAndPadding) {
   EXPECT_NE(run(pool, in, out).find("out of range"), std::string::npos);
 }
 } // namespace
+
+namespace {
+// allow_neg_eigval doubles sigmoid(b): the same as given beta = 2 sigmoid(b).
+TEST(ReferenceTest, NegativeEigenvaluesDoubleBeta) {
+  using namespace gdn::reference;
+  Problem p;
+  p.N = 1, p.T = 2, p.H = 1, p.HV = 1, p.K = 2, p.V = 2;
+  p.beta = Beta::Logits;
+  p.allowNegEigval = true;
+  p.scale = 1.0;
+  Inputs in;
+  in.q = {0.3, -0.1, 0.2, 0.5}, in.k = {0.6, 0.8, -0.8, 0.6};
+  in.v = {1.0, -2.0, 0.5, 0.25}, in.beta = {0.4, -1.2};
+  Outputs neg, given;
+  ASSERT_EQ(run(p, in, neg), "");
+  Problem q = p;
+  q.beta = Beta::Given, q.allowNegEigval = false;
+  Inputs in2 = in;
+  for (double &b : in2.beta)
+    b = 2.0 * sigmoid(b);
+  ASSERT_EQ(run(q, in2, given), "");
+  EXPECT_EQ(neg.o, given.o);
+  EXPECT_EQ(neg.finalState, given.finalState);
+  p.allowNegEigval = false; // negative control
+  Outputs plain;
+  ASSERT_EQ(run(p, in, plain), "");
+  EXPECT_NE(plain.o, neg.o);
+}
+} // namespace

@@ -86,6 +86,7 @@ typedef struct gdnRecurrentDesc {
   int64_t num_slots;    /* > 0: the states are a pool [num_slots, HV, ...] */
   int state_index_bits; /* with a pool: state_indices [N] is int32 (32) or int64 (64) */
   gdnDType state_dtype; /* storage of the states (computed in f32, rounded once on store) */
+  int allow_neg_eigval; /* nonzero, with beta == LOGITS: beta = 2 sigmoid(b) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

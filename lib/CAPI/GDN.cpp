@@ -147,6 +147,8 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   auto attr = [&](const std::string &a) { attrs += (attrs.empty() ? "" : ", ") + a; };
   if (d.qk_l2norm)
     attr("qk_l2norm");
+  if (d.allow_neg_eigval)
+    attr("allow_neg_eigval");
   if (d.scale > 0) {
     std::string s;
     llvm::raw_string_ostream(s) << llvm::format("%.9e", d.scale);

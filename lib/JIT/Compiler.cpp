@@ -153,6 +153,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
            : op.getB()  ? ::gdn::reference::Beta::Logits
                         : ::gdn::reference::Beta::One;
   p.qkL2Norm = op.getQkL2norm();
+  p.allowNegEigval = op.getAllowNegEigval();
   p.scale = op.getScaleOrDefault();
   p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
                              : ::gdn::reference::StateLayout::KV;

@@ -195,7 +195,7 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
         if (p.beta == Beta::Given)
           beta = in.beta[gateIdx];
         else if (p.beta == Beta::Logits)
-          beta = sigmoid(in.beta[gateIdx]);
+          beta = (p.allowNegEigval ? 2.0 : 1.0) * sigmoid(in.beta[gateIdx]);
 
         // S <- exp(g) * S.
         if (p.decay != Decay::None) {

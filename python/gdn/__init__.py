@@ -103,7 +103,7 @@ class Compiler:
                 gate_dtype="float32", beta_dtype=None, decay="none", beta="one", qk_l2norm=False,
                 scale=None, layout="kv", initial_state=False, final_state=False,
                 state_in_place=False, num_slots=0, state_index_dtype="int32",
-                state_dtype="float32",
+                state_dtype="float32", allow_neg_eigval=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0,
                 target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
@@ -134,6 +134,7 @@ class Compiler:
         d.v_lanes = int(v_lanes)
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
+        d.allow_neg_eigval = int(bool(allow_neg_eigval))
         d.state_index_bits = {"int32": 32, "int64": 64}.get(state_index_dtype, 0)
         if num_slots and not d.state_index_bits:
             raise ValueError(f"state_index_dtype must be 'int32' or 'int64', got {state_index_dtype!r}")

@@ -70,7 +70,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               state_indices: Optional[torch.Tensor],
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
-              scale: float, qk_l2norm: bool, state_layout: str) -> None:
+              scale: float, qk_l2norm: bool, state_layout: str,
+              allow_neg_eigval: bool = False) -> None:
     """The gdn.recurrent op on validated, contiguous tensors. `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
     (written) are separate buffers. With `state_indices` [N] (int32/int64)
@@ -89,6 +90,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         decay="log_space" if g is not None else "fused_gating" if a is not None else "none",
         beta="given" if beta is not None else "logits" if b is not None else "one",
         qk_l2norm=qk_l2norm, scale=scale, layout=state_layout,
+        allow_neg_eigval=allow_neg_eigval,
         initial_state=initial_state is not None or state is not None,
         final_state=final_state is not None or state is not None,
         state_in_place=state is not None,
@@ -116,7 +118,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, initial_state, state,
-      final_state, o, scale, qk_l2norm, state_layout):
+      final_state, o, scale, qk_l2norm, state_layout, allow_neg_eigval=False):
     return None
 
 
@@ -173,8 +175,10 @@ def fused_recurrent_gated_delta_rule(
     [B, HV, V, K] with state_v_first). Returns (o [B, T, HV, V] in v's dtype,
     final_state fp32 or None)."""
     state_v_first = state_v_first or bool(kwargs.pop("transpose_state_layout", False))
-    _unsupported(gk=gk, gv=gv, cu_seqlens=cu_seqlens, allow_neg_eigval=allow_neg_eigval,
+    _unsupported(gk=gk, gv=gv, cu_seqlens=cu_seqlens,
                  **{k_: v_ for k_, v_ in kwargs.items()})
+    if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
+        raise ValueError("allow_neg_eigval=True needs use_beta_sigmoid_in_kernel=True (FLA's rule)")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     a = None
     if g is not None:
@@ -207,7 +211,7 @@ def fused_recurrent_gated_delta_rule(
                    if output_final_state else None)
     torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, initial_state,
                             None, final_state, o, float(scale) if scale else 0.0,
-                            bool(use_qk_l2norm_in_kernel), layout)
+                            bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval))
     return o, final_state
 
 

@@ -27,6 +27,7 @@ struct Problem {
   Decay decay = Decay::None;
   Beta beta = Beta::One;
   bool qkL2Norm = false;
+  bool allowNegEigval = false; ///< with Beta::Logits: beta = 2 sigmoid(b)
   double scale = 1.0; ///< applied to q after the optional L2 norm
   StateLayout layout = StateLayout::KV;
   bool hasInitialState = false;

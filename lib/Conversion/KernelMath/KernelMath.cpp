@@ -126,7 +126,10 @@ std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
 Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv) {
   if (Value beta = op.getBeta())
     return toF32(memref::LoadOp::create(b, loc, beta, ValueRange{n, t, hv}));
-  if (Value logits = op.getB())
-    return sigmoid(toF32(memref::LoadOp::create(b, loc, logits, ValueRange{n, t, hv})));
+  if (Value logits = op.getB()) {
+    Value beta = sigmoid(toF32(memref::LoadOp::create(b, loc, logits, ValueRange{n, t, hv})));
+    // allow_neg_eigval: beta in (0, 2), eigenvalue 1 - beta |k|^2 in (-1, 1).
+    return op.getAllowNegEigval() ? mul(f32(2.0), beta) : beta;
+  }
   return f32(1.0);
 }

@@ -331,3 +331,11 @@ func.func @state_dtypes_differ(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) initial_state(%h0 : memref<1x2x32x8xf32>) final_state(%ht : memref<1x2x32x8xbf16>) o(%o : memref<1x1x2x8xf32>)
   return
 }
+
+// -----
+
+func.func @neg_eigval_without_logits(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %beta: memref<1x1x2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op attribute 'allow_neg_eigval' (beta = 2 sigmoid(b)) needs the beta logits operand 'b'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) beta(%beta : memref<1x1x2xf32>) o(%o : memref<1x1x2x8xf32>) {allow_neg_eigval}
+  return
+}

@@ -113,3 +113,14 @@ func.func @pool(%q: memref<4x1x1x32xbf16>, %k: memref<4x1x1x32xbf16>, %v: memref
       o(%o : memref<4x1x2x16xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// CHECK-LABEL: func @neg_eigval
+// CHECK: gdn.recurrent {{.*}} b(%{{.*}} : memref<1x1x1xf32>) o({{.*}}) {allow_neg_eigval}
+func.func @neg_eigval(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>,
+                      %b: memref<1x1x1xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>)
+      b(%b : memref<1x1x1xf32>) o(%o : memref<1x1x1x8xf32>) {allow_neg_eigval}
+  return
+}

@@ -295,6 +295,9 @@ LogicalResult RecurrentOp::verify() {
   }
 
   // Write strength: beta, or logits b (sigmoid in the kernel), or 1.
+  if (getAllowNegEigval() && !getB())
+    return emitOpError() << "attribute 'allow_neg_eigval' (beta = 2 sigmoid(b)) "
+                            "needs the beta logits operand 'b'";
   if (getBeta() && getB())
     return emitOpError() << "operands 'beta' and 'b' (beta logits) are "
                             "mutually exclusive";

@@ -121,7 +121,7 @@ struct RecurrentOpInterface
         get(recurrent.getInitialState()),
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
-        recurrent.getStateLayoutAttr());
+        recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());
     newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
 
     // The results are the inits' buffers; copy back the strided ones.

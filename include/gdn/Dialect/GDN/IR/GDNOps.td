@@ -33,6 +33,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
        g = −exp(A_log[hv]) · softplus(a + dt_bias[hv]) where softplus(x) =
        log(1 + exp(x)) for x ≤ 20 and x otherwise; no decay when neither is given;
     4. u = β · (v − Sᵀk), with β given (`beta`), sigmoid(`b`) (logits), or 1;
+       with `allow_neg_eigval` (logits only) β = 2 · sigmoid(b), so the
+       transition I − β k kᵀ may have a negative eigenvalue (FLA's
+       allow_neg_eigval);
     5. S ← S + k uᵀ;
     6. o = Sᵀq, stored in v's dtype.
 
@@ -117,6 +120,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$qk_l2norm,
+    UnitAttr:$allow_neg_eigval,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
   );
   // Tensor form: the new values of the inits (final_state if given, then o);
