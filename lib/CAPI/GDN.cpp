@@ -353,6 +353,8 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
       return fail(GDN_ERROR_INVALID_ARGUMENT,
                   "gdnKernelLaunch: argument " + llvm::Twine(i) + " ('" +
                       k->names[i] + "') is not 16-byte aligned");
+  if (k->gpu.name.empty()) // no sequence (varlen with N = 0): nothing to do
+    return ok();
   int device = 0;
   if (rt::Status st = rt::CudaDriver::currentDevice(device); !st)
     return fail(GDN_ERROR_NO_DEVICE, st.message);

@@ -32,6 +32,7 @@ StringRef jit::roleName(Role role) {
   case Role::Beta: return "beta";
   case Role::BLogits: return "b";
   case Role::StateIndices: return "state_indices";
+  case Role::CuSeqlens: return "cu_seqlens";
   case Role::InitialState: return "initial_state";
   case Role::FinalState: return "final_state";
   case Role::State: return "state";
@@ -106,6 +107,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getA(), Role::A},           {op.getALog(), Role::ALog},
       {op.getDtBias(), Role::DtBias}, {op.getBeta(), Role::Beta},
       {op.getB(), Role::BLogits},     {op.getStateIndices(), Role::StateIndices},
+      {op.getCuSeqlens(), Role::CuSeqlens},
       {op.getInitialState(), Role::InitialState},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
@@ -154,6 +156,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
                         : ::gdn::reference::Beta::One;
   p.qkL2Norm = op.getQkL2norm();
   p.allowNegEigval = op.getAllowNegEigval();
+  p.varlen = op.isVarlen();
   p.scale = op.getScaleOrDefault();
   p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
                              : ::gdn::reference::StateLayout::KV;
@@ -225,6 +228,8 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   auto func = copy->lookupSymbol<func::FuncOp>(sig.function);
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
+  if (launches.empty() && sig.problem.N == 0)
+    return GPUKernel{}; // no sequence: nothing to launch
   if (launches.size() != 1)
     return module.emitError() << "expected one kernel launch in @"
                               << sig.function << ", found " << launches.size();

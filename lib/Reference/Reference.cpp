@@ -68,7 +68,7 @@ std::string validate(const Problem &p, const Inputs &in) {
   } dims[] = {{"N", p.N},   {"T", p.T}, {"H", p.H},
               {"HV", p.HV}, {"K", p.K}, {"V", p.V}};
   for (const auto &d : dims) {
-    if (d.value < 1)
+    if (d.value < 1 && !(p.varlen && d.name[0] == 'N' && d.value == 0))
       return std::string("reference: dimension ") + d.name + " = " +
              std::to_string(d.value) + " must be >= 1";
   }
@@ -82,8 +82,9 @@ std::string validate(const Problem &p, const Inputs &in) {
     return "reference: HV = " + std::to_string(p.HV) +
            " is not a multiple of H = " + std::to_string(p.H);
 
-  const int64_t qkSize = p.N * p.T * p.H * p.K;
-  const int64_t gateSize = p.N * p.T * p.HV;
+  const int64_t batch = p.varlen ? 1 : p.N; // rows of the token tensors
+  const int64_t qkSize = batch * p.T * p.H * p.K;
+  const int64_t gateSize = batch * p.T * p.HV;
   const bool fused = p.decay == Decay::FusedGating;
   const struct {
     const char *name;
@@ -104,6 +105,14 @@ std::string validate(const Problem &p, const Inputs &in) {
   };
   if (p.slots < 0)
     return "reference: slots must be >= 0";
+  if (p.varlen) {
+    if (static_cast<int64_t>(in.cuSeqlens.size()) != p.N + 1)
+      return "reference: 'cuSeqlens' has " + std::to_string(in.cuSeqlens.size()) +
+             " elements, expected " + std::to_string(p.N + 1);
+    for (int64_t n = 0; n <= p.N; ++n)
+      if (in.cuSeqlens[n] < (n ? in.cuSeqlens[n - 1] : 0) || in.cuSeqlens[n] > p.T)
+        return "reference: cuSeqlens must rise from 0 and stay within T";
+  }
   if (p.slots > 0) {
     if (static_cast<int64_t>(in.stateIndices.size()) != p.N)
       return "reference: 'stateIndices' has " +
@@ -149,7 +158,8 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   const int64_t groupSize = HV / H;
   const bool vk = p.layout == StateLayout::VK;
 
-  std::vector<double> o(static_cast<size_t>(N * T * HV * V), 0.0);
+  const int64_t batch = p.varlen ? 1 : N; // rows of the token tensors
+  std::vector<double> o(static_cast<size_t>(batch * T * HV * V), 0.0);
   const int64_t rows = p.slots > 0 ? p.slots : N;
   std::vector<double> finalState(static_cast<size_t>(rows * HV * K * V), 0.0);
   if (p.slots > 0 && p.hasInitialState)
@@ -177,9 +187,12 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
               p.hasInitialState ? in.initialState[stateOffset(row, hv, ki, vi)]
                                 : 0.0;
 
-      for (int64_t t = 0; t < T; ++t) {
-        const int64_t qkBase = ((n * T + t) * H + h) * K;
-        const int64_t gateIdx = (n * T + t) * HV + hv;
+      // Tokens of sequence n: row n, [0, T); varlen: packed [cu[n], cu[n+1]).
+      const int64_t lo = p.varlen ? in.cuSeqlens[n] : n * T;
+      const int64_t hi = p.varlen ? in.cuSeqlens[n + 1] : (n + 1) * T;
+      for (int64_t tok = lo; tok < hi; ++tok) {
+        const int64_t qkBase = (tok * H + h) * K;
+        const int64_t gateIdx = tok * HV + hv;
         const int64_t vBase = gateIdx * V;
 
         prepareVector(&in.q[qkBase], K, p.qkL2Norm, p.scale, q);

@@ -165,7 +165,8 @@ void encode(Type t, double x, uint8_t *p) {
 /// with NaN so that an unwritten element fails the check. Pool indices: a
 /// random permutation of the slots, every fourth row from the second on a
 /// padding row (-1), rows past the pool size padding as well.
-HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots) {
+HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
+                     int64_t seqTokens) {
   HostBuffer buf;
   int64_t n = arg.numElements();
   int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
@@ -175,6 +176,22 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots) {
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   buf.values.resize(n);
+  if (arg.role == Role::CuSeqlens) {
+    // Random sequence lengths, some of them empty, covering all tokens but
+    // the last (which no sequence owns: it must stay untouched).
+    int64_t used = seqTokens > 1 ? seqTokens - 1 : seqTokens;
+    std::vector<int64_t> cuts(n > 2 ? n - 2 : 0);
+    std::uniform_int_distribution<int64_t> pick(0, used);
+    for (int64_t &c : cuts)
+      c = pick(rng);
+    std::sort(cuts.begin(), cuts.end());
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t x = i == 0 ? 0 : i == n - 1 ? used : cuts[i - 1];
+      encode(arg.elementType, x, &buf.bytes[i * width]);
+      buf.values[i] = x;
+    }
+    return buf;
+  }
   if (arg.role == Role::StateIndices) {
     std::vector<int64_t> perm(slots);
     for (int64_t i = 0; i < slots; ++i)
@@ -230,6 +247,8 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
                      const Signature &sig, std::vector<HostBuffer> &buffers,
                      int64_t bytesMoved, BenchResult *bench) {
   using namespace rt;
+  if (kernel.name.empty()) // nothing to launch (a varlen op with no sequence)
+    return "";
   CUmodule module;
   CUfunction fn;
   if (auto s = drv.loadModule(kernel.ptx, module); !s)
@@ -411,7 +430,7 @@ int main(int argc, char **argv) {
   std::vector<HostBuffer> buffers;
   int64_t bytesMoved = 0;
   for (const Argument &arg : sig->arguments) {
-    buffers.push_back(makeInput(arg, rng, p.slots));
+    buffers.push_back(makeInput(arg, rng, p.slots, p.T));
     bytesMoved += arg.bytes() * (arg.role == Role::State ? 2 : 1);
   }
   reference::Inputs refIn;
@@ -429,6 +448,9 @@ int main(int argc, char **argv) {
     case Role::InitialState: case Role::State: refIn.initialState = vals; break;
     case Role::StateIndices:
       refIn.stateIndices.assign(vals.begin(), vals.end());
+      break;
+    case Role::CuSeqlens:
+      refIn.cuSeqlens.assign(vals.begin(), vals.end());
       break;
     case Role::FinalState: case Role::O: break;
     }
@@ -528,12 +550,28 @@ int main(int argc, char **argv) {
       const Argument &arg = sig->arguments[i];
       std::vector<double> got = widen(arg, buffers[i]);
       if (arg.role == Role::O) {
+        if (p.varlen) {
+          // Tokens past cu_seqlens[N] are no sequence's: left untouched.
+          size_t used = refIn.cuSeqlens.back() * p.HV * p.V;
+          size_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
+          if (std::memcmp(buffers[i].bytes.data() + used * width,
+                          before[i].data() + used * width,
+                          buffers[i].bytes.size() - used * width) != 0) {
+            log << "check o: tokens past cu_seqlens[N] were written  FAILED\n";
+            exitCode = 1;
+          }
+          got.resize(used);
+          ref.o.resize(used);
+        }
         report("o", got, ref.o, tolO);
-        // Padding rows are exactly zero.
-        int64_t rowSize = p.T * p.HV * p.V, bad = 0;
-        for (int64_t n = 0; n < p.N; ++n)
-          for (int64_t j = 0; padding[n] && j < rowSize; ++j)
-            bad += got[n * rowSize + j] != 0.0 || std::signbit(got[n * rowSize + j]);
+        // The tokens of padding rows output exactly zero.
+        int64_t tokenSize = p.HV * p.V, bad = 0;
+        for (int64_t n = 0; n < p.N; ++n) {
+          int64_t lo = p.varlen ? refIn.cuSeqlens[n] : n * p.T;
+          int64_t hi = p.varlen ? refIn.cuSeqlens[n + 1] : (n + 1) * p.T;
+          for (int64_t j = lo * tokenSize; padding[n] && j < hi * tokenSize; ++j)
+            bad += got[j] != 0.0 || std::signbit(got[j]);
+        }
         if (bad) {
           log << "check o: " << bad << " elements of padding rows are not 0  FAILED\n";
           exitCode = 1;

@@ -12,6 +12,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
+#include <tuple>
+
 namespace mlir {
 namespace gdn {
 class RecurrentOp;
@@ -53,6 +55,10 @@ public:
   /// state_indices[n] (as index) and `valid` = (slot >= 0), an i1; `valid`
   /// is null without a pool. Padding rows (slot < 0) touch no state.
   std::pair<Value, Value> emitStateSlot(RecurrentOp op, Value n);
+  /// Where sequence n's tokens are: the batch row of the token tensors and
+  /// the token range [lo, hi) along T: (n, 0, T), or with cu_seqlens
+  /// (0, cu[n], cu[n + 1]). Indices are `index`.
+  std::tuple<Value, Value, Value> emitTokenRange(RecurrentOp op, Value n);
 
   OpBuilder &builder() { return b; }
   Location location() { return loc; }

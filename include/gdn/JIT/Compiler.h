@@ -27,6 +27,7 @@ namespace jit {
 enum class Role {
   Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
   StateIndices, ///< pool slot per sequence (i32 or i64)
+  CuSeqlens,    ///< varlen sequence starts (i32 or i64)
   InitialState, FinalState,
   State, ///< both the initial and the final state (updated in place)
   O
@@ -73,7 +74,8 @@ FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
                                                      const Signature &sig);
 
 /// One kernel launch: PTX, entry name, grid and block, and for each kernel
-/// parameter the index of the function argument passed to it.
+/// parameter the index of the function argument passed to it. An empty name
+/// means there is nothing to launch (a varlen op with no sequence).
 struct GPUKernel {
   std::string ptx;
   std::string name;

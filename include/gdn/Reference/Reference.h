@@ -35,6 +35,9 @@ struct Problem {
   /// [slots, HV, ...] addressed by Inputs::stateIndices; an index < 0 is a
   /// padding row (no state read or written, output rows zero).
   int64_t slots = 0;
+  /// Packed tokens: q, k [1, T, H, K] etc. hold T tokens in all, sequence n
+  /// owning [cuSeqlens[n], cuSeqlens[n + 1]) (Inputs::cuSeqlens, N + 1).
+  bool varlen = false;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -48,6 +51,7 @@ struct Inputs {
   std::vector<double> beta;          ///< [N, T, HV], given beta or logits b
   std::vector<double> initialState;  ///< [N or slots, HV, K, V] (kv) or [.., HV, V, K] (vk)
   std::vector<int64_t> stateIndices; ///< [N] pool slot per sequence (slots > 0)
+  std::vector<int64_t> cuSeqlens;    ///< [N + 1] sequence starts (varlen)
 };
 
 struct Outputs {

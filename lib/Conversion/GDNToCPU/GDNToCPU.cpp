@@ -29,11 +29,9 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// Emits `for i in [0, ub)` and calls `body(i)` inside.
-void forRange(OpBuilder &b, Location loc, int64_t ub,
+/// Emits `for i in [lb, ub)` and calls `body(i)` inside.
+void forRange(OpBuilder &b, Location loc, Value lb, Value upper,
               llvm::function_ref<void(Value)> body) {
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
   scf::ForOp::create(b, loc, lb, upper, step, ValueRange{},
                      [&](OpBuilder &nb, Location, Value i, ValueRange) {
@@ -43,6 +41,13 @@ void forRange(OpBuilder &b, Location loc, int64_t ub,
                        body(i);
                        scf::YieldOp::create(b, loc);
                      });
+}
+
+/// Emits `for i in [0, ub)` and calls `body(i)` inside.
+void forRange(OpBuilder &b, Location loc, int64_t ub,
+              llvm::function_ref<void(Value)> body) {
+  forRange(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+           arith::ConstantIndexOp::create(b, loc, ub), body);
 }
 
 /// `cond ? then() : otherwise`, where then() runs only when cond holds.
@@ -123,8 +128,10 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
             memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
           });
         });
-        forRange(rewriter, loc, d.T, [&](Value t) {
-          emitToken(op, m, n, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
+        auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
+        Value tokens = tokenRow; // (a structured binding cannot be captured)
+        forRange(rewriter, loc, lo, hi, [&](Value t) {
+          emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
         });
         if (Value fin = op.getFinalState()) {
           OpBuilder::InsertionGuard g(rewriter);

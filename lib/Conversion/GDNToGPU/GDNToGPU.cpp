@@ -214,10 +214,11 @@ public:
     k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
 
     std::tie(stateRow, valid) = m.emitStateSlot(op, n);
+    Value lo, hi;
+    std::tie(tokenRow, lo, hi) = m.emitTokenRange(op, n);
     SmallVector<Value> state = loadState();
-    Value zero = m.index(0), one = m.index(1), T = m.index(d.T);
     auto loop = scf::ForOp::create(
-        b, loc, zero, T, one, state,
+        b, loc, lo, hi, m.index(1), state,
         [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -342,7 +343,7 @@ private:
 
   /// This lane's KL entries of q or k for token t, widened to f32.
   SmallVector<Value> loadKeyChunk(Value src, Value t) {
-    return extractAll(m.toF32(loadVector(src, {n, t, h, k0}, s.kPerLane)));
+    return extractAll(m.toF32(loadVector(src, {tokenRow, t, h, k0}, s.kPerLane)));
   }
 
   /// x <- x / sqrt(sum(x^2) + 1e-6) over the whole K (eps inside the sqrt).
@@ -367,9 +368,9 @@ private:
     Value scale = m.f32(op.getScaleOrDefault());
     for (Value &e : qf)
       e = m.mul(e, scale);
-    Value decay = m.emitDecay(op, n, t, hv);
-    Value beta = m.emitBeta(op, n, t, hv);
-    SmallVector<Value> vf = extractAll(m.toF32(loadVector(op.getV(), {n, t, hv, v0}, s.rows)));
+    Value decay = m.emitDecay(op, tokenRow, t, hv);
+    Value beta = m.emitBeta(op, tokenRow, t, hv);
+    SmallVector<Value> vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
 
     SmallVector<Value> outputs;
     for (int64_t r = 0; r < s.rows; ++r) {
@@ -396,7 +397,7 @@ private:
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      storeVector(outputs, op.getO(), {n, t, hv, v0});
+      storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
     }
     return S;
   }
@@ -409,6 +410,7 @@ private:
   KernelMath m;
   Value kLane, n, hv, h, v0, k0;
   Value stateRow, valid; ///< state row (n or its pool slot); pool row is real
+  Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
@@ -470,6 +472,10 @@ struct ConvertGDNToGPUPass
 
   LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,
                       SymbolTable &symbols) {
+    if (op.getDims().N == 0) { // varlen with no sequence: nothing to run
+      op->erase();
+      return success();
+    }
     FailureOr<Schedule> s = chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes);
     if (failed(s))
       return failure();

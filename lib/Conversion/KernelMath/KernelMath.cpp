@@ -110,6 +110,19 @@ Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv) {
   return exp(fusedGate(a, aLog, dtBias));
 }
 
+std::tuple<Value, Value, Value> KernelMath::emitTokenRange(RecurrentOp op,
+                                                          Value n) {
+  Value cu = op.getCuSeqlens();
+  if (!cu)
+    return {n, index(0), index(op.getDims().T)};
+  auto at = [&](Value i) -> Value {
+    Value x = memref::LoadOp::create(b, loc, cu, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  };
+  Value next = arith::AddIOp::create(b, loc, n, index(1));
+  return {index(0), at(n), at(next)};
+}
+
 std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
   Value indices = op.getStateIndices();
   if (!indices)

@@ -99,6 +99,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getBeta(), "beta"},
       {op.getB(), "b"},
       {op.getStateIndices(), "state_indices"},
+      {op.getCuSeqlens(), "cu_seqlens"},
       {op.getInitialState(), "initial_state"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
@@ -113,7 +114,10 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
 RecurrentOp::Dims RecurrentOp::getDims() {
   auto q = cast<ShapedType>(getQ().getType()).getShape();
   auto v = cast<ShapedType>(getV().getType()).getShape();
-  return Dims{q[0], q[1], q[2], v[2], q[3], v[3]};
+  int64_t N = q[0];
+  if (Value cu = getCuSeqlens())
+    N = cast<ShapedType>(cu.getType()).getDimSize(0) - 1;
+  return Dims{N, q[1], q[2], v[2], q[3], v[3]};
 }
 
 float RecurrentOp::getScaleOrDefault() {
@@ -219,7 +223,7 @@ LogicalResult RecurrentOp::verify() {
   // size 0 or 2; check before any accessor reads past the operand list.
   ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
   static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {12, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {13, "o"}};
   for (auto [index, name] : kRequired)
     if (segments[index] != 1)
       return emitOpError() << "needs exactly one '" << name
@@ -250,6 +254,26 @@ LogicalResult RecurrentOp::verify() {
   if (N < 1 || T < 1 || H < 1 || K < 1)
     return emitOpError() << "operand 'q' expects non-empty dimensions, got "
                          << formatShape(q);
+  // Varlen: packed tokens [1, total, ...]; sequences come from cu_seqlens.
+  int64_t numSeqs = N;
+  if (Value cu = getCuSeqlens()) {
+    if (N != 1)
+      return emitOpError() << "with 'cu_seqlens' the token operands are packed "
+                              "[1, total, ...]; 'q' has batch "
+                           << N;
+    if (failed(checkStatic(op, cu, "cu_seqlens")))
+      return failure();
+    auto cuType = cast<ShapedType>(cu.getType());
+    if (cuType.getRank() != 1 || cuType.getDimSize(0) < 1)
+      return emitOpError() << "operand 'cu_seqlens' expects shape [N + 1], got "
+                           << formatShape(cuType.getShape());
+    numSeqs = cuType.getDimSize(0) - 1;
+    if (failed(checkOperand(
+            op, cu, "cu_seqlens", {numSeqs + 1}, "N + 1",
+            [](Type t) { return t.isSignlessInteger(32) || t.isSignlessInteger(64); },
+            "i32 or i64")))
+      return failure();
+  }
   if (failed(checkOperand(op, getK(), "k", q, "N, T, H, K", sameAsQ, qDtype)))
     return failure();
   if (failed(checkStatic(op, getV(), "v")))
@@ -311,14 +335,14 @@ LogicalResult RecurrentOp::verify() {
 
   // State, in the layout the attribute names: [N, ...], or a pool
   // [S, ...] addressed through state_indices [N].
-  int64_t slots = N;
+  int64_t slots = numSeqs;
   if (Value indices = getStateIndices()) {
     Value state = getInitialState() ? getInitialState() : getFinalState();
     if (!state)
       return emitOpError() << "operand 'state_indices' needs an "
                               "'initial_state' or a 'final_state' pool";
     if (failed(checkOperand(
-            op, indices, "state_indices", {N}, "N",
+            op, indices, "state_indices", {numSeqs}, "N",
             [](Type t) { return t.isSignlessInteger(32) || t.isSignlessInteger(64); },
             "i32 or i64")))
       return failure();

@@ -118,6 +118,7 @@ struct RecurrentOpInterface
         get(recurrent.getA()), get(recurrent.getALog()),
         get(recurrent.getDtBias()), get(recurrent.getBeta()),
         get(recurrent.getB()), get(recurrent.getStateIndices()),
+        get(recurrent.getCuSeqlens()),
         get(recurrent.getInitialState()),
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),

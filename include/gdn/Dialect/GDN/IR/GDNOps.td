@@ -61,6 +61,11 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       padding row: no slot is read or written for it and its output rows are
       zero. An index >= S is undefined behaviour (the Python entry points can
       validate indices on the host); two rows with the same slot race.
+    - `cu_seqlens` (optional, varlen): [N + 1], i32 or i64, non-decreasing
+      from 0. The token tensors are then packed, [1, total, ...], and
+      sequence n owns tokens [cu_seqlens[n], cu_seqlens[n + 1]); empty
+      sequences are legal (state copied through unchanged), N = 0 runs
+      nothing, tokens past cu_seqlens[N] are neither read nor written.
     - `o`: [N, T, HV, V] in v's dtype.
 
     The op has two forms, like linalg's destination-style ops:
@@ -115,6 +120,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "write strength [N, T, HV]">:$beta,
     Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV]">:$b,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each sequence [N] (i32 or i64; < 0: padding)">:$state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "sequence starts in packed tokens [N + 1] (i32 or i64)">:$cu_seqlens,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
@@ -138,6 +144,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`beta` `(` $beta^ `:` type($beta) `)`)?
     (`b` `(` $b^ `:` type($b) `)`)?
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
+    (`cu_seqlens` `(` $cu_seqlens^ `:` type($cu_seqlens) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
@@ -150,7 +157,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
   let extraClassDeclaration = [{
     /// Shape facts of a verified op. N sequences, T tokens, H q/k heads,
     /// HV value heads, K key width, V value width.
+    /// With cu_seqlens (varlen), N is the number of sequences and T the
+    /// number of packed tokens (the token tensors are [1, T, ...]).
     struct Dims { int64_t N, T, H, HV, K, V; };
+    bool isVarlen() { return getCuSeqlens() != nullptr; }
     Dims getDims();
     /// The scale applied to q: the `scale` attribute, or K^-0.5.
     float getScaleOrDefault();
