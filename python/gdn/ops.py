@@ -215,6 +215,14 @@ def fused_recurrent_gated_delta_rule(
     return o, final_state
 
 
+def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b):
+    """Fused gating inputs: A_log, dt_bias [HV] fp32; a, b [B, T, HV]."""
+    _check("A_log", A_log, dev, (HV,), (torch.float32,))
+    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
+    _check("a", a, dev, (B, T, HV), _INPUT)
+    _check("b", b, dev, (B, T, HV), _INPUT)
+
+
 def _check_indices(name, t, device, B, validate_slots=None):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -265,10 +273,7 @@ def gated_delta_rule_decode_pretranspose(
     if pool_mode:
         indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                                  target.shape[0] if _validate_indices() else None)
-    _check("A_log", A_log, dev, (HV,), (torch.float32,))
-    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
-    _check("a", a, dev, (B, T, HV), _INPUT)
-    _check("b", b, dev, (B, T, HV), _INPUT)
+    _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     if output is None:
         output = torch.empty_like(v)
     else:
@@ -309,10 +314,7 @@ def fused_sigmoid_gating_delta_rule_update(
     _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
-    _check("A_log", A_log, dev, (HV,), (torch.float32,))
-    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
-    _check("a", a, dev, (B, T, HV), _INPUT)
-    _check("b", b, dev, (B, T, HV), _INPUT)
+    _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     o = torch.empty_like(v)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, pool,
                             None, o, float(scale) if scale else 0.0,
