@@ -61,6 +61,7 @@ typedef enum gdnStateLayout {
  *   a, A_log, dt_bias        (decay == FUSED_GATING)
  *   beta | b                 (beta == GIVEN | LOGITS)
  *   state_indices            (num_slots > 0; slot per sequence, < 0: padding)
+ *   cu_seqlens               (cu_seqlens_bits != 0; varlen sequence starts)
  *   state                    (has_initial_state && has_final_state && state_in_place)
  *   initial_state, final_state (each when present, not in place)
  *   o
@@ -87,6 +88,9 @@ typedef struct gdnRecurrentDesc {
   int state_index_bits; /* with a pool: state_indices [N] is int32 (32) or int64 (64) */
   gdnDType state_dtype; /* storage of the states (computed in f32, rounded once on store) */
   int allow_neg_eigval; /* nonzero, with beta == LOGITS: beta = 2 sigmoid(b) */
+  int cu_seqlens_bits;  /* 0, or varlen: cu_seqlens [N + 1] is int32 (32) or int64
+                           (64), T counts all packed tokens and the token tensors
+                           are [1, T, ...] */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

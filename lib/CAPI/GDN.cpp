@@ -98,10 +98,15 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
       s += std::to_string(x) + "x";
     return s + type + ">";
   };
-  std::string qT = memref({d.N, d.T, d.H, d.K}, in);
-  std::string vT = memref({d.N, d.T, d.HV, d.V}, in);
-  std::string gT = memref({d.N, d.T, d.HV}, gate);
-  std::string bT = memref({d.N, d.T, d.HV}, betaType);
+  if (d.cu_seqlens_bits != 0 && d.cu_seqlens_bits != 32 && d.cu_seqlens_bits != 64) {
+    error = "cu_seqlens_bits must be 0, 32 or 64";
+    return "";
+  }
+  int64_t batch = d.cu_seqlens_bits ? 1 : d.N; // rows of the token tensors
+  std::string qT = memref({batch, d.T, d.H, d.K}, in);
+  std::string vT = memref({batch, d.T, d.HV, d.V}, in);
+  std::string gT = memref({batch, d.T, d.HV}, gate);
+  std::string bT = memref({batch, d.T, d.HV}, betaType);
   std::string hvT = memref({d.HV}, "f32");
   int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
   std::string sT = d.layout == GDN_LAYOUT_VK
@@ -132,6 +137,8 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     add("b", bT);
   if (d.num_slots > 0)
     add("state_indices", memref({d.N}, d.state_index_bits == 32 ? "i32" : "i64"));
+  if (d.cu_seqlens_bits)
+    add("cu_seqlens", memref({d.N + 1}, d.cu_seqlens_bits == 32 ? "i32" : "i64"));
   if (d.state_in_place) {
     args.push_back({"state", sT});
     operand("initial_state", "state", sT);

@@ -103,7 +103,7 @@ class Compiler:
                 gate_dtype="float32", beta_dtype=None, decay="none", beta="one", qk_l2norm=False,
                 scale=None, layout="kv", initial_state=False, final_state=False,
                 state_in_place=False, num_slots=0, state_index_dtype="int32",
-                state_dtype="float32", allow_neg_eigval=False,
+                state_dtype="float32", allow_neg_eigval=False, cu_seqlens_dtype=None,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0,
                 target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
@@ -111,6 +111,8 @@ class Compiler:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
         or b, default gate_dtype); decay: "none", "log_space",
         "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
+        cu_seqlens_dtype ("int32"/"int64"): varlen, N sequences packed into T
+        tokens ([1, T, ...] token tensors, a cu_seqlens [N + 1] argument).
         state_dtype: storage of the states (computed in float32, rounded once
         on store). num_slots > 0 makes the states a pool [num_slots, HV, ...] addressed by
         a state_indices argument [N] of state_index_dtype ("int32", "int64");
@@ -135,6 +137,9 @@ class Compiler:
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))
+        d.cu_seqlens_bits = {None: 0, "int32": 32, "int64": 64}.get(cu_seqlens_dtype, -1)
+        if d.cu_seqlens_bits < 0:
+            raise ValueError(f"cu_seqlens_dtype must be None, 'int32' or 'int64', got {cu_seqlens_dtype!r}")
         d.state_index_bits = {"int32": 32, "int64": 64}.get(state_index_dtype, 0)
         if num_slots and not d.state_index_bits:
             raise ValueError(f"state_index_dtype must be 'int32' or 'int64', got {state_index_dtype!r}")

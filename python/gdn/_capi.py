@@ -41,7 +41,7 @@ class RecurrentDesc(ctypes.Structure):
         ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
         ("v_lanes", ctypes.c_int), ("num_slots", ctypes.c_int64),
         ("state_index_bits", ctypes.c_int), ("state_dtype", ctypes.c_int),
-        ("allow_neg_eigval", ctypes.c_int),
+        ("allow_neg_eigval", ctypes.c_int), ("cu_seqlens_bits", ctypes.c_int),
     ]
 
 

@@ -67,7 +67,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
               beta: Optional[torch.Tensor], b: Optional[torch.Tensor],
-              state_indices: Optional[torch.Tensor],
+              state_indices: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               scale: float, qk_l2norm: bool, state_layout: str,
@@ -80,6 +80,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     zero). o [N, T, HV, V] is written."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
+    if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
+        N = cu_seqlens.shape[0] - 1
     gate = g if g is not None else a
     bt = beta if beta is not None else b
     pool = state if state is not None else initial_state if initial_state is not None else final_state
@@ -97,12 +99,14 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         num_slots=pool.shape[0] if state_indices is not None else 0,
         state_dtype=_DTYPES[pool.dtype] if pool is not None else "float32",
         state_index_dtype="int64" if state_indices is not None and
-        state_indices.dtype == torch.int64 else "int32")
+        state_indices.dtype == torch.int64 else "int32",
+        cu_seqlens_dtype=None if cu_seqlens is None else
+        "int64" if cu_seqlens.dtype == torch.int64 else "int32")
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
-             "initial_state", "state", "final_state", "o")
+             "cu_seqlens", "initial_state", "state", "final_state", "o")
     tensors = []
     for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
-                               initial_state, state, final_state, o)):
+                               cu_seqlens, initial_state, state, final_state, o)):
         if t is None:
             continue
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
@@ -117,8 +121,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 @recurrent.register_fake
-def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, initial_state, state,
-      final_state, o, scale, qk_l2norm, state_layout, allow_neg_eigval=False):
+def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens, initial_state,
+      state, final_state, o, scale, qk_l2norm, state_layout, allow_neg_eigval=False):
     return None
 
 
@@ -171,15 +175,16 @@ def fused_recurrent_gated_delta_rule(
     """FLA's `fused_recurrent_gated_delta_rule`: q, k [B, T, H, K], v [B, T, HV, V],
     g [B, T, HV] (log-space decay, or the raw gate with use_gate_in_kernel and
     A_log, dt_bias [HV] fp32), beta [B, T, HV] (or logits with
-    use_beta_sigmoid_in_kernel), initial_state [B, HV, K, V] fp32 (read only;
-    [B, HV, V, K] with state_v_first). Returns (o [B, T, HV, V] in v's dtype,
-    final_state fp32 or None)."""
+    use_beta_sigmoid_in_kernel), initial_state [N, HV, K, V] (read only;
+    [N, HV, V, K] with state_v_first; N = B, or with cu_seqlens [N + 1]
+    int32/int64 the number of sequences packed into B = 1). Returns
+    (o [B, T, HV, V] in v's dtype, final_state fp32 or None)."""
     state_v_first = state_v_first or bool(kwargs.pop("transpose_state_layout", False))
-    _unsupported(gk=gk, gv=gv, cu_seqlens=cu_seqlens,
-                 **{k_: v_ for k_, v_ in kwargs.items()})
+    _unsupported(gk=gk, gv=gv, **{k_: v_ for k_, v_ in kwargs.items()})
     if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
         raise ValueError("allow_neg_eigval=True needs use_beta_sigmoid_in_kernel=True (FLA's rule)")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    N = _check_cu_seqlens(cu_seqlens, dev, B)
     a = None
     if g is not None:
         _check("g", g, dev, (B, T, HV), _INPUT)
@@ -201,7 +206,7 @@ def fused_recurrent_gated_delta_rule(
         if use_beta_sigmoid_in_kernel:
             b, beta = beta, None
     layout = "vk" if state_v_first else "kv"
-    state_shape = (B, HV, V, K) if state_v_first else (B, HV, K, V)
+    state_shape = (N, HV, V, K) if state_v_first else (N, HV, K, V)
     if initial_state is not None:
         _check("initial_state", initial_state, dev, state_shape, _INPUT)
         if initial_state.dtype != torch.float32:  # FLA reads any dtype; the final state is fp32
@@ -209,10 +214,23 @@ def fused_recurrent_gated_delta_rule(
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
-    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, initial_state,
-                            None, final_state, o, float(scale) if scale else 0.0,
+    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens,
+                            initial_state, None, final_state, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval))
     return o, final_state
+
+
+def _check_cu_seqlens(cu_seqlens, dev, B):
+    """The number of sequences: B, or with cu_seqlens [N + 1] (varlen, B == 1)
+    N. Sequence n owns packed tokens [cu[n], cu[n + 1])."""
+    if cu_seqlens is None:
+        return B
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1:
+        raise ValueError("cu_seqlens must be a 1-D tensor [N + 1]")
+    _check("cu_seqlens", cu_seqlens, dev, None, (torch.int32, torch.int64))
+    if B != 1:
+        raise ValueError(f"cu_seqlens needs packed tokens with batch 1, got batch {B}")
+    return cu_seqlens.shape[0] - 1
 
 
 def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b):
@@ -278,8 +296,8 @@ def gated_delta_rule_decode_pretranspose(
         output = torch.empty_like(v)
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
-    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, target,
-                            None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
+                            target, None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
                             "vk")
     return output, target
 
@@ -295,10 +313,10 @@ def fused_sigmoid_gating_delta_rule_update(
     initial_state_source: the pool [slots, HV, V, K] (fp32, bf16 or fp16;
     computed in fp32, rounded once on store), updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
-    output rows zero). Returns o [B, T, HV, V]. The verify arguments
-    (intermediate states, no-commit, tree parents) and varlen are not
-    supported yet."""
-    _unsupported(cu_seqlens=cu_seqlens, is_kda=is_kda,
+    output rows zero), cu_seqlens [N + 1] for packed tokens (B = 1). Returns
+    o [B, T, HV, V]. The verify arguments (intermediate states, no-commit,
+    tree parents) are not supported yet."""
+    _unsupported(is_kda=is_kda,
                  disable_state_update=disable_state_update,
                  intermediate_states_buffer=intermediate_states_buffer,
                  intermediate_state_indices=intermediate_state_indices,
@@ -308,15 +326,16 @@ def fused_sigmoid_gating_delta_rule_update(
     if float(softplus_threshold) != 20.0:
         raise NotImplementedError("gdn: argument 'softplus_threshold' != 20.0 is not supported yet")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    N = _check_cu_seqlens(cu_seqlens, dev, B)
     pool = initial_state_source
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError("initial_state_source must be a 4-D tensor [slots, HV, V, K]")
     _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
-    indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
+    indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                              pool.shape[0] if _validate_indices() else None)
     _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     o = torch.empty_like(v)
-    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, pool,
-                            None, o, float(scale) if scale else 0.0,
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
+                            None, pool, None, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), "vk")
     return o

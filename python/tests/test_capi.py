@@ -194,3 +194,35 @@ def test_f16_state_rounds_once_on_store():
     assert rms_rel(o.reshape(N, T, HV, V), ro) < 1e-5  # o from the fp32 state
     err = rms_rel(state.astype(np.float64).reshape(N, HV, K, V), rs)
     assert 1e-5 < err < 1e-3, err  # stored in fp16: rounded, within fp16 precision
+
+
+def test_varlen_through_the_c_api():
+    # 3 sequences of 1, 0 and 2 tokens packed into 4 tokens (the last unused).
+    H, HV, K, V, T = 1, 1, 32, 8, 4
+    kern = gdn.Compiler().compile(N=3, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given", initial_state=True,
+                                  final_state=True, cu_seqlens_dtype="int64")
+    sizes = dict(kern.arguments)
+    assert [n for n, _ in kern.arguments] == ["q", "k", "v", "g", "beta", "cu_seqlens",
+                                             "initial_state", "final_state", "o"]
+    assert sizes["q"] == T * K * 4 and sizes["cu_seqlens"] == 4 * 8
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((2, T * K)).astype(np.float32)
+    v = rng.standard_normal(T * V).astype(np.float32)
+    g = np.log(rng.uniform(0.5, 1, T)).astype(np.float32)
+    beta = rng.uniform(0, 1, T).astype(np.float32)
+    cu = np.array([0, 1, 1, 3], np.int64)
+    h0 = rng.standard_normal(3 * K * V).astype(np.float32)
+    ht = np.full(3 * K * V, np.nan, np.float32)
+    o = np.full(T * V, np.nan, np.float32)
+    kern.run_host([q, k, v, g, beta, cu, h0, ht, o])
+    assert np.isnan(o[3 * V:]).all(), "the token past cu_seqlens[N] stays untouched"
+    assert np.array_equal(ht[K * V:2 * K * V], h0[K * V:2 * K * V])  # empty sequence
+    for n, (lo, hi) in enumerate(((0, 1), (1, 3))):
+        sn = (0, 2)[n]
+        ro, rs = recurrent(q.reshape(1, T, H, K)[:, lo:hi], k.reshape(1, T, H, K)[:, lo:hi],
+                           v.reshape(1, T, HV, V)[:, lo:hi], g=g.reshape(1, T, HV)[:, lo:hi],
+                           beta=beta.reshape(1, T, HV)[:, lo:hi],
+                           initial_state=h0.reshape(3, HV, K, V)[sn:sn + 1])
+        assert rms_rel(o.reshape(1, T, HV, V)[:, lo:hi], ro) < 1e-5
+        assert rms_rel(ht.reshape(3, HV, K, V)[sn:sn + 1], rs) < 1e-5

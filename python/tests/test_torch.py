@@ -88,7 +88,7 @@ def test_bad_arguments_raise_before_any_launch():
         f(*args, initial_state=x["state"], initial_state_indices=torch.zeros(2, dtype=torch.int32))
     with pytest.raises(NotImplementedError, match="'output_state_indices'"):
         f(*args, output_state_indices=torch.zeros(2, dtype=torch.int32))
-    with pytest.raises(NotImplementedError, match="'cu_seqlens'"):
+    with pytest.raises(ValueError, match="cu_seqlens needs packed tokens with batch 1"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
     with pytest.raises(NotImplementedError, match="'gk'"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gk=x["a"])
@@ -212,3 +212,29 @@ def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype, poo
                            qk_l2norm=True, layout="vk")
         assert rms_rel(np64(o[row:row + 1]), ro) < 2e-3
         assert rms_rel(np64(pool[slot:slot + 1]), rs) < (1e-5 if pool_dtype == torch.float32 else 4e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fla_varlen_matches_per_sequence_runs(device):
+    """FLA's varlen call: 3 sequences of 2, 0 and 3 tokens packed into B = 1."""
+    H, HV, K, V = 1, 2, 64, 32
+    g = torch.Generator().manual_seed(21)
+    q, k = torch.randn(1, 5, H, K, generator=g), torch.randn(1, 5, H, K, generator=g)
+    v = torch.randn(1, 5, HV, V, generator=g)
+    gg = torch.log(torch.rand(1, 5, HV, generator=g) * 0.5 + 0.5)
+    beta = torch.rand(1, 5, HV, generator=g)
+    h0 = torch.randn(3, HV, K, V, generator=g)
+    cu = torch.tensor([0, 2, 2, 5], dtype=torch.int32)
+    to = lambda t: t.to(device)
+    o, ht = ops.fused_recurrent_gated_delta_rule(
+        to(q), to(k), to(v), g=to(gg), beta=to(beta), initial_state=to(h0),
+        output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=to(cu))
+    for n, (lo, hi) in enumerate(((0, 2), (2, 2), (2, 5))):
+        if lo == hi:  # an empty sequence passes its state through
+            assert torch.equal(ht[n].cpu(), h0[n])
+            continue
+        ro, rs = recurrent(np64(q[:, lo:hi]), np64(k[:, lo:hi]), np64(v[:, lo:hi]),
+                           g=np64(gg[:, lo:hi]), beta=np64(beta[:, lo:hi]),
+                           initial_state=np64(h0[n:n + 1]), qk_l2norm=True)
+        assert rms_rel(np64(o[:, lo:hi]), ro) < 1e-4
+        assert rms_rel(np64(ht[n:n + 1]), rs) < 1e-5
