@@ -35,6 +35,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <limits>
 #include <tuple>
 #include "llvm/Support/MathExtras.h"
@@ -180,10 +181,13 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
 }
 
 /// Byte alignment of a vector of `count` elements of `elementType` at an
-/// offset that is a multiple of `count`: the largest power of two dividing it.
+/// offset that is a multiple of `count`: the largest power of two dividing its
+/// size, at most 16.
 int64_t vectorAlignment(int64_t count, Type elementType) {
   int64_t bytes = count * elementType.getIntOrFloatBitWidth() / 8;
-  return bytes & -bytes;
+  // Never more than the 16 bytes callers guarantee for their buffers (the C
+  // API checks it); the offsets themselves are multiples of the vector size.
+  return std::min<int64_t>(bytes & -bytes, 16);
 }
 
 /// Builds the body of one kernel. Method names follow the kernel's stages.
