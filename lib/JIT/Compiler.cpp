@@ -33,6 +33,8 @@ StringRef jit::roleName(Role role) {
   case Role::BLogits: return "b";
   case Role::StateIndices: return "state_indices";
   case Role::CuSeqlens: return "cu_seqlens";
+  case Role::IntermediateStateIndices: return "intermediate_state_indices";
+  case Role::IntermediateStates: return "intermediate_states";
   case Role::InitialState: return "initial_state";
   case Role::FinalState: return "final_state";
   case Role::State: return "state";
@@ -42,7 +44,8 @@ StringRef jit::roleName(Role role) {
 }
 
 bool jit::isOutput(Role role) {
-  return role == Role::O || role == Role::FinalState || role == Role::State;
+  return role == Role::O || role == Role::FinalState || role == Role::State ||
+         role == Role::IntermediateStates;
 }
 
 int64_t Argument::numElements() const {
@@ -108,7 +111,9 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getDtBias(), Role::DtBias}, {op.getBeta(), Role::Beta},
       {op.getB(), Role::BLogits},     {op.getStateIndices(), Role::StateIndices},
       {op.getCuSeqlens(), Role::CuSeqlens},
+      {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
       {op.getInitialState(), Role::InitialState},
+      {op.getIntermediateStates(), Role::IntermediateStates},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
     if (!value)
@@ -157,6 +162,12 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   p.qkL2Norm = op.getQkL2norm();
   p.allowNegEigval = op.getAllowNegEigval();
   p.varlen = op.isVarlen();
+  if (Value inter = op.getIntermediateStates()) {
+    auto type = cast<MemRefType>(inter.getType());
+    p.intermediateRows = type.getDimSize(0);
+    p.intermediateSteps = type.getDimSize(1);
+    p.intermediateIndexed = op.getIntermediateStateIndices() != nullptr;
+  }
   p.scale = op.getScaleOrDefault();
   p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
                              : ::gdn::reference::StateLayout::KV;

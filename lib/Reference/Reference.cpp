@@ -105,6 +105,15 @@ std::string validate(const Problem &p, const Inputs &in) {
   };
   if (p.slots < 0)
     return "reference: slots must be >= 0";
+  if (p.intermediateIndexed) {
+    if (static_cast<int64_t>(in.intermediateIndices.size()) != p.N)
+      return "reference: 'intermediateIndices' has " +
+             std::to_string(in.intermediateIndices.size()) + " elements, expected " +
+             std::to_string(p.N);
+    for (int64_t idx : in.intermediateIndices)
+      if (idx >= p.intermediateRows)
+        return "reference: intermediate index out of range";
+  }
   if (p.varlen) {
     if (static_cast<int64_t>(in.cuSeqlens.size()) != p.N + 1)
       return "reference: 'cuSeqlens' has " + std::to_string(in.cuSeqlens.size()) +
@@ -160,6 +169,9 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
 
   const int64_t batch = p.varlen ? 1 : N; // rows of the token tensors
   std::vector<double> o(static_cast<size_t>(batch * T * HV * V), 0.0);
+  std::vector<double> intermediate(
+      static_cast<size_t>(p.intermediateRows * p.intermediateSteps * HV * K * V),
+      0.0);
   const int64_t rows = p.slots > 0 ? p.slots : N;
   std::vector<double> finalState(static_cast<size_t>(rows * HV * K * V), 0.0);
   if (p.slots > 0 && p.hasInitialState)
@@ -237,15 +249,28 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
             acc += state[ki * V + vi] * q[ki];
           o[vBase + vi] = acc;
         }
+
+        // Verify: the state after this token.
+        const int64_t step = tok - lo;
+        const int64_t irow = p.intermediateIndexed ? in.intermediateIndices[n] : n;
+        if (p.intermediateRows > 0 && irow >= 0 && step < p.intermediateSteps) {
+          for (int64_t ki = 0; ki < K; ++ki)
+            for (int64_t vi = 0; vi < V; ++vi) {
+              int64_t head = ((irow * p.intermediateSteps + step) * HV + hv) * K * V;
+              intermediate[head + (vk ? vi * K + ki : ki * V + vi)] = state[ki * V + vi];
+            }
+        }
       }
 
       for (int64_t ki = 0; ki < K; ++ki)
         for (int64_t vi = 0; vi < V; ++vi)
           finalState[stateOffset(row, hv, ki, vi)] = state[ki * V + vi];
+
     }
   }
 
   out.o = std::move(o);
+  out.intermediate = std::move(intermediate);
   out.finalState = std::move(finalState);
   return "";
 }

@@ -166,12 +166,13 @@ void encode(Type t, double x, uint8_t *p) {
 /// random permutation of the slots, every fourth row from the second on a
 /// padding row (-1), rows past the pool size padding as well.
 HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
-                     int64_t seqTokens) {
+                     int64_t seqTokens, int64_t interRows) {
   HostBuffer buf;
   int64_t n = arg.numElements();
   int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
   buf.bytes.assign(n * width, 0xFF); // NaN in every float dtype
-  if (arg.role == Role::O || arg.role == Role::FinalState)
+  if (arg.role == Role::O || arg.role == Role::FinalState ||
+      arg.role == Role::IntermediateStates)
     return buf;
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -189,6 +190,19 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
       int64_t x = i == 0 ? 0 : i == n - 1 ? used : cuts[i - 1];
       encode(arg.elementType, x, &buf.bytes[i * width]);
       buf.values[i] = x;
+    }
+    return buf;
+  }
+  if (arg.role == Role::IntermediateStateIndices) {
+    // Distinct rows; every third sequence without a row (-1).
+    std::vector<int64_t> perm(interRows);
+    for (int64_t i = 0; i < interRows; ++i)
+      perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t idx = (i < interRows && i % 3 != 2) ? perm[i] : -1;
+      encode(arg.elementType, idx, &buf.bytes[i * width]);
+      buf.values[i] = idx;
     }
     return buf;
   }
@@ -430,7 +444,7 @@ int main(int argc, char **argv) {
   std::vector<HostBuffer> buffers;
   int64_t bytesMoved = 0;
   for (const Argument &arg : sig->arguments) {
-    buffers.push_back(makeInput(arg, rng, p.slots, p.T));
+    buffers.push_back(makeInput(arg, rng, p.slots, p.T, p.intermediateRows));
     bytesMoved += arg.bytes() * (arg.role == Role::State ? 2 : 1);
   }
   reference::Inputs refIn;
@@ -451,6 +465,11 @@ int main(int argc, char **argv) {
       break;
     case Role::CuSeqlens:
       refIn.cuSeqlens.assign(vals.begin(), vals.end());
+      break;
+    case Role::IntermediateStateIndices:
+      refIn.intermediateIndices.assign(vals.begin(), vals.end());
+      break;
+    case Role::IntermediateStates:
       break;
     case Role::FinalState: case Role::O: break;
     }
@@ -576,6 +595,41 @@ int main(int argc, char **argv) {
           log << "check o: " << bad << " elements of padding rows are not 0  FAILED\n";
           exitCode = 1;
         }
+      } else if (arg.role == Role::IntermediateStates) {
+        // Written (row, step) blocks against the reference, others untouched.
+        int64_t block = p.HV * p.K * p.V;
+        int64_t blockBytes = block * arg.elementType.getIntOrFloatBitWidth() / 8;
+        std::vector<bool> written(p.intermediateRows * p.intermediateSteps, false);
+        for (int64_t n = 0; n < p.N; ++n) {
+          int64_t row = p.intermediateIndexed ? refIn.intermediateIndices[n] : n;
+          if (padding[n] || row < 0)
+            continue;
+          int64_t len = p.varlen ? refIn.cuSeqlens[n + 1] - refIn.cuSeqlens[n] : p.T;
+          for (int64_t st = 0; st < std::min(len, p.intermediateSteps); ++st)
+            written[row * p.intermediateSteps + st] = true;
+        }
+        std::vector<double> gotW, refW;
+        int64_t changed = 0, untouched = 0;
+        for (size_t bIdx = 0; bIdx < written.size(); ++bIdx) {
+          if (written[bIdx]) {
+            gotW.insert(gotW.end(), got.begin() + bIdx * block, got.begin() + (bIdx + 1) * block);
+            refW.insert(refW.end(), ref.intermediate.begin() + bIdx * block,
+                        ref.intermediate.begin() + (bIdx + 1) * block);
+          } else {
+            ++untouched;
+            changed += std::memcmp(&buffers[i].bytes[bIdx * blockBytes],
+                                   &before[i][bIdx * blockBytes], blockBytes) != 0;
+          }
+        }
+        double interTol = tolState.getNumOccurrences() ? double(tolState)
+                          : arg.elementType.isBF16()       ? 4e-3
+                          : arg.elementType.isF16()        ? 1e-3
+                                                           : 1e-5;
+        report("intermediate", gotW, refW, interTol);
+        log << "check unwritten intermediate steps: " << changed << " of " << untouched
+            << " changed  " << (changed ? "FAILED" : "ok") << "\n";
+        if (changed)
+          exitCode = 1;
       } else if (arg.role == Role::FinalState || arg.role == Role::State) {
         if (p.slots == 0) {
           report("final_state", got, ref.finalState, stateTol);

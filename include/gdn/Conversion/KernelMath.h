@@ -59,6 +59,11 @@ public:
   /// the token range [lo, hi) along T: (n, 0, T), or with cu_seqlens
   /// (0, cu[n], cu[n + 1]). Indices are `index`.
   std::tuple<Value, Value, Value> emitTokenRange(RecurrentOp op, Value n);
+  /// The intermediate_states row of sequence n (n, or its
+  /// intermediate_state_indices entry) and the i1 "write it" (null when
+  /// always): false for padding rows (`poolValid` false) and negative rows.
+  std::pair<Value, Value> emitIntermediateRow(RecurrentOp op, Value n,
+                                              Value poolValid);
 
   OpBuilder &builder() { return b; }
   Location location() { return loc; }

@@ -28,6 +28,8 @@ enum class Role {
   Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
   StateIndices, ///< pool slot per sequence (i32 or i64)
   CuSeqlens,    ///< varlen sequence starts (i32 or i64)
+  IntermediateStateIndices, ///< row of each sequence in intermediate_states
+  IntermediateStates,       ///< per-token states (written)
   InitialState, FinalState,
   State, ///< both the initial and the final state (updated in place)
   O

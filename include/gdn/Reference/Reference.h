@@ -38,6 +38,11 @@ struct Problem {
   /// Packed tokens: q, k [1, T, H, K] etc. hold T tokens in all, sequence n
   /// owning [cuSeqlens[n], cuSeqlens[n + 1]) (Inputs::cuSeqlens, N + 1).
   bool varlen = false;
+  /// Verify: store the state after every token. 0 rows: none. Sequence n
+  /// writes row n, or with intermediateIndexed row Inputs::intermediateIndices[n]
+  /// (< 0: none); step s = the state after its s-th token (s < steps).
+  int64_t intermediateRows = 0, intermediateSteps = 0;
+  bool intermediateIndexed = false;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -52,6 +57,7 @@ struct Inputs {
   std::vector<double> initialState;  ///< [N or slots, HV, K, V] (kv) or [.., HV, V, K] (vk)
   std::vector<int64_t> stateIndices; ///< [N] pool slot per sequence (slots > 0)
   std::vector<int64_t> cuSeqlens;    ///< [N + 1] sequence starts (varlen)
+  std::vector<int64_t> intermediateIndices; ///< [N] (intermediateIndexed)
 };
 
 struct Outputs {
@@ -59,6 +65,8 @@ struct Outputs {
   /// Same layout as the initial state. With a pool: the whole pool, slots
   /// no sequence uses keep their initial values (zero without one).
   std::vector<double> finalState;
+  /// [rows, steps, HV, K, V] (kv) or [.., HV, V, K] (vk); unwritten entries 0.
+  std::vector<double> intermediate;
 };
 
 /// softplus(x) = log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang).

@@ -129,9 +129,37 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
           });
         });
         auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
-        Value tokens = tokenRow; // (a structured binding cannot be captured)
+        Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
+        auto inter = m.emitIntermediateRow(op, n, valid);
         forRange(rewriter, loc, lo, hi, [&](Value t) {
           emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
+          // Verify: the state after this token into intermediate_states.
+          Value buf = op.getIntermediateStates();
+          if (!buf)
+            return;
+          Value step = arith::SubIOp::create(rewriter, loc, t, first);
+          Value cond = inter.second;
+          if (op.isVarlen()) {
+            Value inRange = arith::CmpIOp::create(
+                rewriter, loc, arith::CmpIPredicate::slt, step,
+                m.index(cast<MemRefType>(buf.getType()).getDimSize(1)));
+            cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, inRange))
+                        : inRange;
+          }
+          OpBuilder::InsertionGuard g(rewriter);
+          if (cond) {
+            auto ifOp = scf::IfOp::create(rewriter, loc, cond, false);
+            rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          }
+          Type et = cast<MemRefType>(buf.getType()).getElementType();
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+              SmallVector<Value> idx = vk ? SmallVector<Value>{inter.first, step, hv, v, k}
+                                          : SmallVector<Value>{inter.first, step, hv, k, v};
+              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), buf, idx);
+            });
+          });
         });
         if (Value fin = op.getFinalState()) {
           OpBuilder::InsertionGuard g(rewriter);

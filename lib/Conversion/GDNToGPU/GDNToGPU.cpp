@@ -218,15 +218,17 @@ public:
     k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
 
     std::tie(stateRow, valid) = m.emitStateSlot(op, n);
-    Value lo, hi;
-    std::tie(tokenRow, lo, hi) = m.emitTokenRange(op, n);
+    Value hi;
+    std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
+    std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
     SmallVector<Value> state = loadState();
     auto loop = scf::ForOp::create(
-        b, loc, lo, hi, m.index(1), state,
+        b, loc, tokenLo, hi, m.index(1), state,
         [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           SmallVector<Value> next = token(t, carried);
+          storeIntermediate(t, next);
           scf::YieldOp::create(b, loc, next);
         });
     storeState(loop.getResults());
@@ -319,28 +321,57 @@ private:
   }
 
   void storeState(ValueRange results) {
-    Value fin = op.getFinalState();
-    if (!fin)
+    if (Value fin = op.getFinalState())
+      storeTile(results, fin, {stateRow, hv}, valid);
+  }
+
+  /// The state after token t into intermediate_states[row, t - lo, hv, ...]
+  /// (verify), skipped for padding rows, rows without a slot and, in varlen,
+  /// steps past the buffer.
+  void storeIntermediate(Value t, ValueRange tile) {
+    Value inter = op.getIntermediateStates();
+    if (!inter)
       return;
+    Value step = arith::SubIOp::create(b, loc, t, tokenLo);
+    Value cond = interValid;
+    if (op.isVarlen()) {
+      int64_t steps = cast<MemRefType>(inter.getType()).getDimSize(1);
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            step, m.index(steps));
+      cond = cond ? Value(arith::AndIOp::create(b, loc, cond, inRange)) : inRange;
+    }
+    storeTile(tile, inter, {interRow, step, hv}, cond);
+  }
+
+  /// Stores the tile at `prefix` + (this lane's V and K positions), in the
+  /// layout, 16-byte vectors along the contiguous dimension; under `cond`.
+  void storeTile(ValueRange results, Value dst, SmallVector<Value> prefix,
+                 Value cond) {
     SmallVector<Value> tile(results.begin(), results.end());
     OpBuilder::InsertionGuard g(b);
-    if (valid) { // Pool: a padding row writes nothing.
-      auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+    if (cond) {
+      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
+    auto at2 = [&](Value x, Value y) {
+      SmallVector<Value> idx = prefix;
+      idx.push_back(x);
+      idx.push_back(y);
+      return idx;
+    };
     if (op.isVKLayout()) {
       for (int64_t r = 0; r < s.rows; ++r) {
         SmallVector<Value> row;
         for (int64_t j = 0; j < s.kPerLane; ++j)
           row.push_back(at(tile, r, j));
-        storeVector(row, fin, {stateRow, hv, offset(v0, r), k0});
+        storeVector(row, dst, at2(offset(v0, r), k0));
       }
     } else {
       for (int64_t j = 0; j < s.kPerLane; ++j) {
         SmallVector<Value> col;
         for (int64_t r = 0; r < s.rows; ++r)
           col.push_back(at(tile, r, j));
-        storeVector(col, fin, {stateRow, hv, offset(k0, j), v0});
+        storeVector(col, dst, at2(offset(k0, j), v0));
       }
     }
   }
@@ -415,6 +446,8 @@ private:
   Value kLane, n, hv, h, v0, k0;
   Value stateRow, valid; ///< state row (n or its pool slot); pool row is real
   Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
+  Value tokenLo;         ///< first token of the sequence along T
+  Value interRow, interValid; ///< intermediate_states row, and whether to write
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists

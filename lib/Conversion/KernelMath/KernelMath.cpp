@@ -123,6 +123,22 @@ std::tuple<Value, Value, Value> KernelMath::emitTokenRange(RecurrentOp op,
   return {index(0), at(n), at(next)};
 }
 
+std::pair<Value, Value> KernelMath::emitIntermediateRow(RecurrentOp op, Value n,
+                                                       Value poolValid) {
+  Value indices = op.getIntermediateStateIndices();
+  if (!op.getIntermediateStates() || !indices)
+    return {n, poolValid};
+  Value raw = memref::LoadOp::create(b, loc, indices, ValueRange{n});
+  Value row = raw;
+  if (!raw.getType().isInteger(64))
+    row = arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
+  if (poolValid)
+    valid = arith::AndIOp::create(b, loc, valid, poolValid);
+  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), row), valid};
+}
+
 std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
   Value indices = op.getStateIndices();
   if (!indices)

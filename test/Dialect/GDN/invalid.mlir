@@ -270,7 +270,7 @@ func.func @tensor_result_type(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>
 // The generic form with a required operand's segment emptied (no crash).
 func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'o' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -278,7 +278,7 @@ func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: mem
 
 func.func @segment_q(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'q' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -362,5 +362,21 @@ func.func @varlen_dtype(%q: memref<1x3x1x32xf32>, %k: memref<1x3x1x32xf32>, %v: 
 func.func @varlen_state(%q: memref<1x3x1x32xf32>, %k: memref<1x3x1x32xf32>, %v: memref<1x3x1x8xf32>, %o: memref<1x3x1x8xf32>, %cu: memref<3xi32>, %s: memref<1x1x32x8xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'initial_state' expects shape [2, 1, 32, 8] (N, HV, K, V for layout kv), got [1, 1, 32, 8]}}
   gdn.recurrent q(%q : memref<1x3x1x32xf32>) k(%k : memref<1x3x1x32xf32>) v(%v : memref<1x3x1x8xf32>) cu_seqlens(%cu : memref<3xi32>) initial_state(%s : memref<1x1x32x8xf32>) o(%o : memref<1x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_shape(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %inter: memref<2x2x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_states' expects shape [2, 3, 1, 32, 8] (rows, steps, HV, K, V for layout kv), got [2, 2, 1, 32, 8]}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_states(%inter : memref<2x2x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_indices_alone(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %idx: memref<2xi32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_state_indices' needs 'intermediate_states'}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_state_indices(%idx : memref<2xi32>) o(%o : memref<2x3x1x8xf32>)
   return
 }

@@ -100,7 +100,9 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getB(), "b"},
       {op.getStateIndices(), "state_indices"},
       {op.getCuSeqlens(), "cu_seqlens"},
+      {op.getIntermediateStateIndices(), "intermediate_state_indices"},
       {op.getInitialState(), "initial_state"},
+      {op.getIntermediateStates(), "intermediate_states"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
   SmallVector<std::pair<Value, StringRef>> present;
@@ -157,9 +159,12 @@ void RecurrentOp::getEffects(
   for (OpOperand &operand : getOperation()->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    if (isDpsInit(&operand))
+    // Pools, varlen and intermediate buffers are written only in part.
+    bool partial = hasStatePool() || isVarlen() ||
+                   operand.get() == getIntermediateStates();
+    if (isDpsInit(&operand) || operand.get() == getIntermediateStates())
       effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
-                           /*effectOnFullRegion=*/true,
+                           /*effectOnFullRegion=*/!partial,
                            SideEffects::DefaultResource::get());
     else
       effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
@@ -223,7 +228,7 @@ LogicalResult RecurrentOp::verify() {
   // size 0 or 2; check before any accessor reads past the operand list.
   ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
   static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {13, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {15, "o"}};
   for (auto [index, name] : kRequired)
     if (segments[index] != 1)
       return emitOpError() << "needs exactly one '" << name
@@ -380,6 +385,42 @@ LogicalResult RecurrentOp::verify() {
                            << stateType << " (the dtype of 'initial_state'), got "
                            << et;
     stateType = et;
+  }
+
+  // Per-token states (verify): [R, steps, HV, ...] in the state layout.
+  auto indexType = [](Type t) {
+    return t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  };
+  if (Value idx = getIntermediateStateIndices()) {
+    if (!getIntermediateStates())
+      return emitOpError() << "operand 'intermediate_state_indices' needs "
+                              "'intermediate_states'";
+    if (failed(checkOperand(op, idx, "intermediate_state_indices", {numSeqs},
+                            "N", indexType, "i32 or i64")))
+      return failure();
+  }
+  if (Value inter = getIntermediateStates()) {
+    if (!isa<MemRefType>(inter.getType()))
+      return emitOpError() << "operand 'intermediate_states' is supported in "
+                              "the memref form only";
+    if (failed(checkStatic(op, inter, "intermediate_states")))
+      return failure();
+    auto type = cast<ShapedType>(inter.getType());
+    int64_t rows = type.getRank() == 5 ? type.getDimSize(0) : 0;
+    int64_t steps = type.getRank() == 5 ? type.getDimSize(1) : 0;
+    if (!getIntermediateStateIndices())
+      rows = numSeqs; // batch-scoped: one row per sequence
+    if (!isVarlen())
+      steps = T;
+    SmallVector<int64_t> shape =
+        isVKLayout() ? SmallVector<int64_t>{rows, steps, HV, V, K}
+                     : SmallVector<int64_t>{rows, steps, HV, K, V};
+    if (rows < 1 || steps < 1 ||
+        failed(checkOperand(op, inter, "intermediate_states", shape,
+                            isVKLayout() ? "rows, steps, HV, V, K for layout vk"
+                                         : "rows, steps, HV, K, V for layout kv",
+                            anyFloat, "f32, bf16 or f16")))
+      return failure();
   }
 
   if (auto s = getScaleAttr()) {

@@ -119,7 +119,8 @@ struct RecurrentOpInterface
         get(recurrent.getDtBias()), get(recurrent.getBeta()),
         get(recurrent.getB()), get(recurrent.getStateIndices()),
         get(recurrent.getCuSeqlens()),
-        get(recurrent.getInitialState()),
+        get(recurrent.getIntermediateStateIndices()),
+        get(recurrent.getInitialState()), get(recurrent.getIntermediateStates()),
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
         recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());

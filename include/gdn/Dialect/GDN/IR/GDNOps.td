@@ -66,6 +66,14 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       sequence n owns tokens [cu_seqlens[n], cu_seqlens[n + 1]); empty
       sequences are legal (state copied through unchanged), N = 0 runs
       nothing, tokens past cu_seqlens[N] are neither read nor written.
+    - `intermediate_states` (optional, memref form; speculative verify): the
+      state after each token, [R, steps, HV, V, K] (vk) or [R, steps, HV, K, V]
+      (kv), f32/bf16/f16. Sequence n writes row n (batch-scoped, R = N,
+      FlashInfer) or row `intermediate_state_indices`[n] (pool-scoped,
+      SGLang; < 0: no write); step s holds the state after the sequence's
+      s-th token (steps = T, or for varlen the longest sequence: later tokens
+      are not stored). Padding rows (state_indices < 0) write nothing. No
+      `final_state` operand means no commit: the pool stays untouched.
     - `o`: [N, T, HV, V] in v's dtype.
 
     The op has two forms, like linalg's destination-style ops:
@@ -121,7 +129,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV]">:$b,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each sequence [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "sequence starts in packed tokens [N + 1] (i32 or i64)">:$cu_seqlens,
+    Arg<Optional<GDN_TensorOrMemRef>, "row of each sequence in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
+    Arg<Optional<GDN_TensorOrMemRef>, "state after every token [R, steps, HV, ...] (written)">:$intermediate_states,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
@@ -145,7 +155,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`b` `(` $b^ `:` type($b) `)`)?
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`cu_seqlens` `(` $cu_seqlens^ `:` type($cu_seqlens) `)`)?
+    (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
+    (`intermediate_states` `(` $intermediate_states^ `:` type($intermediate_states) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
     attr-dict
