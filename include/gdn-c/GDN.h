@@ -62,8 +62,11 @@ typedef enum gdnStateLayout {
  *   beta | b                 (beta == GIVEN | LOGITS)
  *   state_indices            (num_slots > 0; slot per sequence, < 0: padding)
  *   cu_seqlens               (cu_seqlens_bits != 0; varlen sequence starts)
+ *   intermediate_state_indices (intermediate_index_bits != 0)
  *   state                    (has_initial_state && has_final_state && state_in_place)
- *   initial_state, final_state (each when present, not in place)
+ *   initial_state            (when present, not in place)
+ *   intermediate_states      (intermediate_rows > 0)
+ *   final_state              (when present, not in place)
  *   o
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
@@ -91,6 +94,12 @@ typedef struct gdnRecurrentDesc {
   int cu_seqlens_bits;  /* 0, or varlen: cu_seqlens [N + 1] is int32 (32) or int64
                            (64), T counts all packed tokens and the token tensors
                            are [1, T, ...] */
+  int64_t intermediate_rows;  /* > 0: verify, the state after every token goes to
+                                 intermediate_states [rows, steps, HV, ...] */
+  int64_t intermediate_steps; /* steps of that buffer (T unless varlen) */
+  int intermediate_index_bits; /* 0: row n (batch-scoped, rows = N); 32/64: rows
+                                  from intermediate_state_indices [N] (< 0: none) */
+  gdnDType intermediate_dtype; /* storage of the intermediate states */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

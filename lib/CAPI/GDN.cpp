@@ -139,13 +139,38 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     add("state_indices", memref({d.N}, d.state_index_bits == 32 ? "i32" : "i64"));
   if (d.cu_seqlens_bits)
     add("cu_seqlens", memref({d.N + 1}, d.cu_seqlens_bits == 32 ? "i32" : "i64"));
+  if (d.intermediate_rows < 0 || d.intermediate_steps < 0 ||
+      (d.intermediate_rows > 0 && d.intermediate_steps < 1) ||
+      (d.intermediate_index_bits != 0 && d.intermediate_index_bits != 32 &&
+       d.intermediate_index_bits != 64)) {
+    error = "intermediate_rows/steps must be >= 0 (steps >= 1 with rows) and "
+            "intermediate_index_bits 0, 32 or 64";
+    return "";
+  }
+  const char *interType = dtypeName(d.intermediate_dtype);
+  if (d.intermediate_rows > 0 && !interType) {
+    error = "unknown intermediate_dtype";
+    return "";
+  }
+  if (d.intermediate_rows > 0 && d.intermediate_index_bits)
+    add("intermediate_state_indices",
+        memref({d.N}, d.intermediate_index_bits == 32 ? "i32" : "i64"));
+  std::string iT;
+  if (d.intermediate_rows > 0)
+    iT = d.layout == GDN_LAYOUT_VK
+             ? memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.V, d.K}, interType)
+             : memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.K, d.V}, interType);
   if (d.state_in_place) {
     args.push_back({"state", sT});
     operand("initial_state", "state", sT);
+    if (!iT.empty())
+      add("intermediate_states", iT);
     operand("final_state", "state", sT);
   } else {
     if (d.has_initial_state)
       add("initial_state", sT);
+    if (!iT.empty())
+      add("intermediate_states", iT);
     if (d.has_final_state)
       add("final_state", sT);
   }

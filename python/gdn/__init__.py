@@ -104,6 +104,8 @@ class Compiler:
                 scale=None, layout="kv", initial_state=False, final_state=False,
                 state_in_place=False, num_slots=0, state_index_dtype="int32",
                 state_dtype="float32", allow_neg_eigval=False, cu_seqlens_dtype=None,
+                intermediate_rows=0, intermediate_steps=0, intermediate_index_dtype=None,
+                intermediate_dtype="float32",
                 rows_per_warp=0, warps_per_block=0, v_lanes=0,
                 target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
@@ -111,6 +113,10 @@ class Compiler:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
         or b, default gate_dtype); decay: "none", "log_space",
         "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
+        intermediate_rows > 0 (verify): the state after every token goes to an
+        intermediate_states argument [rows, steps, HV, ...] of intermediate_dtype,
+        row n or, with intermediate_index_dtype, an intermediate_state_indices
+        argument [N] (< 0: no row).
         cu_seqlens_dtype ("int32"/"int64"): varlen, N sequences packed into T
         tokens ([1, T, ...] token tensors, a cu_seqlens [N + 1] argument).
         state_dtype: storage of the states (computed in float32, rounded once
@@ -137,6 +143,12 @@ class Compiler:
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))
+        d.intermediate_rows, d.intermediate_steps = int(intermediate_rows), int(intermediate_steps)
+        d.intermediate_index_bits = {None: 0, "int32": 32, "int64": 64}.get(
+            intermediate_index_dtype, -1)
+        if d.intermediate_index_bits < 0:
+            raise ValueError("intermediate_index_dtype must be None, 'int32' or 'int64'")
+        d.intermediate_dtype = _lookup(DTYPES, intermediate_dtype, "intermediate_dtype")
         d.cu_seqlens_bits = {None: 0, "int32": 32, "int64": 64}.get(cu_seqlens_dtype, -1)
         if d.cu_seqlens_bits < 0:
             raise ValueError(f"cu_seqlens_dtype must be None, 'int32' or 'int64', got {cu_seqlens_dtype!r}")

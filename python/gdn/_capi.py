@@ -42,6 +42,8 @@ class RecurrentDesc(ctypes.Structure):
         ("v_lanes", ctypes.c_int), ("num_slots", ctypes.c_int64),
         ("state_index_bits", ctypes.c_int), ("state_dtype", ctypes.c_int),
         ("allow_neg_eigval", ctypes.c_int), ("cu_seqlens_bits", ctypes.c_int),
+        ("intermediate_rows", ctypes.c_int64), ("intermediate_steps", ctypes.c_int64),
+        ("intermediate_index_bits", ctypes.c_int), ("intermediate_dtype", ctypes.c_int),
     ]
 
 

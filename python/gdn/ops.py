@@ -62,13 +62,16 @@ def _kernel(device, **desc):
     return k
 
 
-@torch.library.custom_op("gdn::recurrent", mutates_args=("state", "final_state", "o"))
+@torch.library.custom_op("gdn::recurrent",
+                         mutates_args=("state", "intermediate_states", "final_state", "o"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
               beta: Optional[torch.Tensor], b: Optional[torch.Tensor],
               state_indices: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+              intermediate_state_indices: Optional[torch.Tensor],
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
+              intermediate_states: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               scale: float, qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False) -> None:
@@ -101,12 +104,20 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         state_index_dtype="int64" if state_indices is not None and
         state_indices.dtype == torch.int64 else "int32",
         cu_seqlens_dtype=None if cu_seqlens is None else
-        "int64" if cu_seqlens.dtype == torch.int64 else "int32")
+        "int64" if cu_seqlens.dtype == torch.int64 else "int32",
+        intermediate_rows=0 if intermediate_states is None else intermediate_states.shape[0],
+        intermediate_steps=0 if intermediate_states is None else intermediate_states.shape[1],
+        intermediate_index_dtype=None if intermediate_state_indices is None else
+        "int64" if intermediate_state_indices.dtype == torch.int64 else "int32",
+        intermediate_dtype="float32" if intermediate_states is None else
+        _DTYPES[intermediate_states.dtype])
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
-             "cu_seqlens", "initial_state", "state", "final_state", "o")
+             "cu_seqlens", "intermediate_state_indices", "initial_state", "state",
+             "intermediate_states", "final_state", "o")
     tensors = []
     for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
-                               cu_seqlens, initial_state, state, final_state, o)):
+                               cu_seqlens, intermediate_state_indices, initial_state, state,
+                               intermediate_states, final_state, o)):
         if t is None:
             continue
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
@@ -121,8 +132,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 @recurrent.register_fake
-def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens, initial_state,
-      state, final_state, o, scale, qk_l2norm, state_layout, allow_neg_eigval=False):
+def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
+      intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
+      scale, qk_l2norm, state_layout, allow_neg_eigval=False):
     return None
 
 
@@ -214,8 +226,8 @@ def fused_recurrent_gated_delta_rule(
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
-    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens,
-                            initial_state, None, final_state, o, float(scale) if scale else 0.0,
+    torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens, None,
+                            initial_state, None, None, final_state, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval))
     return o, final_state
 
@@ -297,7 +309,7 @@ def gated_delta_rule_decode_pretranspose(
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            target, None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+                            None, target, None, None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
                             "vk")
     return output, target
 
@@ -313,14 +325,12 @@ def fused_sigmoid_gating_delta_rule_update(
     initial_state_source: the pool [slots, HV, V, K] (fp32, bf16 or fp16;
     computed in fp32, rounded once on store), updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
-    output rows zero), cu_seqlens [N + 1] for packed tokens (B = 1). Returns
-    o [B, T, HV, V]. The verify arguments (intermediate states, no-commit,
-    tree parents) are not supported yet."""
-    _unsupported(is_kda=is_kda,
-                 disable_state_update=disable_state_update,
-                 intermediate_states_buffer=intermediate_states_buffer,
-                 intermediate_state_indices=intermediate_state_indices,
-                 cache_steps=cache_steps, retrieve_parent_token=retrieve_parent_token)
+    output rows zero), cu_seqlens [N + 1] for packed tokens (B = 1). Verify:
+    intermediate_states_buffer [rows, cache_steps, HV, V, K] receives the state
+    after every token at intermediate_state_indices [N] (< 0: none), and
+    disable_state_update=True leaves the pool untouched. Returns
+    o [B, T, HV, V]. EAGLE trees (retrieve_parent_token) are not supported yet."""
+    _unsupported(is_kda=is_kda, retrieve_parent_token=retrieve_parent_token)
     if float(softplus_beta) != 1.0:
         raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
     if float(softplus_threshold) != 20.0:
@@ -334,8 +344,26 @@ def fused_sigmoid_gating_delta_rule_update(
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                              pool.shape[0] if _validate_indices() else None)
     _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
+    inter = intermediate_states_buffer
+    inter_idx = None
+    if inter is not None:
+        if not isinstance(inter, torch.Tensor) or inter.dim() != 5:
+            raise ValueError("intermediate_states_buffer must be a 5-D tensor [rows, steps, HV, V, K]")
+        _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
+               _INPUT)
+        if cache_steps is not None and int(cache_steps) != inter.shape[1]:
+            raise ValueError(f"cache_steps = {cache_steps} but the buffer has {inter.shape[1]} steps")
+        if intermediate_state_indices is None:
+            raise ValueError("intermediate_states_buffer needs intermediate_state_indices")
+        inter_idx = _check_indices("intermediate_state_indices", intermediate_state_indices,
+                                   dev, N, inter.shape[0] if _validate_indices() else None)
+    elif intermediate_state_indices is not None:
+        raise ValueError("intermediate_state_indices needs intermediate_states_buffer")
     o = torch.empty_like(v)
+    # disable_state_update: the pool is only read (no commit).
+    read_only = bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
-                            None, pool, None, o, float(scale) if scale else 0.0,
+                            inter_idx, pool if read_only else None,
+                            None if read_only else pool, inter, None, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), "vk")
     return o

@@ -226,3 +226,40 @@ def test_varlen_through_the_c_api():
                            initial_state=h0.reshape(3, HV, K, V)[sn:sn + 1])
         assert rms_rel(o.reshape(1, T, HV, V)[:, lo:hi], ro) < 1e-5
         assert rms_rel(ht.reshape(3, HV, K, V)[sn:sn + 1], rs) < 1e-5
+
+
+def test_verify_intermediate_states_through_the_c_api():
+    # SGLang-style verify: pool read at state_indices, not written (no final
+    # state); per-token states into a pool-scoped buffer at its own indices.
+    N, T, H, HV, K, V, S = 2, 3, 1, 1, 32, 8, 4
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given", initial_state=True,
+                                  num_slots=S, state_index_dtype="int32", intermediate_rows=S,
+                                  intermediate_steps=T, intermediate_index_dtype="int32")
+    assert [n for n, _ in kern.arguments] == [
+        "q", "k", "v", "g", "beta", "state_indices", "intermediate_state_indices",
+        "initial_state", "intermediate_states", "o"]
+    rng = np.random.default_rng(8)
+    q, k = rng.standard_normal((2, N * T * H * K)).astype(np.float32)
+    v = rng.standard_normal(N * T * HV * V).astype(np.float32)
+    g = np.log(rng.uniform(0.5, 1, N * T * HV)).astype(np.float32)
+    beta = rng.uniform(0, 1, N * T * HV).astype(np.float32)
+    idx = np.array([2, 0], np.int32)
+    iidx = np.array([3, -1], np.int32)
+    pool = rng.standard_normal(S * HV * K * V).astype(np.float32)
+    pool_before = pool.copy()
+    inter = np.full(S * T * HV * K * V, np.nan, np.float32)
+    o = np.full(N * T * HV * V, np.nan, np.float32)
+    kern.run_host([q, k, v, g, beta, idx, iidx, pool, inter, o])
+    assert np.array_equal(pool.view(np.int32), pool_before.view(np.int32)), "no commit"
+    blk = T * HV * K * V
+    for r in (0, 1, 2):  # rows no sequence writes stay untouched (NaN)
+        assert np.isnan(inter[r * blk:(r + 1) * blk]).all()
+    # Row 3 holds sequence 0's states after tokens 1, 2, 3 (from slot 2).
+    for t in range(1, T + 1):
+        _, rs = recurrent(q.reshape(N, T, H, K)[:1, :t], k.reshape(N, T, H, K)[:1, :t],
+                          v.reshape(N, T, HV, V)[:1, :t], g=g.reshape(N, T, HV)[:1, :t],
+                          beta=beta.reshape(N, T, HV)[:1, :t],
+                          initial_state=pool_before.reshape(S, HV, K, V)[2:3])
+        got = inter.reshape(S, T, HV, K, V)[3, t - 1]
+        assert rms_rel(got[None], rs) < 1e-5

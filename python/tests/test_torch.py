@@ -92,10 +92,10 @@ def test_bad_arguments_raise_before_any_launch():
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
     with pytest.raises(NotImplementedError, match="'gk'"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gk=x["a"])
-    with pytest.raises(NotImplementedError, match="'disable_state_update'"):
+    with pytest.raises(NotImplementedError, match="'retrieve_parent_token'"):
         ops.fused_sigmoid_gating_delta_rule_update(
             x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
-            x["state"], torch.arange(2), disable_state_update=True)
+            x["state"], torch.arange(2), retrieve_parent_token=torch.zeros(2, 1))
     with pytest.raises(TypeError, match="initial_state_indices must have dtype"):
         ops.fused_sigmoid_gating_delta_rule_update(
             x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
@@ -238,3 +238,32 @@ def test_fla_varlen_matches_per_sequence_runs(device):
                            initial_state=np64(h0[n:n + 1]), qk_l2norm=True)
         assert rms_rel(np64(o[:, lo:hi]), ro) < 1e-4
         assert rms_rel(np64(ht[n:n + 1]), rs) < 1e-5
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sglang_verify_intermediate_states_without_commit(device):
+    """T=3 verify: the pool is read only (disable_state_update), the state after
+    every token goes to the pool-scoped buffer; padding/no-row sequences write none."""
+    x = qwen_inputs(3, T=3, H=2, HV=4, device=device, seed=31)
+    g = torch.Generator().manual_seed(32)
+    pool = torch.randn(5, 4, 128, 128, generator=g).to(device)
+    before = pool.clone()
+    idx = torch.tensor([4, -1, 1], dtype=torch.int32, device=device)
+    inter = torch.full((6, 3, 4, 128, 128), float("nan"), device=device)
+    iidx = torch.tensor([5, 0, -1], dtype=torch.int32, device=device)
+    o = ops.fused_sigmoid_gating_delta_rule_update(
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool, idx,
+        use_qk_l2norm_in_kernel=True, disable_state_update=True,
+        intermediate_states_buffer=inter, intermediate_state_indices=iidx, cache_steps=3)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    assert torch.equal(pool.view(torch.uint8), before.view(torch.uint8))
+    for r in range(5):  # only row 5 (sequence 0) is written
+        assert torch.isnan(inter[r]).all()
+    for t in range(1, 4):
+        _, rs = recurrent(np64(x["q"][:1, :t]), np64(x["k"][:1, :t]), np64(x["v"][:1, :t]),
+                          a=np64(x["a"][:1, :t]), A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]),
+                          b=np64(x["b"][:1, :t]), initial_state=np64(before[4:5]),
+                          qk_l2norm=True, layout="vk")
+        assert rms_rel(np64(inter[5:6, t - 1]), rs) < 1e-5
+    assert torch.count_nonzero(o[1]) == 0
