@@ -2,8 +2,8 @@
 
 - `fused_recurrent_gated_delta_rule`        FLA (fla.ops.gated_delta_rule)
 - `gated_delta_rule_decode_pretranspose`     FlashInfer (flashinfer.gdn_decode)
-- `fused_sigmoid_gating_delta_rule_update`   SGLang (decode; verify arguments
-  arrive with the serving features)
+- `gated_delta_rule_mtp`                     FlashInfer (verify, T > 1)
+- `fused_sigmoid_gating_delta_rule_update`   SGLang (decode and verify)
 
 Each validates its arguments (TypeError / ValueError naming the argument, raised
 before any launch), then calls the custom op `gdn::recurrent`, registered with
@@ -28,6 +28,7 @@ from . import default_compiler
 __all__ = [
     "fused_recurrent_gated_delta_rule",
     "gated_delta_rule_decode_pretranspose",
+    "gated_delta_rule_mtp",
     "fused_sigmoid_gating_delta_rule_update",
 ]
 
@@ -367,3 +368,48 @@ def fused_sigmoid_gating_delta_rule_update(
                             None if read_only else pool, inter, None, o, float(scale) if scale else 0.0,
                             bool(use_qk_l2norm_in_kernel), "vk")
     return o
+
+
+def gated_delta_rule_mtp(
+        q, k, v, initial_state, initial_state_indices, A_log, a, dt_bias, b, scale=None,
+        output=None, intermediate_states_buffer=None, ssm_state_indices=None,
+        disable_state_update=None, use_qk_l2norm=True, output_state_indices=None):
+    """FlashInfer's `gated_delta_rule_mtp` (T > 1 verify): q, k [B, T, H, K],
+    v [B, T, HV, V], pool initial_state [slots, HV, V, K] read at
+    initial_state_indices [B] (< 0: padding, no slot touched, output rows 0)
+    and, unless disable_state_update (FlashInfer's default: True), updated in
+    place; intermediate_states_buffer [>= B, T, HV, V, K] (batch-scoped: row b)
+    receives the state after every token. Returns output [B, T, HV, V]."""
+    _unsupported(ssm_state_indices=ssm_state_indices)
+    if output_state_indices is not None and output_state_indices is not initial_state_indices:
+        raise NotImplementedError(
+            "gdn: argument 'output_state_indices' (a split read/write pool) is not supported yet")
+    dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
+    pool = initial_state
+    if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
+        raise ValueError("initial_state must be a 4-D tensor [slots, HV, V, K]")
+    _check("initial_state", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
+    indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
+                             pool.shape[0] if _validate_indices() else None)
+    _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
+    inter = intermediate_states_buffer
+    inter_idx = None
+    if inter is not None:
+        if not isinstance(inter, torch.Tensor) or inter.dim() != 5 or inter.shape[0] < B:
+            raise ValueError("intermediate_states_buffer must be [>= B, T, HV, V, K]")
+        if inter.shape[1] != T:
+            raise NotImplementedError(
+                "gdn: argument 'intermediate_states_buffer' with more than T steps is not supported yet")
+        _check("intermediate_states_buffer", inter, dev, (inter.shape[0], T, HV, V, K), _INPUT)
+        if inter.shape[0] != B:  # rows past B: address rows 0..B-1 through indices
+            inter_idx = torch.arange(B, dtype=torch.int32, device=dev)
+    if output is None:
+        output = torch.empty_like(v)
+    else:
+        _check("output", output, dev, v.shape, (v.dtype,))
+    read_only = True if disable_state_update is None else bool(disable_state_update)
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, inter_idx,
+                            pool if read_only else None, None if read_only else pool, inter,
+                            None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+                            "vk")
+    return output

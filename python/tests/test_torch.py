@@ -267,3 +267,30 @@ def test_sglang_verify_intermediate_states_without_commit(device):
                           qk_l2norm=True, layout="vk")
         assert rms_rel(np64(inter[5:6, t - 1]), rs) < 1e-5
     assert torch.count_nonzero(o[1]) == 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_flashinfer_mtp_batch_scoped_buffer_and_commit(device):
+    """FlashInfer MTP: batch-scoped buffer [B, T, ...] and, with
+    disable_state_update=False, the pool slot holds the last token's state."""
+    x = qwen_inputs(2, T=2, H=2, HV=4, device=device, seed=41)
+    g = torch.Generator().manual_seed(42)
+    pool = torch.randn(3, 4, 128, 128, generator=g).to(device)
+    before = pool.clone()
+    idx = torch.tensor([2, 0], dtype=torch.int64, device=device)
+    inter = torch.empty(2, 2, 4, 128, 128, device=device)
+    out = ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
+                                   x["dt_bias"], x["b"], intermediate_states_buffer=inter,
+                                   disable_state_update=False)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    assert torch.equal(pool[1].view(torch.uint8), before[1].view(torch.uint8))
+    for row, slot in ((0, 2), (1, 0)):
+        ro, rs = recurrent(np64(x["q"][row:row + 1]), np64(x["k"][row:row + 1]),
+                           np64(x["v"][row:row + 1]), a=np64(x["a"][row:row + 1]),
+                           A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]),
+                           b=np64(x["b"][row:row + 1]), initial_state=np64(before[slot:slot + 1]),
+                           qk_l2norm=True, layout="vk")
+        assert rms_rel(np64(out[row:row + 1]), ro) < 2e-3
+        assert rms_rel(np64(pool[slot:slot + 1]), rs) < 1e-5
+        assert rms_rel(np64(inter[row:row + 1, 1]), rs) < 1e-5  # after the last token
