@@ -6,11 +6,16 @@ Runs on the GPU machine, in one process, on the same inputs:
   - FLA `fused_recurrent_gated_delta_rule` (fla-core wheel),
   - SGLang `fused_sigmoid_gating_delta_rule_update` (loaded from the sglang
     wheel's file, which needs only torch and triton),
-  - a device-to-device copy of the same number of bytes (torch copy_).
+  - a device-to-device copy of the same number of bytes: the faster of a
+    Triton copy kernel and torch copy_.
 Timing: CUDA-graph replays, median; each graph calls the kernel on R rotating
 input sets so the bytes touched between two runs of one set exceed the L2
 (60 MB) four times: the state is cold, as in a model with 30-60 layers.
-Bytes: state read + state written + q, k, v, o and the gates.
+Bytes: state read + state written (or, for verify, each intermediate state
+written) + q, k, v, o and the gates.
+Workloads: decode (fp32 state in place, bf16 pool) and verify (bf16 pool +
+per-token states, T = 4, 12) against SGLang; final-state-only T = 1, 4, 12
+against FLA.
 
 Usage: python3 bench/bench_gdn.py [--quick] [--out DIR] [--sglang PATH]
 """
@@ -45,23 +50,49 @@ def load_sglang(path):
     return mod.fused_sigmoid_gating_delta_rule_update
 
 
-def make_set(N, T, H, HV, K, V, dev, seed):
+def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0):
     g = torch.Generator(device="cpu").manual_seed(seed)
     bf = torch.bfloat16
     r = lambda *s: torch.randn(*s, generator=g)
-    return dict(
+    s = dict(
         q=r(N, T, H, K).to(bf).to(dev), k=r(N, T, H, K).to(bf).to(dev),
         v=r(N, T, HV, V).to(bf).to(dev),
         a=r(N, T, HV).to(bf).to(dev), b=r(N, T, HV).to(bf).to(dev),
         A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1).to(dev),
         dt_bias=r(HV).to(dev),
-        state_vk=r(N, HV, V, K).to(dev),      # pools of SGLang / FlashInfer / vLLM
-        state_kv=r(N, HV, K, V).to(dev),      # FLA's initial state
+        state_vk=r(N, HV, V, K).to(state_dtype).to(dev),  # pools of SGLang / FlashInfer / vLLM
         o=torch.empty(N, T, HV, V, dtype=bf, device=dev),
         idx=torch.arange(N, dtype=torch.int32, device=dev),
         g=torch.nn.functional.logsigmoid(r(N, T, HV)).to(dev),
         beta=torch.sigmoid(r(N, T, HV)).to(bf).to(dev),
     )
+    if state_dtype == torch.float32:
+        s["state_kv"] = r(N, HV, K, V).to(dev)  # FLA's initial state
+    if steps:  # SGLang's verify buffer [slots, cache_steps, HV, V, K]
+        s["inter"] = torch.empty(N, steps, HV, V, K, dtype=state_dtype, device=dev)
+    return s
+
+
+_copy_kernel = None
+
+
+def triton_copy(src, dst):
+    """dst <- src with 16-byte accesses, 8 per thread: a kernel copy that runs
+    near the DRAM rate (torch's copy_ of one buffer is a memcpy node, which
+    reaches only 2.3-2.9 TB/s at 10-100 MB)."""
+    global _copy_kernel
+    import triton
+    import triton.language as tl
+    if _copy_kernel is None:
+        @triton.jit
+        def _copy(s, d, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            m = offs < n
+            tl.store(d + offs, tl.load(s + offs, mask=m), mask=m)
+        _copy_kernel = _copy
+    n = src.numel()
+    block = 4096
+    _copy_kernel[(triton.cdiv(n, block),)](src, dst, n, BLOCK=block, num_warps=4)
 
 
 def time_graph(fn, sets, reps=20):
@@ -100,76 +131,113 @@ def _time_graph(fn, sets, reps):
     return times[len(times) // 2]
 
 
+def time_copy(nbytes, dev):
+    """The faster of two cold copies of nbytes / 2 bytes each way: a kernel
+    (Triton) and torch copy_ (a memcpy node)."""
+    R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
+    half = -(-nbytes // 8)  # float32 elements
+    pairs = [(torch.empty(half, dtype=torch.float32, device=dev),
+              torch.empty(half, dtype=torch.float32, device=dev)) for _ in range(R)]
+    times = [time_graph(lambda p: p[1].copy_(p[0]), pairs),
+             time_graph(lambda p: triton_copy(p[0], p[1]), pairs)]
+    return min(t for t in times if t is not None)
+
+
+# Workloads: (name, what gdn runs, what the anchor runs). Bytes count the state
+# read and written (+ each intermediate state written) + q, k, v, o and gates.
+def workloads(args, sglang, fla_fr):
+    decode = lambda s: ops.gated_delta_rule_decode_pretranspose(
+        s["q"], s["k"], s["v"], s["state_vk"], s["A_log"], s["a"], s["dt_bias"], s["b"],
+        output=s["o"])
+    decode_pool = lambda s: ops.gated_delta_rule_decode_pretranspose(
+        s["q"], s["k"], s["v"], None, s["A_log"], s["a"], s["dt_bias"], s["b"], output=s["o"],
+        initial_state=s["state_vk"], initial_state_indices=s["idx"])
+    sgl = None if sglang is None else lambda s: sglang(
+        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True)
+    verify = lambda s: ops.fused_sigmoid_gating_delta_rule_update(
+        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, disable_state_update=True,
+        intermediate_states_buffer=s["inter"], intermediate_state_indices=s["idx"],
+        cache_steps=s["inter"].shape[1])
+    sgl_verify = None if sglang is None else lambda s: sglang(
+        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, disable_state_update=True,
+        intermediate_states_buffer=s["inter"], intermediate_state_indices=s["idx"],
+        cache_steps=s["inter"].shape[1])
+    fla_style = lambda s: ops.fused_recurrent_gated_delta_rule(
+        s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
+        output_final_state=True, use_qk_l2norm_in_kernel=True)
+    fla = lambda s: fla_fr(
+        s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
+        output_final_state=True, use_qk_l2norm_in_kernel=True)
+    f32, bf = torch.float32, torch.bfloat16
+    # name, T values, state dtype, state passes (reads + writes, per T if verify), gdn, anchor
+    return [
+        ("decode, state in place", (1,), f32, "rw", decode, ("SGLang", sgl)),
+        ("decode, bf16 pool", (1,), bf, "rw", decode_pool, ("SGLang", sgl)),
+        ("verify, bf16 pool + per-token states", (4, 12), bf, "verify", verify,
+         ("SGLang", sgl_verify)),
+        ("final state only (FLA-style)", (1, 4, 12), f32, "rw", fla_style, ("FLA", fla)),
+    ]
+
+
 def run(args):
     dev = torch.device("cuda")
     sglang = load_sglang(args.sglang)
     from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule as fla_fr
     K, V = 128, 128
     Ns = [1, 8, 64, 256] if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    # (T, H, HV): Qwen3-Next one rank (16, 32); Qwen3.5-122B at TP1 (16, 64) and
-    # TP8 (2, 8); MTP T=4 and DFlash T=12.
-    configs = [(1, 16, 32), (4, 16, 32), (12, 16, 32)] if args.quick else \
-        [(1, 2, 8), (1, 16, 32), (1, 16, 64), (4, 16, 32), (12, 16, 32)]
+    # (H, HV): Qwen3-Next one rank (16, 32); Qwen3.5-122B at TP1 (16, 64) and TP8 (2, 8).
+    heads = [(16, 32)] if args.quick else [(2, 8), (16, 32), (16, 64)]
     rows = []
-    for T, H, HV in configs:
-        for N in Ns:
-            state = N * HV * K * V * 4
-            io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
-            nbytes = 2 * state + io
-            R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
-            sets = [make_set(N, T, H, HV, K, V, dev, i) for i in range(R)]
-            res = {"T": T, "H": H, "HV": HV, "N": N, "bytes": nbytes, "sets": R}
-            half = nbytes // 8  # float32 elements: bytes / 2 each way
-            src = [torch.empty(half, dtype=torch.float32, device=dev) for _ in range(R)]
-            dst = [torch.empty(half, dtype=torch.float32, device=dev) for _ in range(R)]
-            pairs = list(zip(src, dst))
-            res["copy"] = time_graph(lambda p: p[1].copy_(p[0]), pairs)
-            del src, dst, pairs
-            if T == 1:
-                # In-place fp32 vk state: gdn (FlashInfer entry) vs SGLang.
-                res["gdn"] = time_graph(lambda s: ops.gated_delta_rule_decode_pretranspose(
-                    s["q"], s["k"], s["v"], s["state_vk"], s["A_log"], s["a"], s["dt_bias"],
-                    s["b"], output=s["o"]), sets)
-                if args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024):
-                    for sched in SCHEDULES:
-                        ops.set_schedule(*sched)
-                        res["gdn_%d_%d_%d" % sched] = time_graph(lambda s: ops.gated_delta_rule_decode_pretranspose(
-                            s["q"], s["k"], s["v"], s["state_vk"], s["A_log"], s["a"],
-                            s["dt_bias"], s["b"], output=s["o"]), sets)
-                    ops.set_schedule()
-                if sglang:
-                    res["sglang"] = time_graph(lambda s: sglang(
-                        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"],
-                        s["b"], s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True), sets)
-            # FLA style: read an initial kv state, write a final state.
-            res["gdn_fla"] = time_graph(lambda s: ops.fused_recurrent_gated_delta_rule(
-                s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
-                output_final_state=True, use_qk_l2norm_in_kernel=True), sets)
-            res["fla"] = time_graph(lambda s: fla_fr(
-                s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
-                output_final_state=True, use_qk_l2norm_in_kernel=True), sets)
-            rows.append(res)
-            print(json.dumps(res), flush=True)
-            del sets
-            torch.cuda.empty_cache()
+    for name, Ts, sdt, passes, gdn_fn, (anchor, anchor_fn) in workloads(args, sglang, fla_fr):
+        for H, HV in heads:
+            for T in Ts:
+                if HV != 32 and T != Ts[0]:
+                    continue  # other head counts: the first T only
+                for N in Ns:
+                    esz = torch.finfo(sdt).bits // 8
+                    state = N * HV * K * V * esz
+                    io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
+                    nbytes = (state * (1 + T) if passes == "verify" else 2 * state) + io
+                    R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
+                    steps = T if passes == "verify" else 0
+                    sets = [make_set(N, T, H, HV, K, V, dev, i, sdt, steps) for i in range(R)]
+                    res = {"workload": name, "T": T, "H": H, "HV": HV, "N": N,
+                           "state_dtype": str(sdt).split(".")[-1], "bytes": nbytes, "sets": R,
+                           "anchor": anchor}
+                    res["copy"] = time_copy(nbytes, dev)
+                    res["gdn"] = time_graph(gdn_fn, sets)
+                    res["anchor_us"] = time_graph(anchor_fn, sets) if anchor_fn else None
+                    if args.sweep and passes == "rw" and sdt == f32 and T == 1 and HV == 32 \
+                            and N in (1, 8, 64, 256, 1024) and name.startswith("decode"):
+                        for sched in SCHEDULES:
+                            ops.set_schedule(*sched)
+                            res["gdn_%d_%d_%d" % sched] = time_graph(gdn_fn, sets)
+                        ops.set_schedule()
+                    rows.append(res)
+                    print(json.dumps(res), flush=True)
+                    del sets
+                    torch.cuda.empty_cache()
     return rows
 
 
 def report(rows, out):
     os.makedirs(out, exist_ok=True)
-    lines = ["| T | H | HV | N | copy us | gdn us (of copy) | SGLang us (of copy) | "
-             "gdn FLA-style us (of copy) | FLA us (of copy) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| workload | T | H | HV | N | MB | copy us | gdn us (of copy) | anchor | anchor us (of copy) | anchor / gdn |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        def cell(key):
-            if r.get(key) is None:
-                return "—"
-            return f"{r[key]:.2f} ({r['copy'] / r[key]:.2f})"
-        lines.append(f"| {r['T']} | {r['H']} | {r['HV']} | {r['N']} | {r['copy']:.2f} | {cell('gdn')} | "
-                     f"{cell('sglang')} | {cell('gdn_fla')} | {cell('fla')} |")
+        def cell(t):
+            return "—" if t is None else f"{t:.2f} ({r['copy'] / t:.2f})"
+        ratio = "—" if not (r["gdn"] and r["anchor_us"]) else f"{r['anchor_us'] / r['gdn']:.2f}"
+        lines.append(f"| {r['workload']} | {r['T']} | {r['H']} | {r['HV']} | {r['N']} | "
+                     f"{r['bytes'] / 1e6:.1f} | {r['copy']:.2f} | {cell(r['gdn'])} | {r['anchor']} | "
+                     f"{cell(r['anchor_us'])} | {ratio} |")
     sweep = [r for r in rows if any(k.startswith("gdn_") and k[4].isdigit() for k in r)]
     if sweep:
         keys = [k for k in sweep[0] if k.startswith("gdn_") and k[4].isdigit()]
-        lines += ["", "Schedule sweep (T=1, HV=32, in-place vk; us; rows-per-warp_warps_v-lanes):", "",
+        lines += ["", "Schedule sweep (T=1, HV=32, in-place fp32 vk; us; rows-per-warp_warps_v-lanes):", "",
                   "| N | default | " + " | ".join(keys) + " |",
                   "|---|---|" + "---|" * len(keys)]
         for r in sweep:
@@ -179,33 +247,37 @@ def report(rows, out):
     with open(os.path.join(out, "bench_gdn.md"), "w") as f:
         f.write(f"# gdn vs anchors on {torch.cuda.get_device_name()}\n\n"
                 "CUDA-graph replay medians, cold state (rotating input sets); "
-                "'of copy' = copy time / kernel time for the same bytes.\n"
-                "K=V=128, bf16 q/k/v, fp32 state. gdn and SGLang update a vk "
-                "state in place (T=1); gdn FLA-style and FLA read a kv initial state "
-                "and write a final state.\n\n" + table + "\n")
+                "'of copy' = copy time / kernel time for the same bytes, the copy being "
+                "the faster of a Triton copy kernel and torch copy_.\n"
+                "K=V=128, bf16 q/k/v. Decode updates a vk state (fp32, or a bf16 pool) in place; "
+                "verify reads a bf16 pool and writes the state after every token to a bf16 buffer "
+                "(disable_state_update); FLA-style reads a kv fp32 initial state and writes a "
+                "final state. anchor / gdn > 1: gdn is faster.\n\n" + table + "\n")
     with open(os.path.join(out, "bench_gdn.json"), "w") as f:
         json.dump(rows, f, indent=1)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        keys = [("gdn", "gdn (in place)"), ("sglang", "SGLang"), ("gdn_fla", "gdn (FLA-style)"),
-                ("fla", "FLA"), ("copy", "copy")]
-        configs = sorted({(r["T"], r["HV"]) for r in rows})
-        fig, axes = plt.subplots(1, len(configs), figsize=(5 * len(configs), 4), squeeze=False)
-        for ax, (T, HV) in zip(axes[0], configs):
-            sub = [r for r in rows if r["T"] == T and r["HV"] == HV]
-            for key, label in keys:
+        panels = sorted({(r["workload"], r["T"], r["HV"]) for r in rows})
+        cols = 4
+        nrow = -(-len(panels) // cols)
+        fig, axes = plt.subplots(nrow, cols, figsize=(5 * cols, 4 * nrow), squeeze=False)
+        for ax, (w, T, HV) in zip(axes.flat, panels):
+            sub = [r for r in rows if (r["workload"], r["T"], r["HV"]) == (w, T, HV)]
+            for key, label in (("gdn", "gdn"), ("anchor_us", sub[0]["anchor"]), ("copy", "copy")):
                 pts = [(r["N"], r["bytes"] / r[key] / 1e3) for r in sub if r.get(key)]
                 if pts:
                     ax.plot(*zip(*pts), marker="o", label=label)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("N (sequences)")
             ax.set_ylabel("GB/s")
-            ax.set_title(f"T={T}, HV={HV}")
+            ax.set_title(f"{w}\nT={T}, HV={HV}", fontsize=9)
             ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.axis("off")
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "bench_gdn.png"), dpi=100)
+        fig.savefig(os.path.join(out, "bench_gdn.png"), dpi=90)
     except Exception as e:  # the table is the result; the plot is a convenience
         print("plot skipped:", e)
     print(table)

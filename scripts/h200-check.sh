@@ -2,7 +2,7 @@
 # Runs on the GPU machine (see docs/GPU.md): unpacks the carried static
 # binaries, runs the CUDA unit tests, checks every example on the GPU against
 # the fp64 reference (RMS-relative <= 2e-3 on o, <= 1e-5 on the fp32 state)
-# with the default schedule and twelve others, and
+# with the default schedule and sixteen others, and
 # times each example (CUDA-graph replays, rotating input sets). Writes the log
 # to $OUT/h200-check.log and prints a short table last.
 set -u
@@ -20,13 +20,15 @@ for f in examples/*.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"
-  # rows-per-warp, warps-per-block, v-lanes (0: automatic)
-  # (each valid for every example: V / (rows * v-lanes * warps) is whole)
-  for sched in "1 4 0" "2 4 0" "4 1 0" "4 2 0" "4 4 0" "8 1 0" "8 2 0" "1 2 0" "2 2 0" \
-               "4 4 1" "4 2 2" "2 2 8"; do
+  # rows-per-warp, warps-per-block, v-lanes, stage-tokens (0: automatic;
+  # stage-tokens -1: none) (each valid for every example: V / (rows * v-lanes
+  # * warps) is whole)
+  for sched in "1 4 0 0" "2 4 0 0" "4 1 0 0" "4 2 0 0" "4 4 0 0" "8 1 0 0" "8 2 0 0" \
+               "1 2 0 0" "2 2 0 0" "4 4 1 0" "4 2 2 0" "2 2 8 0" \
+               "0 0 0 -1" "0 0 0 1" "0 0 0 3" "8 1 0 32" "1 1 0 5"; do
     set -- $sched
     run "$bin/gdn-run" --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 \
-      --v-lanes=$3 --seed=3 "$f"
+      --v-lanes=$3 --stage-tokens=$4 --seed=3 "$f"
   done
 done
 echo "=== summary (failures: $fails)"

@@ -100,6 +100,8 @@ typedef struct gdnRecurrentDesc {
   int intermediate_index_bits; /* 0: row n (batch-scoped, rows = N); 32/64: rows
                                   from intermediate_state_indices [N] (< 0: none) */
   gdnDType intermediate_dtype; /* storage of the intermediate states */
+  int stage_tokens;     /* GPU schedule: tokens staged in shared memory at a
+                           time (0: automatic, -1: none) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;
@@ -142,13 +144,14 @@ const char *gdnKernelPTX(gdnKernel kernel);
 
 /* Launches a CUDA kernel on `stream` (a CUstream; NULL: the legacy default
  * stream) of the calling thread's current device. `args[i]` is the device
- * address of argument i (16-byte aligned, contiguous). Asynchronous; no
+ * address of argument i (16-byte aligned, contiguous; NULL only for an
+ * argument of 0 bytes, which is never addressed). Asynchronous; no
  * allocation and no host synchronisation, so it can be captured in a CUDA
  * graph. The first launch on a device loads the module (not capturable). */
 gdnStatus gdnKernelLaunch(gdnKernel kernel, void *const *args, int num_args,
                           void *stream);
 
-/* Runs a CPU kernel synchronously on host memory. */
+/* Runs a CPU kernel synchronously on host memory (same argument rules). */
 gdnStatus gdnKernelRunHost(gdnKernel kernel, void *const *args, int num_args);
 
 #ifdef __cplusplus

@@ -327,11 +327,15 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->rows_per_warp < 0 || desc->warps_per_block < 0 || desc->v_lanes < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: rows_per_warp, warps_per_block and v_lanes must be >= 0");
+  if (desc->stage_tokens < -1)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: stage_tokens must be >= -1");
   GPUOptions options;
   options.chip = chipName;
   options.rowsPerWarp = desc->rows_per_warp;
   options.warpsPerBlock = desc->warps_per_block;
   options.vLanes = desc->v_lanes;
+  options.stageTokens = desc->stage_tokens;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 
@@ -364,8 +368,10 @@ static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(what) + ": expected " + llvm::Twine(k->names.size()) +
                     " arguments, got " + llvm::Twine(n));
+  // NULL is fine for an empty buffer (0 bytes: never addressed), as
+  // allocators return for empty tensors (e.g. state_indices with N = 0).
   for (int i = 0; i < n; ++i)
-    if (!args[i])
+    if (!args[i] && k->signature.arguments[i].bytes() != 0)
       return fail(GDN_ERROR_INVALID_ARGUMENT,
                   llvm::Twine(what) + ": argument " + llvm::Twine(i) + " ('" +
                       k->names[i] + "') is NULL");

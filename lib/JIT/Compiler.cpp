@@ -232,6 +232,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.rowsPerWarp = options.rowsPerWarp;
   ptxOptions.warpsPerBlock = options.warpsPerBlock;
   ptxOptions.vLanes = options.vLanes;
+  ptxOptions.stageTokens = options.stageTokens;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

@@ -18,6 +18,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   gpuOptions.rowsPerWarp = options.rowsPerWarp;
   gpuOptions.warpsPerBlock = options.warpsPerBlock;
   gpuOptions.vLanes = options.vLanes;
+  gpuOptions.stageTokens = options.stageTokens;
   pm.addPass(createConvertGDNToGPUPass(gpuOptions));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

@@ -37,13 +37,14 @@ _kernels = {}
 _schedule = {}
 
 
-def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0):
-    """Overrides the GPU schedule of the kernels compiled from now on (0, 0:
-    automatic). Used by the benchmarks to sweep schedules."""
+def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0):
+    """Overrides the GPU schedule of the kernels compiled from now on (0:
+    automatic; stage_tokens -1: no shared-memory staging). Used by the
+    benchmarks to sweep schedules."""
     _schedule.clear()
-    if rows_per_warp or warps_per_block or v_lanes:
+    if rows_per_warp or warps_per_block or v_lanes or stage_tokens:
         _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
-                         v_lanes=v_lanes)
+                         v_lanes=v_lanes, stage_tokens=stage_tokens)
 
 
 def _chip(device):

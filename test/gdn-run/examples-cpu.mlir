@@ -5,6 +5,7 @@
 // RUN: gdn-run --target=cpu --check %examples/kv_k128_v64.mlir | FileCheck %s
 // RUN: gdn-run --target=cpu --check %examples/qwen35_27b_gqa3.mlir | FileCheck %s
 // RUN: gdn-run --target=cpu --check --seed=7 %examples/qwen3_next_decode.mlir | FileCheck %s
+// RUN: gdn-run --target=cpu --check %examples/sglang_varlen_extend.mlir | FileCheck %s
 // CHECK: target: cpu
 // CHECK: check final_state {{.*}} ok
 // CHECK: check o {{.*}} ok

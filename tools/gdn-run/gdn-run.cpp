@@ -70,6 +70,10 @@ static cl::opt<int64_t> warpsOpt("warps-per-block",
 static cl::opt<int64_t> vLanesOpt("v-lanes",
                                   cl::desc("Lanes of a warp along V (0: automatic)"),
                                   cl::init(0), cl::cat(category));
+static cl::opt<int64_t> stageOpt(
+    "stage-tokens",
+    cl::desc("Tokens staged in shared memory at a time (0: automatic, -1: none)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
@@ -401,7 +405,7 @@ int main(int argc, char **argv) {
     return 1;
   const reference::Problem &p = sig->problem;
 
-  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt};
+  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt, stageOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

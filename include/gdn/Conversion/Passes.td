@@ -82,7 +82,10 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",
            "Warps per CTA (0: chosen from the shapes)">,
     Option<"vLanes", "v-lanes", "int64_t", "0",
-           "Lanes of a warp along V, the rest along K (0: 1 for vk, up to 4 for kv)">
+           "Lanes of a warp along V, the rest along K (0: 1 for vk, up to 4 for kv)">,
+    Option<"stageTokens", "stage-tokens", "int64_t", "0",
+           "Tokens whose q, k, v and gates are staged in shared memory at a "
+           "time (0: chosen from the shapes, -1: none)">
   ];
 }
 

@@ -91,6 +91,7 @@ struct GPUOptions {
   int64_t rowsPerWarp = 0;
   int64_t warpsPerBlock = 0;
   int64_t vLanes = 0;
+  int64_t stageTokens = 0; ///< 0: automatic, -1: no staging
 };
 
 /// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of

@@ -25,6 +25,11 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       *this, "v-lanes",
       llvm::cl::desc("Lanes of a warp along V (0: chosen from the layout)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> stageTokens{
+      *this, "stage-tokens",
+      llvm::cl::desc("Tokens staged in shared memory at a time (0: chosen "
+                     "from the shapes, -1: none)"),
+      llvm::cl::init(0)};
 };
 
 /// gdn.recurrent -> gpu.launch_func + gpu.module of NVVM -> gpu.binary holding

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -60,6 +61,7 @@ struct Schedule {
   int64_t warps;    ///< W: warps per CTA
   int64_t lanesV;   ///< lanes of a warp along V (the rest go along K)
   int64_t kPerLane; ///< KL = K / (32 / lanesV)
+  int64_t chunk;    ///< tokens staged in shared memory at a time (0: none)
   int64_t lanesK() const { return kWarpSize / lanesV; }
   int64_t warpRows() const { return rows * lanesV; }
   int64_t blockRows() const { return rows * lanesV * warps; }
@@ -108,10 +110,32 @@ int64_t autoLanesV(RecurrentOp op, int64_t rows) {
 /// (8, 4, 2, 1) that still leaves at least kTargetWarps warps.
 constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs
 
-FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
-                                   int64_t warpsOpt, int64_t lanesVOpt) {
+/// Tokens staged in shared memory at a time: none for a single token (it
+/// would only add a barrier), else up to 16 (fixed T) or 8 (varlen, where
+/// most sequences are short), within 32 KiB of buffers and one gate-computing
+/// thread per token.
+int64_t autoChunk(RecurrentOp op) {
   auto d = op.getDims();
-  Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0};
+  if (!op.isVarlen() && d.T == 1)
+    return 0;
+  return op.isVarlen() ? 8 : std::min<int64_t>(d.T, 16);
+}
+
+int64_t stagingBytes(RecurrentOp op, const Schedule &s, int64_t chunk) {
+  auto d = op.getDims();
+  auto bytes = [](Value x) {
+    return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
+  };
+  return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) + 8);
+}
+
+constexpr int64_t kMaxStagingBytes = 32 * 1024;
+
+FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
+                                   int64_t warpsOpt, int64_t lanesVOpt,
+                                   int64_t chunkOpt) {
+  auto d = op.getDims();
+  Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0};
   if (s.rows == 0) {
     // In kv the lanes along V grow as the columns a lane shrink, so the warp
     // count does not change; 4 columns x 4 lanes measured best there (8 x 2
@@ -173,6 +197,24 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                                "v-lanes * warps-per-block) = "
                             << d.V / s.blockRows()
                             << " blocks exceed the grid limit 2^31 - 1";
+  if (chunkOpt == 0) {
+    s.chunk = autoChunk(op);
+    while (s.chunk > 1 && stagingBytes(op, s, s.chunk) > kMaxStagingBytes)
+      s.chunk /= 2;
+  } else if (chunkOpt < 0) {
+    s.chunk = 0; // inputs straight from global memory
+  } else {
+    s.chunk = chunkOpt;
+  }
+  if (s.chunk > s.warps * kWarpSize)
+    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+                            << s.chunk << " exceeds the " << s.warps * kWarpSize
+                            << " threads of a CTA";
+  if (stagingBytes(op, s, s.chunk) > 48 * 1024)
+    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+                            << s.chunk << " needs "
+                            << stagingBytes(op, s, s.chunk)
+                            << " bytes of shared memory, more than 48 KiB";
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV
@@ -193,9 +235,10 @@ int64_t vectorAlignment(int64_t count, Type elementType) {
 /// Builds the body of one kernel. Method names follow the kernel's stages.
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, RecurrentOp op, Schedule s)
+  KernelBuilder(OpBuilder &b, Location loc, RecurrentOp op, Schedule s,
+                gpu::GPUFuncOp kernel)
       : b(b), loc(loc), op(op), s(s), d(op.getDims()),
-        m(b, loc, KernelMath::Flavor::GPU) {}
+        m(b, loc, KernelMath::Flavor::GPU), kernel(kernel) {}
 
   void build() {
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -222,14 +265,35 @@ public:
     std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
     std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
     SmallVector<Value> state = loadState();
+    if (s.chunk == 0) {
+      auto loop = scf::ForOp::create(
+          b, loc, tokenLo, hi, m.index(1), state,
+          [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            SmallVector<Value> next = token(t, Value(), carried);
+            storeIntermediate(t, next);
+            scf::YieldOp::create(b, loc, next);
+          });
+      storeState(loop.getResults());
+      return;
+    }
+    // Staged: the tokens' inputs come through shared memory, `chunk` tokens
+    // at a time, all loaded at once before the chunk's recurrence starts, so
+    // the loop pays one memory latency a chunk instead of one a token.
+    createStagingBuffers(tid, vBlock);
+    if (!op.isVarlen() && d.T <= s.chunk) {
+      storeState(chunk(m.index(0), m.index(d.T), state));
+      return;
+    }
     auto loop = scf::ForOp::create(
-        b, loc, tokenLo, hi, m.index(1), state,
-        [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+        b, loc, tokenLo, hi, m.index(s.chunk), state,
+        [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> next = token(t, carried);
-          storeIntermediate(t, next);
-          scf::YieldOp::create(b, loc, next);
+          Value count = arith::MinUIOp::create(
+              b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
+          scf::YieldOp::create(b, loc, chunk(c, count, carried));
         });
     storeState(loop.getResults());
   }
@@ -380,6 +444,9 @@ private:
   SmallVector<Value> loadKeyChunk(Value src, Value t) {
     return extractAll(m.toF32(loadVector(src, {tokenRow, t, h, k0}, s.kPerLane)));
   }
+  SmallVector<Value> loadStagedKeyChunk(Value stage, Value j) {
+    return extractAll(m.toF32(loadVector(stage, {j, k0}, s.kPerLane)));
+  }
 
   /// x <- x / sqrt(sum(x^2) + 1e-6) over the whole K (eps inside the sqrt).
   void l2Normalize(SmallVectorImpl<Value> &x) {
@@ -391,11 +458,129 @@ private:
       e = m.mul(e, inv);
   }
 
+  /// The shared-memory buffers of one chunk of tokens: q and k [chunk, K],
+  /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) and beta
+  /// [chunk] (f32).
+  void createStagingBuffers(Value tid, Value vBlock) {
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto buffer = [&](ArrayRef<int64_t> shape, Type et) -> Value {
+      Value buf = kernel.addWorkgroupAttribution(
+          MemRefType::get(shape, et, MemRefLayoutAttrInterface(), space), loc);
+      // 16-byte vector accesses need 16-byte aligned buffers.
+      kernel.setWorkgroupAttributionAttr(
+          kernel.getNumWorkgroupAttributions() - 1,
+          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      return buf;
+    };
+    Type qk = cast<MemRefType>(op.getQ().getType()).getElementType();
+    Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
+    qStage = buffer({s.chunk, d.K}, qk);
+    kStage = buffer({s.chunk, d.K}, qk);
+    vStage = buffer({s.chunk, s.blockRows()}, ve);
+    decayStage = buffer({s.chunk}, b.getF32Type());
+    betaStage = buffer({s.chunk}, b.getF32Type());
+    threadId = tid;
+    blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
+  }
+
+  /// Copies rows [c, c + count) of `src` (a [.., T, .., width] slice at
+  /// `idx(t, col)`) into `dst` [chunk, width]: 16-byte vectors spread over
+  /// every thread of the CTA, all issued before anyone waits.
+  void stageRows(Value src, Value dst, int64_t width, Value c, Value count,
+                 function_ref<SmallVector<Value>(Value, Value)> idx) {
+    Type et = cast<MemRefType>(src.getType()).getElementType();
+    int64_t vec = 16 / (et.getIntOrFloatBitWidth() / 8);
+    while (width % vec != 0)
+      vec /= 2;
+    int64_t perRow = width / vec;
+    scf::ForOp::create(
+        b, loc, threadId, m.index(s.chunk * perRow),
+        m.index(s.warps * kWarpSize), ValueRange{},
+        [&](OpBuilder &nb, Location, Value i, ValueRange) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
+          Value col = arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, i, m.index(perRow)),
+              m.index(vec));
+          Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                                j, count);
+          auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+          {
+            OpBuilder::InsertionGuard inIf(b);
+            b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+            Value x = loadVector(src, idx(arith::AddIOp::create(b, loc, c, j), col), vec);
+            vector::StoreOp::create(b, loc, x, dst, ValueRange{j, col},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(vectorAlignment(vec, et)));
+          }
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// Tokens [c, c + count) through shared memory; returns the state after.
+  SmallVector<Value> chunk(Value c, Value count, ValueRange state) {
+    auto qkIdx = [&](Value t, Value col) {
+      return SmallVector<Value>{tokenRow, t, h, col};
+    };
+    stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
+    stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
+    stageRows(op.getV(), vStage, s.blockRows(), c, count, [&](Value t, Value col) {
+      return SmallVector<Value>{tokenRow, t, hv,
+                                arith::AddIOp::create(b, loc, blockV0, col)};
+    });
+    {
+      // Thread j computes token j's gates (chunk <= threads).
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            threadId, count);
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value t = arith::AddIOp::create(b, loc, c, threadId);
+      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                              decayStage, ValueRange{threadId});
+      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                              betaStage, ValueRange{threadId});
+    }
+    gpu::BarrierOp::create(b, loc);
+    auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+      Value t = arith::AddIOp::create(b, loc, c, j);
+      SmallVector<Value> next = token(t, j, carried);
+      storeIntermediate(t, next);
+      scf::YieldOp::create(b, loc, next);
+    };
+    SmallVector<Value> results(state.begin(), state.end());
+    if (std::optional<int64_t> n = getConstantIntValue(count)) {
+      // A token count known here (fixed T) is unrolled: the next token's
+      // shared-memory loads, norms and gates then overlap this token's chain.
+      for (int64_t j = 0; j < *n; ++j) {
+        Value t = arith::AddIOp::create(b, loc, c, m.index(j));
+        results = token(t, m.index(j), results);
+        storeIntermediate(t, results);
+      }
+    } else {
+      auto loop = scf::ForOp::create(b, loc, m.index(0), count, m.index(1),
+                                     state, body);
+      results.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    // The buffers are refilled by the next chunk only after every warp is done.
+    if (op.isVarlen() || d.T > s.chunk)
+      gpu::BarrierOp::create(b, loc);
+    return results;
+  }
+
   /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.
-  SmallVector<Value> token(Value t, ValueRange carried) {
+  /// Inputs come from global memory at token t, or staged at chunk row j.
+  SmallVector<Value> token(Value t, Value j, ValueRange carried) {
     SmallVector<Value> S(carried.begin(), carried.end());
-    SmallVector<Value> kf = loadKeyChunk(op.getK(), t);
-    SmallVector<Value> qf = loadKeyChunk(op.getQ(), t);
+    bool staged = static_cast<bool>(j);
+    SmallVector<Value> kf = staged ? loadStagedKeyChunk(kStage, j)
+                                   : loadKeyChunk(op.getK(), t);
+    SmallVector<Value> qf = staged ? loadStagedKeyChunk(qStage, j)
+                                   : loadKeyChunk(op.getQ(), t);
     if (op.getQkL2norm()) {
       l2Normalize(kf);
       l2Normalize(qf);
@@ -403,9 +588,18 @@ private:
     Value scale = m.f32(op.getScaleOrDefault());
     for (Value &e : qf)
       e = m.mul(e, scale);
-    Value decay = m.emitDecay(op, tokenRow, t, hv);
-    Value beta = m.emitBeta(op, tokenRow, t, hv);
-    SmallVector<Value> vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
+    Value decay, beta;
+    SmallVector<Value> vf;
+    if (staged) {
+      decay = memref::LoadOp::create(b, loc, decayStage, ValueRange{j});
+      beta = memref::LoadOp::create(b, loc, betaStage, ValueRange{j});
+      Value col = arith::SubIOp::create(b, loc, v0, blockV0);
+      vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
+    } else {
+      decay = m.emitDecay(op, tokenRow, t, hv);
+      beta = m.emitBeta(op, tokenRow, t, hv);
+      vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
+    }
 
     SmallVector<Value> outputs;
     for (int64_t r = 0; r < s.rows; ++r) {
@@ -448,6 +642,9 @@ private:
   Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
   Value tokenLo;         ///< first token of the sequence along T
   Value interRow, interValid; ///< intermediate_states row, and whether to write
+  gpu::GPUFuncOp kernel;
+  Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
+  Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
@@ -513,7 +710,8 @@ struct ConvertGDNToGPUPass
       op->erase();
       return success();
     }
-    FailureOr<Schedule> s = chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes);
+    FailureOr<Schedule> s =
+        chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes, stageTokens);
     if (failed(s))
       return failure();
     auto d = op.getDims();
@@ -537,7 +735,7 @@ struct ConvertGDNToGPUPass
     IRMapping mapping;
     mapping.map(op->getOperands(), entry.getArguments());
     auto kop = cast<RecurrentOp>(b.clone(*op, mapping));
-    KernelBuilder(b, loc, kop, *s).build();
+    KernelBuilder(b, loc, kop, *s, kernel).build();
     kop->erase();
     gpu::ReturnOp::create(b, loc);
 

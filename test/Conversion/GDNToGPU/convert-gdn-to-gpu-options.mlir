@@ -7,13 +7,17 @@
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_100" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s --gdn-lower-to-ptx="chip=sm_9999" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+// RUN: not gdn-opt %s -convert-gdn-to-gpu="warps-per-block=1 stage-tokens=64" 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not gdn-opt %s -convert-gdn-to-gpu="stage-tokens=4096" 2>&1 | FileCheck %s --check-prefix=STAGESMEM
 // Bad pass options are diagnostics with a location, never an LLVM abort.
 
-// CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+7]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
+// CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+9]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
 // BADCHIP: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'gfx90a'
 // ROWS: error: 'gdn.recurrent' op cannot be lowered to the GPU: V = 8 is not a multiple of rows-per-warp * v-lanes * warps-per-block = 3
 // WARPS: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 4 must be in [1, 16] and warps-per-block = 64 in [1, 32]
 // BADCHIP2: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_
+// STAGE: error: 'gdn.recurrent' op cannot be lowered to the GPU: stage-tokens = 64 exceeds the 32 threads of a CTA
+// STAGESMEM: error: 'gdn.recurrent' op cannot be lowered to the GPU: stage-tokens = 4096 exceeds the
 // SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>)

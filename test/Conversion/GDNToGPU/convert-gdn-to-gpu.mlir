@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 stage-tokens=-1" | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=2 warps-per-block=1" | FileCheck %s --check-prefix=SCHED
 
 // kv layout, K = 32, V = 64: a warp's lanes split 4 along V (4 columns each:

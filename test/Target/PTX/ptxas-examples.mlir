@@ -14,6 +14,8 @@
 // RUN: %ptxas -arch=sm_90a -v %t.poolbf16.ptx -o %t.poolbf16.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_verify_t4.mlir > %t.verify.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.verify.ptx -o %t.verify.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
 // The schedules the options can pick assemble as well.
 // RUN: gdn-run --emit=ptx --rows-per-warp=1 --warps-per-block=8 %examples/qwen3_next_decode.mlir > %t.r1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s
