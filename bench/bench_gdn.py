@@ -210,6 +210,10 @@ def run(args):
                     res["copy"] = time_copy(nbytes, dev)
                     res["gdn"] = time_graph(gdn_fn, sets)
                     res["anchor_us"] = time_graph(anchor_fn, sets) if anchor_fn else None
+                    if T > 1 and HV == 32:  # what staging the token inputs buys
+                        ops.set_schedule(stage_tokens=-1)
+                        res["gdn_unstaged"] = time_graph(gdn_fn, sets)
+                        ops.set_schedule()
                     if args.sweep and passes == "rw" and sdt == f32 and T == 1 and HV == 32 \
                             and N in (1, 8, 64, 256, 1024) and name.startswith("decode"):
                         for sched in SCHEDULES:
