@@ -33,8 +33,21 @@ import gdn.ops as ops  # noqa: E402
 
 L2_BYTES = 60 << 20
 # (rows-per-warp, warps-per-block, v-lanes) tried with --sweep.
-SCHEDULES = [(1, 4, 0), (2, 4, 0), (4, 4, 0), (8, 4, 0), (2, 8, 0), (4, 8, 0), (8, 2, 0),
-             (4, 2, 0), (2, 2, 0), (1, 8, 0)]
+# Schedules tried with --sweep, as set_schedule keywords; named
+# r<rows-per-warp>w<warps-per-block>l<v-lanes>s<stage-tokens>u<unroll-tokens>.
+SCHEDULES_T1 = [dict(rows_per_warp=r, warps_per_block=w, v_lanes=l) for r, w, l in
+                [(1, 4, 0), (2, 4, 0), (4, 4, 0), (8, 4, 0), (16, 4, 0), (16, 2, 0), (16, 1, 0),
+                 (8, 2, 0), (8, 1, 0), (4, 2, 0), (8, 4, 2), (4, 4, 2), (8, 2, 2)]]
+SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=-1), dict(unroll_tokens=2),
+                dict(unroll_tokens=16), dict(stage_tokens=4), dict(rows_per_warp=4),
+                dict(rows_per_warp=2), dict(rows_per_warp=4, unroll_tokens=-1),
+                dict(rows_per_warp=2, warps_per_block=2)]
+
+
+def schedule_name(sched):
+    keys = (("rows_per_warp", "r"), ("warps_per_block", "w"), ("v_lanes", "l"),
+            ("stage_tokens", "s"), ("unroll_tokens", "u"))
+    return "sched_" + "".join(f"{c}{sched[k]}" for k, c in keys if k in sched)
 
 
 def load_sglang(path):
@@ -188,10 +201,14 @@ def run(args):
     from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule as fla_fr
     K, V = 128, 128
     Ns = [1, 8, 64, 256] if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    if args.Ns:
+        Ns = [int(x) for x in args.Ns.split(",")]
     # (H, HV): Qwen3-Next one rank (16, 32); Qwen3.5-122B at TP1 (16, 64) and TP8 (2, 8).
     heads = [(16, 32)] if args.quick else [(2, 8), (16, 32), (16, 64)]
     rows = []
     for name, Ts, sdt, passes, gdn_fn, (anchor, anchor_fn) in workloads(args, sglang, fla_fr):
+        if args.only and args.only not in name:
+            continue
         for H, HV in heads:
             for T in Ts:
                 if HV != 32 and T != Ts[0]:
@@ -214,11 +231,11 @@ def run(args):
                         ops.set_schedule(stage_tokens=-1)
                         res["gdn_unstaged"] = time_graph(gdn_fn, sets)
                         ops.set_schedule()
-                    if args.sweep and passes == "rw" and sdt == f32 and T == 1 and HV == 32 \
-                            and N in (1, 8, 64, 256, 1024) and name.startswith("decode"):
-                        for sched in SCHEDULES:
-                            ops.set_schedule(*sched)
-                            res["gdn_%d_%d_%d" % sched] = time_graph(gdn_fn, sets)
+                    if args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
+                            T > 1 or (name.startswith("decode") and N != 1024)):
+                        for sched in SCHEDULES_TN if T > 1 else SCHEDULES_T1:
+                            ops.set_schedule(**sched)
+                            res[schedule_name(sched)] = time_graph(gdn_fn, sets)
                         ops.set_schedule()
                     rows.append(res)
                     print(json.dumps(res), flush=True)
@@ -238,15 +255,20 @@ def report(rows, out):
         lines.append(f"| {r['workload']} | {r['T']} | {r['H']} | {r['HV']} | {r['N']} | "
                      f"{r['bytes'] / 1e6:.1f} | {r['copy']:.2f} | {cell(r['gdn'])} | {r['anchor']} | "
                      f"{cell(r['anchor_us'])} | {ratio} |")
-    sweep = [r for r in rows if any(k.startswith("gdn_") and k[4].isdigit() for k in r)]
+    sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
     if sweep:
-        keys = [k for k in sweep[0] if k.startswith("gdn_") and k[4].isdigit()]
-        lines += ["", "Schedule sweep (T=1, HV=32, in-place fp32 vk; us; rows-per-warp_warps_v-lanes):", "",
-                  "| N | default | " + " | ".join(keys) + " |",
-                  "|---|---|" + "---|" * len(keys)]
-        for r in sweep:
-            lines.append(f"| {r['N']} | {r['gdn']:.2f} | " + " | ".join(
-                "—" if r[k] is None else f"{r[k]:.2f}" for k in keys) + " |")
+        lines += ["", "Schedule sweep (HV=32; us; sched_ names: r rows-per-warp, w warps-per-block, "
+                  "s stage-tokens, u unroll-tokens; -1 = off; unset = automatic):", ""]
+        for key in sorted({(r["workload"], r["T"]) for r in sweep}):
+            sub = [r for r in sweep if (r["workload"], r["T"]) == key]
+            cols = [k for k in sub[0] if k.startswith("sched_")]
+            lines += [f"{key[0]}, T={key[1]}:", "",
+                      "| N | default | " + " | ".join(c[6:] for c in cols) + " |",
+                      "|---|---|" + "---|" * len(cols)]
+            for r in sub:
+                lines.append(f"| {r['N']} | {r['gdn']:.2f} | " + " | ".join(
+                    "—" if r.get(c) is None else f"{r[c]:.2f}" for c in cols) + " |")
+            lines.append("")
     table = "\n".join(lines)
     with open(os.path.join(out, "bench_gdn.md"), "w") as f:
         f.write(f"# gdn vs anchors on {torch.cuda.get_device_name()}\n\n"
@@ -291,6 +313,9 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--sweep", action="store_true", help="also time gdn under several schedules")
+    p.add_argument("--only", default=None,
+                   help="run only the workloads whose name contains this text")
+    p.add_argument("--Ns", default=None, help="comma-separated N values (default: by --quick)")
     p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     p.add_argument("--sglang", default=None, help="directory holding the unpacked sglang wheel")
     a = p.parse_args()

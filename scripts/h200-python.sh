@@ -18,6 +18,12 @@ import glob, zipfile
 z = zipfile.ZipFile(glob.glob(".whl/sglang-*.whl")[0])
 z.extractall("/tmp/sgl", [m for m in z.namelist() if m.endswith("fla/fused_sigmoid_gating_recurrent.py")])
 PY
-python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/pytest-h200.log" | tail -15
-python3 bench/bench_compile.py --out "$out/compile-h200.md"
-python3 bench/bench_gdn.py --sglang /tmp/sgl --out "$out" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | tail -40
+# PYTEST=0: only the side-by-side benchmark (e.g. a schedule sweep), into
+# BENCH_OUT (default $OUT).
+if [ "${PYTEST:-1}" != 0 ]; then
+  python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/pytest-h200.log" | tail -15
+  python3 bench/bench_compile.py --out "$out/compile-h200.md"
+fi
+bout=${BENCH_OUT:-$out}
+mkdir -p "$bout"
+python3 bench/bench_gdn.py --sglang /tmp/sgl --out "$bout" ${BENCH_ARGS:-} 2>&1 | tee "$bout/bench.log" | tail -40

@@ -102,6 +102,8 @@ typedef struct gdnRecurrentDesc {
   gdnDType intermediate_dtype; /* storage of the intermediate states */
   int stage_tokens;     /* GPU schedule: tokens staged in shared memory at a
                            time (0: automatic, -1: none) */
+  int unroll_tokens;    /* GPU schedule: unroll factor of the staged token
+                           loop (0: automatic, -1: none) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

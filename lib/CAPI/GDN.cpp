@@ -327,15 +327,16 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->rows_per_warp < 0 || desc->warps_per_block < 0 || desc->v_lanes < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: rows_per_warp, warps_per_block and v_lanes must be >= 0");
-  if (desc->stage_tokens < -1)
+  if (desc->stage_tokens < -1 || desc->unroll_tokens < -1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: stage_tokens must be >= -1");
+                "gdnCompileDesc: stage_tokens and unroll_tokens must be >= -1");
   GPUOptions options;
   options.chip = chipName;
   options.rowsPerWarp = desc->rows_per_warp;
   options.warpsPerBlock = desc->warps_per_block;
   options.vLanes = desc->v_lanes;
   options.stageTokens = desc->stage_tokens;
+  options.unrollTokens = desc->unroll_tokens;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

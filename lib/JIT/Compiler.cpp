@@ -233,6 +233,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.warpsPerBlock = options.warpsPerBlock;
   ptxOptions.vLanes = options.vLanes;
   ptxOptions.stageTokens = options.stageTokens;
+  ptxOptions.unrollTokens = options.unrollTokens;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

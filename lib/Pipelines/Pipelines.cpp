@@ -19,6 +19,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   gpuOptions.warpsPerBlock = options.warpsPerBlock;
   gpuOptions.vLanes = options.vLanes;
   gpuOptions.stageTokens = options.stageTokens;
+  gpuOptions.unrollTokens = options.unrollTokens;
   pm.addPass(createConvertGDNToGPUPass(gpuOptions));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

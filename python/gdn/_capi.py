@@ -44,7 +44,7 @@ class RecurrentDesc(ctypes.Structure):
         ("allow_neg_eigval", ctypes.c_int), ("cu_seqlens_bits", ctypes.c_int),
         ("intermediate_rows", ctypes.c_int64), ("intermediate_steps", ctypes.c_int64),
         ("intermediate_index_bits", ctypes.c_int), ("intermediate_dtype", ctypes.c_int),
-        ("stage_tokens", ctypes.c_int),
+        ("stage_tokens", ctypes.c_int), ("unroll_tokens", ctypes.c_int),
     ]
 
 

@@ -37,14 +37,16 @@ _kernels = {}
 _schedule = {}
 
 
-def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0):
+def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
+                 unroll_tokens=0):
     """Overrides the GPU schedule of the kernels compiled from now on (0:
-    automatic; stage_tokens -1: no shared-memory staging). Used by the
-    benchmarks to sweep schedules."""
+    automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
+    unrolling). Used by the benchmarks to sweep schedules."""
     _schedule.clear()
-    if rows_per_warp or warps_per_block or v_lanes or stage_tokens:
+    if rows_per_warp or warps_per_block or v_lanes or stage_tokens or unroll_tokens:
         _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
-                         v_lanes=v_lanes, stage_tokens=stage_tokens)
+                         v_lanes=v_lanes, stage_tokens=stage_tokens,
+                         unroll_tokens=unroll_tokens)
 
 
 def _chip(device):

@@ -74,6 +74,10 @@ static cl::opt<int64_t> stageOpt(
     "stage-tokens",
     cl::desc("Tokens staged in shared memory at a time (0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> unrollOpt(
+    "unroll-tokens",
+    cl::desc("Unroll factor of the staged token loop (0: automatic, -1: none)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
@@ -405,7 +409,7 @@ int main(int argc, char **argv) {
     return 1;
   const reference::Problem &p = sig->problem;
 
-  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt, stageOpt};
+  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt, stageOpt, unrollOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

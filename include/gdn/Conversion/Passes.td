@@ -85,7 +85,10 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
            "Lanes of a warp along V, the rest along K (0: 1 for vk, up to 4 for kv)">,
     Option<"stageTokens", "stage-tokens", "int64_t", "0",
            "Tokens whose q, k, v and gates are staged in shared memory at a "
-           "time (0: chosen from the shapes, -1: none)">
+           "time (0: chosen from the shapes, -1: none)">,
+    Option<"unrollTokens", "unroll-tokens", "int64_t", "0",
+           "Unroll factor of the staged token loop (0: chosen, -1 or 1: a "
+           "loop); chunks of at most this many tokens are unrolled fully">
   ];
 }
 

@@ -30,6 +30,11 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::desc("Tokens staged in shared memory at a time (0: chosen "
                      "from the shapes, -1: none)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> unrollTokens{
+      *this, "unroll-tokens",
+      llvm::cl::desc("Unroll factor of the staged token loop (0: chosen, -1 "
+                     "or 1: a loop)"),
+      llvm::cl::init(0)};
 };
 
 /// gdn.recurrent -> gpu.launch_func + gpu.module of NVVM -> gpu.binary holding

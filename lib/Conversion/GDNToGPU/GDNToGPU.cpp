@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -62,6 +63,7 @@ struct Schedule {
   int64_t lanesV;   ///< lanes of a warp along V (the rest go along K)
   int64_t kPerLane; ///< KL = K / (32 / lanesV)
   int64_t chunk;    ///< tokens staged in shared memory at a time (0: none)
+  int64_t unroll;   ///< staged tokens unrolled (1: a loop)
   int64_t lanesK() const { return kWarpSize / lanesV; }
   int64_t warpRows() const { return rows * lanesV; }
   int64_t blockRows() const { return rows * lanesV * warps; }
@@ -130,12 +132,14 @@ int64_t stagingBytes(RecurrentOp op, const Schedule &s, int64_t chunk) {
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;
+/// Staged tokens unrolled by default.
+constexpr int64_t kAutoUnroll = 4;
 
 FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                                    int64_t warpsOpt, int64_t lanesVOpt,
-                                   int64_t chunkOpt) {
+                                   int64_t chunkOpt, int64_t unrollOpt) {
   auto d = op.getDims();
-  Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0};
+  Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt};
   if (s.rows == 0) {
     // In kv the lanes along V grow as the columns a lane shrink, so the warp
     // count does not change; 4 columns x 4 lanes measured best there (8 x 2
@@ -206,6 +210,13 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
   } else {
     s.chunk = chunkOpt;
   }
+  if (s.unroll == 0)
+    s.unroll = kAutoUnroll;
+  else if (s.unroll < 0)
+    s.unroll = 1;
+  if (s.unroll > 64)
+    return op.emitOpError() << "cannot be lowered to the GPU: unroll-tokens = "
+                            << s.unroll << " must be at most 64";
   if (s.chunk > s.warps * kWarpSize)
     return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
                             << s.chunk << " exceeds the " << s.warps * kWarpSize
@@ -284,9 +295,8 @@ public:
     createStagingBuffers(tid, vBlock);
     if (!op.isVarlen() && d.T <= s.chunk) {
       storeState(chunk(m.index(0), m.index(d.T), state));
-      return;
-    }
-    auto loop = scf::ForOp::create(
+    } else {
+      auto loop = scf::ForOp::create(
         b, loc, tokenLo, hi, m.index(s.chunk), state,
         [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
           OpBuilder::InsertionGuard g(b);
@@ -295,7 +305,17 @@ public:
               b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
           scf::YieldOp::create(b, loc, chunk(c, count, carried));
         });
-    storeState(loop.getResults());
+      storeState(loop.getResults());
+    }
+    // Unrolled tokens overlap the next token's shared-memory loads, norms and
+    // gates with this token's dependent chain, at the cost of code size.
+    for (scf::ForOp loop : tokenLoops) {
+      std::optional<int64_t> trips = getConstantIntValue(loop.getUpperBound());
+      if (trips && *trips <= s.unroll)
+        (void)loopUnrollFull(loop);
+      else if (s.unroll > 1)
+        (void)loopUnrollByFactor(loop, s.unroll);
+    }
   }
 
 private:
@@ -552,20 +572,10 @@ private:
       storeIntermediate(t, next);
       scf::YieldOp::create(b, loc, next);
     };
-    SmallVector<Value> results(state.begin(), state.end());
-    if (std::optional<int64_t> n = getConstantIntValue(count)) {
-      // A token count known here (fixed T) is unrolled: the next token's
-      // shared-memory loads, norms and gates then overlap this token's chain.
-      for (int64_t j = 0; j < *n; ++j) {
-        Value t = arith::AddIOp::create(b, loc, c, m.index(j));
-        results = token(t, m.index(j), results);
-        storeIntermediate(t, results);
-      }
-    } else {
-      auto loop = scf::ForOp::create(b, loc, m.index(0), count, m.index(1),
-                                     state, body);
-      results.assign(loop.getResults().begin(), loop.getResults().end());
-    }
+    auto loop = scf::ForOp::create(b, loc, m.index(0), count, m.index(1),
+                                   state, body);
+    tokenLoops.push_back(loop); // unrolled once its results have their uses
+    SmallVector<Value> results(loop.getResults());
     // The buffers are refilled by the next chunk only after every warp is done.
     if (op.isVarlen() || d.T > s.chunk)
       gpu::BarrierOp::create(b, loc);
@@ -645,6 +655,7 @@ private:
   gpu::GPUFuncOp kernel;
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
+  SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll
 };
 
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
@@ -711,7 +722,8 @@ struct ConvertGDNToGPUPass
       return success();
     }
     FailureOr<Schedule> s =
-        chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes, stageTokens);
+        chooseSchedule(op, rowsPerWarp, warpsPerBlock, vLanes, stageTokens,
+                       unrollTokens);
     if (failed(s))
       return failure();
     auto d = op.getDims();

@@ -61,3 +61,24 @@ func.func @varlen(%q: memref<1x9x1x32xf32>, %k: memref<1x9x1x32xf32>, %v: memref
       o(%o : memref<1x9x1x8xf32>) {state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// T = 12: one chunk of 12 tokens, its loop unrolled by 4 (unroll-tokens):
+// three iterations of four tokens each.
+// CHECK-LABEL: func.func @dflash
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c12{{.*}} step %c4{{.*}} iter_args
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<12xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+// OFF-LABEL: func.func @dflash
+// OFF-NOT: gpu.barrier
+func.func @dflash(%q: memref<1x12x1x32xf32>, %k: memref<1x12x1x32xf32>, %v: memref<1x12x1x32xf32>,
+                  %g: memref<1x12x1xf32>, %h0: memref<1x1x32x32xf32>, %o: memref<1x12x1x32xf32>) {
+  gdn.recurrent q(%q : memref<1x12x1x32xf32>) k(%k : memref<1x12x1x32xf32>) v(%v : memref<1x12x1x32xf32>)
+      g(%g : memref<1x12x1xf32>) initial_state(%h0 : memref<1x1x32x32xf32>) final_state(%h0 : memref<1x1x32x32xf32>)
+      o(%o : memref<1x12x1x32xf32>)
+  return
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Nsight Compute profiles of gdn kernels on the GPU machine (docs/GPU.md):
+# one launch of each kernel, run by the carried static gdn-run, under each
+# schedule given. Clocks are left alone (--clock-control none, as the device
+# notes ask). Writes $OUT/ncu-<example>-<schedule>.txt and prints the key
+# lines (duration, DRAM throughput, occupancy, registers, top stall).
+#   bash bench/profile/profile.sh FILE.mlir "gdn-run flags" ["flags" ...]
+set -u
+out=${OUT:-/tmp}
+bin=/tmp/gdn-bin
+mkdir -p "$bin"
+[ -x "$bin/gdn-run" ] || xz -dc .carry/gdn-run.xz > "$bin/gdn-run"
+chmod +x "$bin/gdn-run"
+f=$1; shift
+for flags in "$@"; do
+  tag=$(basename "$f" .mlir)-$(echo "$flags" | tr -c 'a-z0-9\n' '_' | sed 's/_*$//')
+  ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      -k regex:recurrent -c 1 "$bin/gdn-run" --target=cuda $flags "$f" > "$out/ncu-$tag.txt" 2>&1
+  echo "== $tag"
+  grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Limit Registers|Warp Cycles Per Issued Instruction|L1/TEX Hit Rate|L2 Hit Rate) " "$out/ncu-$tag.txt"
+done
