@@ -109,7 +109,12 @@ int64_t autoLanesV(RecurrentOp op, int64_t rows) {
 /// hides latency when the problem is small; more columns a lane give more
 /// independent 16-byte loads in flight per thread, which wins once the grid
 /// has enough warps to fill the machine. So take the most columns a lane
-/// (8, 4, 2, 1) that still leaves at least kTargetWarps warps.
+/// (8, 4, 2, 1) that still leaves at least kTargetWarps warps. With staged
+/// tokens (T > 1) each token is a dependent chain of reductions, and 4 or 8
+/// independent columns a lane beat more, shorter warps (T = 4 and 12, N = 1:
+/// 4 columns 7-14% faster than 1). Once 8 columns a lane fill the machine
+/// (T = 1), CTAs of one warp beat CTAs of four (N = 8 to 256: 2-8% faster,
+/// bench/results/2026-11-29-s2-sweep).
 constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs
 
 /// Tokens staged in shared memory at a time: none for a single token (it
@@ -132,21 +137,26 @@ int64_t stagingBytes(RecurrentOp op, const Schedule &s, int64_t chunk) {
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;
-/// Staged tokens unrolled by default.
-constexpr int64_t kAutoUnroll = 4;
+/// Staged tokens unrolled by default: none. Unrolling 4 or all 12 tokens
+/// measured slower from N = 8 on (code size; kv T = 12: 1.2-2x) and gained at
+/// most 7% at N = 1.
+constexpr int64_t kAutoUnroll = 1;
 
 FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                                    int64_t warpsOpt, int64_t lanesVOpt,
                                    int64_t chunkOpt, int64_t unrollOpt) {
   auto d = op.getDims();
   Schedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt};
+  bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
+  bool bandwidthBound = false;
   if (s.rows == 0) {
     // In kv the lanes along V grow as the columns a lane shrink, so the warp
     // count does not change; 4 columns x 4 lanes measured best there (8 x 2
     // was 10-40% slower), hence the shorter candidate list.
-    SmallVector<int64_t> candidates = op.isVKLayout()
-                                          ? SmallVector<int64_t>{8, 4, 2, 1}
-                                          : SmallVector<int64_t>{4, 2, 1};
+    SmallVector<int64_t> candidates =
+        !op.isVKLayout() ? SmallVector<int64_t>{4, 2, 1}
+        : staged         ? SmallVector<int64_t>{8, 4}
+                         : SmallVector<int64_t>{8, 4, 2, 1};
     int64_t bestWarps = -1;
     for (int64_t r : candidates) {
       if (d.V % r != 0)
@@ -157,8 +167,10 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
         s.rows = r;
         bestWarps = warps;
       }
-      if (warps >= kTargetWarps)
+      if (warps >= kTargetWarps) {
+        bandwidthBound = r == candidates.front();
         break;
+      }
     }
   }
   if (s.lanesV == 0)
@@ -171,6 +183,8 @@ FailureOr<Schedule> chooseSchedule(RecurrentOp op, int64_t rowsOpt,
                             << " must be a multiple of 32 / v-lanes = "
                             << s.lanesK();
   s.kPerLane = d.K / s.lanesK();
+  if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
+    s.warps = 1;
   if (s.warps == 0) {
     s.warps = 1;
     for (int64_t w : {4, 2})

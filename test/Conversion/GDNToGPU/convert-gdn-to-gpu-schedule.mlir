@@ -17,13 +17,28 @@ func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %
 
 // -----
 
-// N = 64: 8 columns a lane (32768 warps), 4 CTAs of 4 warps per head.
+// N = 64: 8 columns a lane (32768 warps); bandwidth-bound, so CTAs of one
+// warp: 16 per head.
 // CHECK-LABEL: func.func @decode_n64
-// CHECK: gpu.launch_func @gdn_kernels::@decode_n64_recurrent blocks in (%c4, %c32, %c64) threads in (%c128,
+// CHECK: gpu.launch_func @gdn_kernels::@decode_n64_recurrent blocks in (%c16, %c32, %c64) threads in (%c32{{.*}},
 func.func @decode_n64(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                       %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
   gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
       initial_state(%s : memref<64x32x128x128xf32>) final_state(%s : memref<64x32x128x128xf32>)
       o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// Staged tokens (T = 4), N = 1: at least 4 columns a lane (independent chains
+// per token), 1024 warps in CTAs of 4: 8 CTAs per head.
+// CHECK-LABEL: func.func @mtp_n1
+// CHECK: gpu.launch_func @gdn_kernels::@mtp_n1_recurrent blocks in (%c8, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
+func.func @mtp_n1(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
+                  %s: memref<1x32x128x128xf32>, %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>) k(%k : memref<1x4x16x128xbf16>) v(%v : memref<1x4x32x128xbf16>)
+      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
+      o(%o : memref<1x4x32x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }

@@ -1,10 +1,12 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 warps-per-block=2" | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 warps-per-block=2 unroll-tokens=4" | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 warps-per-block=2" | FileCheck %s --check-prefix=LOOP
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 warps-per-block=2 stage-tokens=-1" | FileCheck %s --check-prefix=OFF
 
 // Token staging: with T > 1 a chunk of tokens' q, k, v (this CTA's 8 V
 // columns) and gates goes through shared memory, every load issued before one
 // barrier; the token loop then reads shared memory only. A fixed T = 4 fits
-// one chunk, whose tokens are unrolled.
+// one chunk, whose tokens are unrolled with unroll-tokens=4 and by default
+// stay a loop (unrolling measured slower from N = 8 on).
 // CHECK-LABEL: func.func @mtp
 // CHECK: gpu.func @mtp_recurrent({{.*}}) workgroup(%[[QS:.*]] : memref<4x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<4x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<4x8xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[DS:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BS:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: vector.load %arg0{{.*}} : memref<2x4x2x128xbf16>, vector<8xbf16>
@@ -22,6 +24,11 @@
 // CHECK-NOT: vector.load %arg0
 // CHECK: vector.store {{.*}} : memref<2x4x64x128xf32>
 // CHECK: gpu.return
+// LOOP-LABEL: func.func @mtp
+// LOOP: gpu.barrier
+// LOOP: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args
+// LOOP-COUNT-1: memref.load %{{.*}} : memref<4xf32, #gpu.address_space<workgroup>>
+// LOOP: scf.yield
 // OFF-LABEL: func.func @mtp
 // OFF-NOT: workgroup
 // OFF-NOT: gpu.barrier
