@@ -44,7 +44,7 @@ def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Lower gdn.recurrent to a register-tiled GPU kernel";
+  let summary = "Lower gdn.recurrent to a register-tiled GPU kernel, gdn.commit to a copy kernel";
   let description = [{
     Outlines every `gdn.recurrent` into a `gpu.func` of the module
     `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
@@ -58,6 +58,13 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     in either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
     butterfly shuffle trees; fused gating and sigmoid(b) are computed in the
     kernel from the raw inputs.
+
+    Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
+    module launched over (chunks of a head, HV, N): each CTA reads row n's
+    count and indices once, returns unless the row commits, and copies its
+    chunk of the head with 16-byte vectors along the contiguous dimension
+    (several in flight a thread), converting through f32 when the buffer and
+    the pool differ in dtype.
 
     Before:
     ```mlir
