@@ -122,7 +122,10 @@ gdnStatus gdnCompilerCreate(gdnCompiler *compiler);
 void gdnCompilerDestroy(gdnCompiler compiler);
 
 /* Compiles the function `function` (NULL: the only one holding a
- * gdn.recurrent) of the MLIR module `mlir` for `target`. `chip` (NULL:
+ * gdn.recurrent or a gdn.commit) of the MLIR module `mlir` for `target`. The
+ * function's body is the op and a return, its arguments the op's operands
+ * (a gdn.commit: intermediate_states, accepted, state_indices,
+ * intermediate_state_indices, state, as present). `chip` (NULL:
  * "sm_90a") is used for GPU targets. Repeated calls with the same arguments
  * return the cached kernel. */
 gdnStatus gdnCompileText(gdnCompiler compiler, const char *mlir,
@@ -135,8 +138,10 @@ gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
                          gdnKernel *kernel);
 
 /* Number of arguments, and for argument i its role name ("q", "k", "v", "g",
- * "a", "A_log", "dt_bias", "beta", "b", "initial_state", "final_state",
- * "state", "o") and its size in bytes. NULL / -1 for a bad index. */
+ * "a", "A_log", "dt_bias", "beta", "b", "state_indices", "cu_seqlens",
+ * "intermediate_state_indices", "initial_state", "intermediate_states",
+ * "final_state", "state", "o"; a gdn.commit also "accepted") and its size in
+ * bytes. NULL / -1 for a bad index. */
 int gdnKernelNumArguments(gdnKernel kernel);
 const char *gdnKernelArgumentName(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentBytes(gdnKernel kernel, int index);

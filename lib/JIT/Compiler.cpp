@@ -39,6 +39,7 @@ StringRef jit::roleName(Role role) {
   case Role::FinalState: return "final_state";
   case Role::State: return "state";
   case Role::O: return "o";
+  case Role::Accepted: return "accepted";
   }
   return "?";
 }
@@ -59,26 +60,102 @@ int64_t Argument::bytes() const {
   return numElements() * elementType.getIntOrFloatBitWidth() / 8;
 }
 
+/// Records the memref type of `value`, an argument of `func`, as argument
+/// `role` of `sig`; `assigned` marks the arguments seen so far. Fails on an
+/// operand that is no argument, an argument used twice, or a size past the
+/// runner's limit.
+static LogicalResult assignArgument(Operation *op, func::FuncOp func,
+                                    Value value, Role role, Signature &sig,
+                                    SmallVectorImpl<bool> &assigned) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return op->emitError() << "operand '" << roleName(role)
+                           << "' must be an argument of @" << func.getName();
+  unsigned i = arg.getArgNumber();
+  Argument &a = sig.arguments[i];
+  if (assigned[i])
+    return op->emitError() << "argument #" << i << " is used as both '"
+                           << roleName(a.role) << "' and '" << roleName(role)
+                           << "'; give each operand its own argument";
+  auto type = cast<MemRefType>(value.getType());
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  for (int64_t d : type.getShape())
+    if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxArgumentBytes)
+      return op->emitError() << "operand '" << roleName(role)
+                             << "' is larger than the runner's limit of 2^40 bytes";
+  a.role = role;
+  a.shape.assign(type.getShape().begin(), type.getShape().end());
+  a.elementType = type.getElementType();
+  assigned[i] = true;
+  return success();
+}
+
+/// The Signature of `func`, whose body must be one gdn.commit and a return.
+static FailureOr<Signature> analyzeCommit(func::FuncOp func) {
+  SmallVector<CommitOp> ops;
+  func.walk([&](CommitOp op) { ops.push_back(op); });
+  if (ops.size() != 1 || !llvm::hasSingleElement(func.getBody()) ||
+      func.getBody().front().getOperations().size() != 2 ||
+      ops.front()->getBlock() != &func.getBody().front())
+    return func.emitError() << "the body of @" << func.getName()
+                            << " must be exactly one gdn.commit and a return";
+  CommitOp op = ops.front();
+  if (failed(op.requireMemRefForm("the gdn JIT")))
+    return failure();
+  if (func.getNumResults() != 0)
+    return func.emitError() << "@" << func.getName()
+                            << " must have a body and no results";
+  Signature sig;
+  sig.function = func.getName().str();
+  sig.op = OpKind::Commit;
+  sig.arguments.resize(func.getNumArguments());
+  SmallVector<bool> assigned(func.getNumArguments(), false);
+  std::pair<Value, Role> roles[] = {
+      {op.getIntermediateStates(), Role::IntermediateStates},
+      {op.getAccepted(), Role::Accepted},
+      {op.getStateIndices(), Role::StateIndices},
+      {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
+      {op.getState(), Role::State}};
+  for (auto [value, role] : roles)
+    if (value &&
+        failed(assignArgument(op, func, value, role, sig, assigned)))
+      return failure();
+  for (unsigned i = 0; i < assigned.size(); ++i)
+    if (!assigned[i])
+      return func.emitError() << "argument #" << i
+                              << " is not an operand of the gdn.commit";
+  sig.problem.N = op.getDims().N;
+  return sig;
+}
+
 FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   func::FuncOp func;
+  auto holdsGDNOp = [](func::FuncOp f) {
+    bool has = false;
+    f.walk([&](Operation *op) { has |= isa<RecurrentOp, CommitOp>(op); });
+    return has;
+  };
   if (!function.empty()) {
     func = module.lookupSymbol<func::FuncOp>(function);
     if (!func)
       return module.emitError() << "no function named '" << function << "'";
   } else {
     for (auto f : module.getOps<func::FuncOp>()) {
-      bool has = false;
-      f.walk([&](RecurrentOp) { has = true; });
-      if (!has)
+      if (!holdsGDNOp(f))
         continue;
       if (func)
-        return f.emitError() << "several functions hold a gdn.recurrent; "
-                                "name the one to run (--function)";
+        return f.emitError() << "several functions hold a gdn.recurrent or "
+                                "gdn.commit; name the one to run (--function)";
       func = f;
     }
     if (!func)
-      return module.emitError() << "no function holds a gdn.recurrent";
+      return module.emitError()
+             << "no function holds a gdn.recurrent or a gdn.commit";
   }
+  bool hasCommit = false;
+  func.walk([&](CommitOp) { hasCommit = true; });
+  if (hasCommit && !func.isExternal())
+    return analyzeCommit(func);
   SmallVector<RecurrentOp> ops;
   func.walk([&](RecurrentOp op) { ops.push_back(op); });
   if (ops.size() != 1)

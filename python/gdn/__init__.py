@@ -91,7 +91,8 @@ class Compiler:
             self._h = None
 
     def compile_text(self, mlir, function=None, target="cpu", chip=None):
-        """Compiles the function holding a gdn.recurrent of MLIR text `mlir`."""
+        """Compiles the function holding a gdn.recurrent or a gdn.commit of
+        MLIR text `mlir`."""
         k = ctypes.c_void_p()
         check(lib.gdnCompileText(self._h, mlir.encode(),
                                  function.encode() if function else None,

@@ -416,3 +416,156 @@ def gated_delta_rule_mtp(
                             None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
                             "vk")
     return output
+
+
+# ---------------------------------------------------------------------------
+# Commit of an accepted prefix (gdn.commit)
+# ---------------------------------------------------------------------------
+
+__all__ += ["commit_accepted"]
+
+_MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
+               torch.int32: "i32", torch.int64: "i64"}
+_commit_kernels = {}
+
+
+def _memref(shape, dtype):
+    return "memref<" + "".join(f"{d}x" for d in shape) + _MLIR_TYPES[dtype] + ">"
+
+
+def _commit_kernel(intermediate_states, accepted, state, state_indices,
+                   intermediate_state_indices):
+    """The compiled gdn.commit for these shapes and dtypes (cached): a
+    function @gdn_commit whose arguments are the op's operands, in order."""
+    device = intermediate_states.device
+    operands = [("intermediate_states", intermediate_states), ("accepted", accepted),
+                ("state_indices", state_indices),
+                ("intermediate_state_indices", intermediate_state_indices),
+                ("state", state)]
+    operands = [(name, t) for name, t in operands if t is not None]
+    key = (device.type, device.index) + tuple(
+        (name, tuple(t.shape), t.dtype) for name, t in operands)
+    k = _commit_kernels.get(key)
+    if k is None:
+        types = [(name, _memref(t.shape, t.dtype)) for name, t in operands]
+        sig = ", ".join(f"%{name}: {ty}" for name, ty in types)
+        body = " ".join(f"{name}(%{name} : {ty})" for name, ty in types)
+        # The copy does not depend on the layout as long as the buffer and
+        # the pool share one; vk names the last two dimensions [V, K].
+        text = (f"func.func @gdn_commit({sig}) {{\n"
+                f"  gdn.commit {body} {{state_layout = #gdn.layout<vk>}}\n"
+                f"  return\n}}\n")
+        target = "cuda" if device.type == "cuda" else "cpu"
+        chip = _chip(device) if target == "cuda" else None
+        k = default_compiler().compile_text(text, function="gdn_commit", target=target,
+                                            chip=chip)
+        _commit_kernels[key] = k
+    return k, [t for _, t in operands]
+
+
+@torch.library.custom_op("gdn::commit", mutates_args=("state",))
+def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
+           state_indices: Optional[torch.Tensor],
+           intermediate_state_indices: Optional[torch.Tensor]) -> None:
+    """The gdn.commit op on validated, contiguous tensors: for every row n,
+    state[slot] <- intermediate_states[row, min(accepted[n], T) - 1] with
+    slot = state_indices[n] (or n) and row = intermediate_state_indices[n]
+    (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing."""
+    if accepted.shape[0] == 0:
+        return
+    # Pointer checks live here, where torch.compile does not trace.
+    if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
+        raise ValueError("state and intermediate_states must not share memory")
+    if state.is_cuda:
+        for name, t in (("intermediate_states", intermediate_states), ("accepted", accepted),
+                        ("state", state), ("state_indices", state_indices),
+                        ("intermediate_state_indices", intermediate_state_indices)):
+            if t is not None and t.data_ptr() % 16 != 0:
+                raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+    kern, tensors = _commit_kernel(intermediate_states, accepted, state, state_indices,
+                                   intermediate_state_indices)
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    if state.is_cuda:
+        kern.launch_raw(ptrs, ctypes.c_void_p(
+            torch.cuda.current_stream(state.device).cuda_stream))
+    else:
+        from ._capi import check, lib
+        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
+@commit.register_fake
+def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices):
+    return None
+
+
+def commit_accepted(intermediate_states, accepted, state, state_indices=None,
+                    intermediate_state_indices=None):
+    """Commits each row's accepted prefix after speculative verify: copies the
+    state after row n's last accepted token from the per-token buffer into
+    the state pool, in one kernel (no host synchronisation, no allocation:
+    CUDA-graph capturable once compiled).
+
+    - intermediate_states [R, T, HV, V, K] (or [R, T, HV, K, V]; the pool
+      shares the layout), float32/bfloat16/float16: the verify buffer, row
+      intermediate_state_indices[n] (pool-scoped, SGLang) or row n (R = N,
+      batch-scoped, FlashInfer);
+    - accepted [N], int32/int64: accepted tokens of row n; <= 0 commits
+      nothing, > T commits the last stored step (clamped to T);
+    - state [slots, HV, ...] (state_indices given) or [N, HV, ...],
+      float32/bfloat16/float16, updated in place: slot state_indices[n]
+      (< 0: padding row, nothing touched) or n gets step
+      min(accepted[n], T) - 1, converted through float32 and rounded once
+      when the dtypes differ. Slots no row commits are left bit-identical.
+
+    Indices >= slots or >= R are undefined (GDN_VALIDATE_INDICES=1 checks
+    them on the host, which synchronises); two rows naming one slot race.
+    Returns `state`."""
+    if not isinstance(intermediate_states, torch.Tensor):
+        raise TypeError("intermediate_states must be a torch.Tensor, got "
+                        f"{type(intermediate_states).__name__}")
+    if intermediate_states.dim() != 5:
+        raise ValueError("intermediate_states must be [R, T, HV, V, K], got shape "
+                         f"{list(intermediate_states.shape)}")
+    dev = intermediate_states.device
+    if intermediate_states.dtype not in _INPUT:
+        raise TypeError(f"intermediate_states must have dtype in {[str(d) for d in _INPUT]}, "
+                        f"got {intermediate_states.dtype}")
+    if not intermediate_states.is_contiguous():
+        raise ValueError("intermediate_states must be contiguous")
+    R, T, HV, D3, D4 = intermediate_states.shape
+
+    def same_device(name, t):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.device != dev:
+            raise ValueError(f"{name} is on {t.device}, expected {dev} "
+                             "(the device of intermediate_states)")
+
+    same_device("accepted", accepted)
+    if accepted.dim() != 1:
+        raise ValueError(f"accepted must be 1-D [N], got shape {list(accepted.shape)}")
+    _check("accepted", accepted, dev, None, (torch.int32, torch.int64))
+    N = accepted.shape[0]
+    same_device("state", state)
+    if state.dim() != 4:
+        raise ValueError(f"state must be 4-D [slots, HV, ...], got shape {list(state.shape)}")
+    slots = state.shape[0] if state_indices is not None else N
+    _check("state", state, dev, (slots, HV, D3, D4), _INPUT)
+    if N and min(R, T, HV, D3, D4, slots) == 0:
+        raise ValueError("intermediate_states and state must have non-empty dimensions, got "
+                         f"{list(intermediate_states.shape)} and {list(state.shape)}")
+    validate = _validate_indices()
+    if state_indices is not None:
+        same_device("state_indices", state_indices)
+        _check_indices("state_indices", state_indices, dev, N, slots if validate else None)
+    if intermediate_state_indices is not None:
+        same_device("intermediate_state_indices", intermediate_state_indices)
+        _check_indices("intermediate_state_indices", intermediate_state_indices, dev, N,
+                       R if validate else None)
+    elif R != N:
+        raise ValueError(f"intermediate_states has {R} rows but accepted has {N}: a "
+                         "batch-scoped buffer needs one row per row (or pass "
+                         "intermediate_state_indices)")
+    torch.ops.gdn.commit(intermediate_states, accepted, state, state_indices,
+                         intermediate_state_indices)
+    return state

@@ -417,6 +417,12 @@ int main(int argc, char **argv) {
     llvm::outs() << kernel->ptx;
     return 0;
   }
+  // Inputs, checks and timings are those of the recurrence.
+  if (sig->op != OpKind::Recurrent)
+    return fail("@" + sig->function +
+                " holds a gdn.commit: gdn-run can print its PTX (--emit=ptx) "
+                "but runs and checks gdn.recurrent only (run a gdn.commit "
+                "through the C API)");
 
   // Pick the target.
   std::unique_ptr<CudaDriver> drv;
@@ -480,6 +486,7 @@ int main(int argc, char **argv) {
     case Role::IntermediateStates:
       break;
     case Role::FinalState: case Role::O: break;
+    case Role::Accepted: break; // gdn.commit (refused above)
     }
   }
 

@@ -17,6 +17,7 @@
 namespace mlir {
 namespace gdn {
 class RecurrentOp;
+class CommitOp;
 
 class KernelMath {
 public:
@@ -65,10 +66,22 @@ public:
   std::pair<Value, Value> emitIntermediateRow(RecurrentOp op, Value n,
                                               Value poolValid);
 
+  /// Where row n of a gdn.commit goes: the state row `slot` (n, or
+  /// state_indices[n]), the buffer row `row` (n, or
+  /// intermediate_state_indices[n]) and `step` = min(accepted[n], T) - 1, all
+  /// `index`, and `valid` (i1): slot >= 0, row >= 0 and accepted[n] >= 1.
+  /// Only under `valid` are the others in range.
+  struct CommitRow {
+    Value slot, row, step, valid;
+  };
+  CommitRow emitCommitRow(CommitOp op, Value n);
+
   OpBuilder &builder() { return b; }
   Location location() { return loc; }
 
 private:
+  /// memref[n] of an i32 or i64 memref, sign-extended to i64.
+  Value loadI64(Value memref, Value n);
   Value ptx(StringRef instruction, Value x);
   OpBuilder &b;
   Location loc;

@@ -9,7 +9,7 @@ include "mlir/Pass/PassBase.td"
 //===----------------------------------------------------------------------===//
 
 def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
-  let summary = "Lower gdn.recurrent to plain scf loops for the CPU";
+  let summary = "Lower gdn.recurrent and gdn.commit to plain scf loops for the CPU";
   let description = [{
     Replaces every `gdn.recurrent` by loops over (n, hv, t) that compute the
     recurrence in fp32 with the same semantics as the GPU kernel: a scratch
@@ -22,6 +22,16 @@ def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
     ```
     After: `memref.alloc` scratch buffers (freed after the loops), nested `scf.for` loops with
     `arith`/`math` ops; no `gdn` op remains.
+
+    Every `gdn.commit` becomes a loop over its rows with an `scf.if` on the
+    commit condition (slot >= 0, buffer row >= 0, accepted >= 1) around loops
+    that copy one step of the buffer into the row's slot:
+    ```mlir
+    gdn.commit intermediate_states(%buf : memref<2x4x1x8x8xf32>)
+        accepted(%acc : memref<2xi32>) state(%s : memref<2x1x8x8xf32>)
+    ```
+    becomes `scf.for %n { scf.if %valid { scf.for %hv, %i, %j { memref.load
+    %buf[%row, %step, %hv, %i, %j]; memref.store ... %s[%slot, %hv, %i, %j] } } }`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
@@ -34,7 +44,7 @@ def ConvertGDNToCPUPass : Pass<"convert-gdn-to-cpu", "::mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Lower gdn.recurrent to a register-tiled GPU kernel";
+  let summary = "Lower gdn.recurrent to a register-tiled GPU kernel, gdn.commit to a copy kernel";
   let description = [{
     Outlines every `gdn.recurrent` into a `gpu.func` of the module
     `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
@@ -48,6 +58,13 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     in either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
     butterfly shuffle trees; fused gating and sigmoid(b) are computed in the
     kernel from the raw inputs.
+
+    Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
+    module launched over (chunks of a head, HV, N): each CTA reads row n's
+    count and indices once, returns unless the row commits, and copies its
+    chunk of the head with 16-byte vectors along the contiguous dimension
+    (several in flight a thread), converting through f32 when the buffer and
+    the pool differ in dtype.
 
     Before:
     ```mlir

@@ -31,8 +31,10 @@ enum class Role {
   IntermediateStateIndices, ///< row of each sequence in intermediate_states
   IntermediateStates,       ///< per-token states (written)
   InitialState, FinalState,
-  State, ///< both the initial and the final state (updated in place)
-  O
+  State, ///< both the initial and the final state (updated in place); the
+         ///< pool of a gdn.commit
+  O,
+  Accepted ///< gdn.commit: accepted tokens of each row (i32 or i64)
 };
 StringRef roleName(Role role);
 bool isOutput(Role role);
@@ -45,16 +47,24 @@ struct Argument {
   int64_t bytes() const;
 };
 
+/// The gdn op a compiled function runs.
+enum class OpKind { Recurrent, Commit };
+
 /// A function `func.func @name(memref...)` whose body is one gdn.recurrent
-/// (plus the return); each argument is one operand of the op.
+/// or one gdn.commit (plus the return); each argument is one operand of the
+/// op.
 struct Signature {
   std::string function;
+  OpKind op = OpKind::Recurrent;
   std::vector<Argument> arguments;
-  ::gdn::reference::Problem problem; ///< shapes and options, for the reference
+  /// Shapes and options, for the reference (gdn.recurrent). For a gdn.commit
+  /// only N (its rows) is set.
+  ::gdn::reference::Problem problem;
 };
 
 /// Finds the function to run (`function`, or the only one holding a
-/// gdn.recurrent) and describes it. Emits a diagnostic and fails otherwise.
+/// gdn.recurrent or a gdn.commit) and describes it. Emits a diagnostic and
+/// fails otherwise.
 FailureOr<Signature> analyze(ModuleOp module, StringRef function = "");
 
 /// A function JIT-compiled for the host CPU. Arguments are bare pointers to

@@ -5,6 +5,7 @@
 // (REFERENCE.md §1), written for clarity rather than speed.
 //
 //===----------------------------------------------------------------------===//
+#include "gdn/Conversion/GDNToCPU/CommitToCPU.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Conversion/Passes.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
@@ -264,15 +265,19 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
 struct ConvertGDNToCPUPass
     : gdn::impl::ConvertGDNToCPUPassBase<ConvertGDNToCPUPass> {
   void runOnOperation() override {
-    WalkResult form = getOperation().walk([](RecurrentOp op) {
-      return failed(op.requireMemRefForm("convert-gdn-to-cpu"))
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
+    WalkResult form = getOperation().walk([](Operation *op) {
+      LogicalResult ok = success();
+      if (auto recurrent = dyn_cast<RecurrentOp>(op))
+        ok = recurrent.requireMemRefForm("convert-gdn-to-cpu");
+      else if (auto commit = dyn_cast<CommitOp>(op))
+        ok = commit.requireMemRefForm("convert-gdn-to-cpu");
+      return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
     });
     if (form.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<RecurrentToLoops>(&getContext());
+    populateCommitToCPUPatterns(patterns);
     ConversionTarget target(getContext());
     target.addIllegalDialect<GDNDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

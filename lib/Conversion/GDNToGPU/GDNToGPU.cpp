@@ -18,6 +18,7 @@
 // contiguous bytes (two full sectors).
 //
 //===----------------------------------------------------------------------===//
+#include "gdn/Conversion/GDNToGPU/CommitToGPU.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Conversion/Passes.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
@@ -700,13 +701,20 @@ struct ConvertGDNToGPUPass
     ModuleOp module = getOperation();
     SmallVector<RecurrentOp> ops;
     module.walk([&](RecurrentOp op) { ops.push_back(op); });
-    if (ops.empty())
+    SmallVector<CommitOp> commits; // lowered in CommitToGPU.cpp
+    module.walk([&](CommitOp op) { commits.push_back(op); });
+    if (ops.empty() && commits.empty())
       return;
     for (RecurrentOp op : ops)
       if (failed(op.requireMemRefForm("convert-gdn-to-gpu")))
         return signalPassFailure();
+    for (CommitOp op : commits)
+      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")))
+        return signalPassFailure();
     if (!isSupportedChip(chip)) {
-      InFlightDiagnostic diag = ops.front().emitOpError()
+      Operation *first = ops.empty() ? commits.front().getOperation()
+                                     : ops.front().getOperation();
+      InFlightDiagnostic diag = first->emitOpError()
                                 << "cannot be lowered to the GPU: unsupported chip '"
                                 << chip << "' (supported: ";
       llvm::interleaveComma(kSupportedChips, diag);
@@ -716,7 +724,7 @@ struct ConvertGDNToGPUPass
     // One kernel module per enclosing module (the op may sit in a nested one).
     llvm::MapVector<Operation *, std::pair<gpu::GPUModuleOp, SymbolTable *>> modules;
     std::vector<std::unique_ptr<SymbolTable>> tables;
-    for (RecurrentOp op : ops) {
+    auto kernelModule = [&](Operation *op) {
       auto parent = op->getParentOfType<ModuleOp>();
       auto &entry = modules[parent];
       if (!entry.first) {
@@ -724,7 +732,19 @@ struct ConvertGDNToGPUPass
         tables.push_back(std::make_unique<SymbolTable>(entry.first));
         entry.second = tables.back().get();
       }
-      if (failed(lower(op, entry.first, *entry.second)))
+      return entry;
+    };
+    for (RecurrentOp op : ops) {
+      auto [kernels, symbols] = kernelModule(op);
+      if (failed(lower(op, kernels, *symbols)))
+        return signalPassFailure();
+    }
+    for (CommitOp op : commits) {
+      auto [kernels, symbols] = kernelModule(op);
+      std::string name = "gdn_commit";
+      if (auto func = op->getParentOfType<FunctionOpInterface>())
+        name = kernelName(func.getName()) + "_commit";
+      if (failed(lowerCommitToGPU(op, kernels, *symbols, name)))
         return signalPassFailure();
     }
   }

@@ -162,3 +162,41 @@ Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv) {
   }
   return f32(1.0);
 }
+
+Value KernelMath::loadI64(Value memref, Value n) {
+  Value raw = memref::LoadOp::create(b, loc, memref, ValueRange{n});
+  if (raw.getType().isInteger(64))
+    return raw;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);
+}
+
+KernelMath::CommitRow KernelMath::emitCommitRow(CommitOp op, Value n) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, c);
+  };
+  auto toIndex = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  };
+  // a = min(accepted[n], T): a count past the buffer commits its last step.
+  Value accepted = loadI64(op.getAccepted(), n);
+  Value a = arith::MinSIOp::create(b, loc, accepted, constant(op.getDims().T));
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, a,
+                                      constant(1));
+  CommitRow r;
+  r.step = toIndex(arith::SubIOp::create(b, loc, a, constant(1)));
+  // A negative slot or buffer row is a padding row: nothing is touched.
+  auto indexOrN = [&](Value indices) -> Value {
+    if (!indices)
+      return n;
+    Value x = loadI64(indices, n);
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x,
+                                     constant(0));
+    valid = arith::AndIOp::create(b, loc, valid, ok);
+    return toIndex(x);
+  };
+  r.slot = indexOrN(op.getStateIndices());
+  r.row = indexOrN(op.getIntermediateStateIndices());
+  r.valid = valid;
+  return r;
+}

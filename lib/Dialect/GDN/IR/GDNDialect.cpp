@@ -28,4 +28,6 @@ void GDNDialect::initialize() {
   // (registerBufferizableOpInterfaceExternalModels).
   declarePromisedInterface<bufferization::BufferizableOpInterface,
                            RecurrentOp>();
+  declarePromisedInterface<bufferization::BufferizableOpInterface,
+                           CommitOp>();
 }

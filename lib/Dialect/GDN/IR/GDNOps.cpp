@@ -432,3 +432,166 @@ LogicalResult RecurrentOp::verify() {
   }
   return verifyResults(*this);
 }
+
+//===----------------------------------------------------------------------===//
+// CommitOp
+//===----------------------------------------------------------------------===//
+
+CommitOp::Dims CommitOp::getDims() {
+  auto inter = cast<ShapedType>(getIntermediateStates().getType()).getShape();
+  int64_t N = cast<ShapedType>(getAccepted().getType()).getDimSize(0);
+  int64_t slots = cast<ShapedType>(getState().getType()).getDimSize(0);
+  int64_t K = isVKLayout() ? inter[4] : inter[3];
+  int64_t V = isVKLayout() ? inter[3] : inter[4];
+  return Dims{N, inter[1], inter[0], slots, inter[2], K, V};
+}
+
+LogicalResult CommitOp::requireMemRefForm(StringRef consumer) {
+  if (!hasPureTensorSemantics())
+    return success();
+  return emitOpError() << "is in tensor form; " << consumer
+                       << " needs the memref form: run --one-shot-bufferize "
+                          "first";
+}
+
+void CommitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Memref form: the indices and counts are read in full, the buffer in part
+  // (one step of some rows), the pool written in part (the committed slots).
+  // The tensor form has no memory effects.
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/false,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(
+          MemoryEffects::Read::get(), &operand, /*stage=*/0,
+          /*effectOnFullRegion=*/operand.get() != getIntermediateStates(),
+          SideEffects::DefaultResource::get());
+  }
+}
+
+LogicalResult CommitOp::verify() {
+  Operation *op = getOperation();
+  // The generic form can give a required operand a segment of size 0 or 2.
+  ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
+  static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
+      {0, "intermediate_states"}, {1, "accepted"}, {4, "state"}};
+  for (auto [index, name] : kRequired)
+    if (segments[index] != 1)
+      return emitOpError() << "needs exactly one '" << name
+                           << "' operand (operandSegmentSizes)";
+
+  // All operands tensors (tensor form) or all memrefs (memref form).
+  std::pair<Value, StringRef> all[] = {
+      {getIntermediateStates(), "intermediate_states"},
+      {getAccepted(), "accepted"},
+      {getStateIndices(), "state_indices"},
+      {getIntermediateStateIndices(), "intermediate_state_indices"},
+      {getState(), "state"}};
+  bool tensorForm = isa<RankedTensorType>(all[0].first.getType());
+  for (auto [value, name] : all)
+    if (value && isa<RankedTensorType>(value.getType()) != tensorForm)
+      return emitOpError()
+             << "operands must be all tensors (tensor form) or all memrefs "
+                "(memref form); 'intermediate_states' is a "
+             << (tensorForm ? "tensor" : "memref") << " but '" << name
+             << "' is a " << (tensorForm ? "memref" : "tensor");
+
+  bool vk = isVKLayout();
+  StringRef layoutName = vk ? "vk" : "kv";
+  auto anyFloat = [](Type t) { return isStorageFloat(t); };
+  auto indexType = [](Type t) {
+    return t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  };
+
+  // The buffer [R, T, HV, V, K] (vk) or [R, T, HV, K, V] (kv).
+  Value inter = getIntermediateStates();
+  if (failed(checkStatic(op, inter, "intermediate_states")))
+    return failure();
+  auto interType = cast<ShapedType>(inter.getType());
+  if (interType.getRank() != 5)
+    return emitOpError() << "operand 'intermediate_states' expects rank 5 [R, "
+                            "T, HV, "
+                         << (vk ? "V, K" : "K, V") << "] for layout "
+                         << layoutName << ", got rank " << interType.getRank();
+  ArrayRef<int64_t> buf = interType.getShape();
+  if (llvm::is_contained(buf, 0))
+    return emitOpError()
+           << "operand 'intermediate_states' expects non-empty dimensions, got "
+           << formatShape(buf);
+
+  // accepted [N] fixes N.
+  Value accepted = getAccepted();
+  if (failed(checkStatic(op, accepted, "accepted")))
+    return failure();
+  auto acceptedType = cast<ShapedType>(accepted.getType());
+  if (acceptedType.getRank() != 1 || acceptedType.getDimSize(0) < 1)
+    return emitOpError() << "operand 'accepted' expects shape [N] with N >= 1, "
+                            "got "
+                         << formatShape(acceptedType.getShape());
+  int64_t N = acceptedType.getDimSize(0);
+  if (failed(checkOperand(op, accepted, "accepted", {N}, "N", indexType,
+                          "i32 or i64")))
+    return failure();
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getStateIndices(), "state_indices"},
+        {getIntermediateStateIndices(), "intermediate_state_indices"}})
+    if (value && failed(checkOperand(op, value, name, {N}, "N", indexType,
+                                     "i32 or i64")))
+      return failure();
+
+  // Batch-scoped buffers have one row per row of `accepted`.
+  int64_t rows = getIntermediateStateIndices() ? buf[0] : N;
+  SmallVector<int64_t> interShape = {rows, buf[1], buf[2], buf[3], buf[4]};
+  std::string interDims =
+      (Twine(getIntermediateStateIndices() ? "R" : "N") + ", T, HV, " +
+       (vk ? "V, K" : "K, V") + " for layout " + layoutName)
+          .str();
+  if (failed(checkOperand(op, inter, "intermediate_states", interShape,
+                          interDims, anyFloat, "f32, bf16 or f16")))
+    return failure();
+
+  // The pool [slots, HV, ...] in the buffer's layout, or [N, HV, ...].
+  Value state = getState();
+  if (failed(checkStatic(op, state, "state")))
+    return failure();
+  auto stateType = cast<ShapedType>(state.getType());
+  int64_t slots = N;
+  if (hasStatePool()) {
+    slots = stateType.getRank() == 4 ? stateType.getDimSize(0) : 0;
+    if (slots < 1)
+      return emitOpError() << "operand 'state' expects a pool [slots, HV, "
+                           << (vk ? "V, K" : "K, V")
+                           << "] with slots >= 1, got "
+                           << formatShape(stateType.getShape());
+  }
+  std::string stateDims = (Twine(hasStatePool() ? "slots" : "N") + ", HV, " +
+                           (vk ? "V, K" : "K, V") + " for layout " + layoutName)
+                              .str();
+  if (failed(checkOperand(op, state, "state", {slots, buf[2], buf[3], buf[4]},
+                          stateDims, anyFloat, "f32, bf16 or f16")))
+    return failure();
+
+  // Memref form: no result; tensor form: the new state.
+  unsigned numResults = getNumResults();
+  if (!tensorForm) {
+    if (numResults != 0)
+      return emitOpError() << "has no results in memref form, got "
+                           << numResults;
+    return success();
+  }
+  if (numResults != 1)
+    return emitOpError() << "expects 1 result in tensor form (the new "
+                            "'state'), got "
+                         << numResults;
+  if (getResult(0).getType() != state.getType())
+    return emitOpError() << "result #0 expects type " << state.getType()
+                         << " (the type of 'state'), got "
+                         << getResult(0).getType();
+  return success();
+}

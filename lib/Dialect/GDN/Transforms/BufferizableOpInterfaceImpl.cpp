@@ -141,11 +141,78 @@ struct RecurrentOpInterface
   }
 };
 
+
+/// gdn.commit: every operand is read, including the init `state` (slots the
+/// op does not commit keep their values), and `state` is written in part.
+/// Its result is the buffer of `state`, so the pool is updated in place
+/// unless it is read after the op (then the analysis copies it first).
+struct CommitOpInterface
+    : DstBufferizableOpInterfaceExternalModel<CommitOpInterface, CommitOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto commit = cast<CommitOp>(op);
+    Location loc = op->getLoc();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+
+    // Each operand's buffer and, where that one is strided, a contiguous
+    // copy of it for the memref form (all operands are read: copy them in).
+    DenseMap<Value, Value> buffers, contiguous;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value tensor = operand.get();
+      if (buffers.count(tensor))
+        continue;
+      FailureOr<Value> buffer = getBuffer(rewriter, tensor, options, state);
+      if (failed(buffer))
+        return failure();
+      auto type = dyn_cast<MemRefType>(buffer->getType());
+      if (!type)
+        return op->emitOpError()
+               << "operand #" << operand.getOperandNumber() << " bufferizes to "
+               << buffer->getType() << "; the memref form needs a memref";
+      buffers[tensor] = *buffer;
+      contiguous[tensor] = *buffer;
+      if (type.getLayout().isIdentity())
+        continue;
+      auto contiguousType =
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace());
+      FailureOr<Value> copy =
+          options.createAlloc(rewriter, loc, contiguousType, ValueRange{});
+      if (failed(copy) ||
+          failed(options.createMemCpy(rewriter, loc, *buffer, *copy)))
+        return failure();
+      contiguous[tensor] = *copy;
+    }
+
+    auto get = [&](Value tensor) {
+      return tensor ? contiguous.lookup(tensor) : Value();
+    };
+    auto newOp = CommitOp::create(
+        rewriter, loc, TypeRange{}, get(commit.getIntermediateStates()),
+        get(commit.getAccepted()), get(commit.getStateIndices()),
+        get(commit.getIntermediateStateIndices()), get(commit.getState()),
+        commit.getStateLayoutAttr());
+    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+
+    // The result is the buffer of `state`; copy back a strided one.
+    rewriter.setInsertionPointAfter(newOp);
+    Value buffer = buffers.lookup(commit.getState());
+    Value written = contiguous.lookup(commit.getState());
+    if (written != buffer &&
+        failed(options.createMemCpy(rewriter, loc, written, buffer)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, buffer);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::gdn::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, GDNDialect *) {
     RecurrentOp::attachInterface<RecurrentOpInterface>(*ctx);
+    CommitOp::attachInterface<CommitOpInterface>(*ctx);
   });
 }

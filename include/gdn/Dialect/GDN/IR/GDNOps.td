@@ -196,4 +196,116 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
   }];
 }
 
+def GDN_CommitOp : GDN_Op<"commit", [
+    AttrSizedOperandSegments,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "commit the state after each row's accepted prefix into the state pool";
+  let description = [{
+    After speculative verify (a `gdn.recurrent` with `intermediate_states` and
+    no `final_state`), copies, for every row n of N, the state after its last
+    accepted token from the per-token buffer into the state pool:
+
+        a    = min(accepted[n], T)                 (clamped, see below)
+        slot = state_indices[n]                    (n without the operand)
+        irow = intermediate_state_indices[n]       (n without the operand)
+        if slot >= 0 and irow >= 0 and a >= 1:
+          state[slot, :, :, :] <- intermediate_states[irow, a - 1, :, :, :]
+
+    Contract:
+    - a row with slot < 0 or irow < 0 (padding) or accepted[n] <= 0 (nothing
+      accepted) reads and writes nothing; slots that no row names are never
+      touched, so the rest of the pool stays bit-identical;
+    - accepted[n] > T is clamped to T (the last stored step is committed), so
+      no count can make the op read past the buffer;
+    - slot >= slots or irow >= R is undefined behaviour, as for
+      `gdn.recurrent` (the Python entry point can validate on the host); two
+      rows naming the same slot race; `state` must not overlap
+      `intermediate_states`;
+    - the state may have another dtype than the buffer: each element is
+      widened to f32 and rounded once (round to nearest even) to the state's
+      dtype; equal dtypes copy bits unchanged.
+
+    Nothing depends on host-side values (`accepted` and the indices are read
+    by the kernel), so one compiled op serves every step and can be captured
+    in a CUDA graph.
+
+    Operands (static; memrefs contiguous and row-major):
+    - `intermediate_states`: [R, T, HV, V, K] for `state_layout =
+      #gdn.layout<vk>` or [R, T, HV, K, V] for `#gdn.layout<kv>` (the
+      default), f32, bf16 or f16; R = N without `intermediate_state_indices`
+      (batch-scoped, FlashInfer), any R >= 1 with it (pool-scoped, SGLang);
+    - `accepted`: [N], i32 or i64, the number of accepted tokens of row n;
+    - `state_indices` (optional): [N], i32 or i64; the state is then a pool
+      [slots, HV, ...] (slots >= 1), else [N, HV, ...];
+    - `intermediate_state_indices` (optional): [N], i32 or i64;
+    - `state`: the pool, in the layout of `intermediate_states`, f32, bf16 or
+      f16 (the destination).
+
+    Like `gdn.recurrent` the op has a memref form (no results, what the
+    lowerings take) and a tensor form (destination style: `state` is the
+    init and the op returns its new value, equal to the init except in the
+    committed slots; `--one-shot-bufferize` gives the memref form and updates
+    the pool in place when it can).
+
+    Example (SGLang: bf16 pool and buffer, 8 rows, T = 4):
+
+    ```mlir
+    gdn.commit intermediate_states(%buf : memref<9x4x32x128x128xbf16>)
+        accepted(%accepted : memref<8xi32>)
+        state_indices(%slots : memref<8xi32>)
+        intermediate_state_indices(%rows : memref<8xi32>)
+        state(%pool : memref<64x32x128x128xbf16>)
+        {state_layout = #gdn.layout<vk>}
+    ```
+
+    Tensor form:
+
+    ```mlir
+    %new_pool = gdn.commit intermediate_states(%buf : tensor<8x4x32x128x128xf32>)
+        accepted(%accepted : tensor<8xi64>) state_indices(%slots : tensor<8xi64>)
+        state(%pool : tensor<64x32x128x128xf32>)
+        {state_layout = #gdn.layout<vk>} -> tensor<64x32x128x128xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<GDN_TensorOrMemRef, "state after every token [R, T, HV, ...] (read)">:$intermediate_states,
+    Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
+    Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "row of each row in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
+    Arg<GDN_TensorOrMemRef, "state pool [slots, HV, ...] (destination, written in part)">:$state,
+    DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
+  );
+  // Tensor form: the new state; memref form: none.
+  let results = (outs Variadic<AnyRankedTensor>:$result_tensors);
+
+  let assemblyFormat = [{
+    `intermediate_states` `(` $intermediate_states `:` type($intermediate_states) `)`
+    `accepted` `(` $accepted `:` type($accepted) `)`
+    (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
+    (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
+    `state` `(` $state `:` type($state) `)`
+    attr-dict
+    (`->` type($result_tensors)^)?
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Shape facts of a verified op: N rows, T steps of the buffer, R buffer
+    /// rows, `slots` state rows (N without a pool), HV heads, K, V.
+    struct Dims { int64_t N, T, R, slots, HV, K, V; };
+    Dims getDims();
+    bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
+    bool hasStatePool() { return getStateIndices() != nullptr; }
+
+    /// DestinationStyleOpInterface: the init is `state`, the last operand.
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getStateMutable(); }
+    /// Succeeds on the memref form; on the tensor form, reports that
+    /// `consumer` (a pass name) needs the memref form and fails.
+    ::llvm::LogicalResult requireMemRefForm(::llvm::StringRef consumer);
+  }];
+}
+
 #endif // GDN_OPS_TD

@@ -11,8 +11,8 @@ namespace mlir {
 class DialectRegistry;
 namespace gdn {
 
-/// Attaches the BufferizableOpInterface to gdn.recurrent when the gdn dialect
-/// is loaded. registerGDNDialect (InitAllGDN.h) calls it.
+/// Attaches the BufferizableOpInterface to gdn.recurrent and gdn.commit when
+/// the gdn dialect is loaded. registerGDNDialect (InitAllGDN.h) calls it.
 void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 
 } // namespace gdn

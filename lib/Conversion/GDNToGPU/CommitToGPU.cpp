@@ -1,0 +1,197 @@
+//===- CommitToGPU.cpp - gdn.commit to a GPU copy kernel ------------------===//
+//
+// gdn.commit is a gather-copy: row n moves one step of its buffer row
+// ([HV, ...], contiguous) into its slot of the pool ([HV, ...], contiguous),
+// or nothing. The kernel runs over (chunk of a head, hv, n): a CTA reads
+// row n's count and indices (KernelMath::emitCommitRow), returns unless the
+// row commits, and copies `threads * unroll` vectors of its head. A vector
+// is 16 bytes of the wider dtype along the contiguous dimension (the last
+// one, K in vk, V in kv), consecutive threads take consecutive vectors (so a
+// warp moves 512 contiguous bytes), and a thread issues its `unroll` loads
+// before its stores so that they are in flight together. Offsets are `index`
+// (64-bit after convert-gpu-to-nvvm): pools past 2^31 elements are fine.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Conversion/GDNToGPU/CommitToGPU.h"
+#include "gdn/Conversion/KernelMath.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kMaxThreads = 128;     ///< 4 warps a CTA
+constexpr int64_t kVectorsPerThread = 4; ///< loads in flight a thread
+constexpr int64_t kVectorBytes = 16;     ///< widest global access
+
+/// How the copy of one head (rows x cols elements) is split.
+struct CopyPlan {
+  int64_t vector;         ///< elements a vector
+  int64_t vectorsPerHead; ///< rows * cols / vector
+  int64_t threads;        ///< threads a CTA
+  int64_t unroll;         ///< vectors a thread
+  int64_t chunks;         ///< CTAs a head
+  /// Whether the last chunk runs past the head (a bounds check is needed).
+  bool ragged() const { return chunks * threads * unroll != vectorsPerHead; }
+};
+
+CopyPlan planCopy(CommitOp op) {
+  auto buffer = cast<MemRefType>(op.getIntermediateStates().getType());
+  auto state = cast<MemRefType>(op.getState().getType());
+  int64_t rows = buffer.getDimSize(3), cols = buffer.getDimSize(4);
+  int64_t bytes = std::max(buffer.getElementTypeBitWidth(),
+                           state.getElementTypeBitWidth()) /
+                  8;
+  CopyPlan p;
+  // 16 bytes of the wider dtype, as long as vectors tile the contiguous
+  // dimension (so no vector crosses a row and every one is aligned).
+  p.vector = kVectorBytes / bytes;
+  while (cols % p.vector != 0)
+    p.vector /= 2;
+  p.vectorsPerHead = rows * cols / p.vector;
+  p.threads = std::min<int64_t>(kMaxThreads,
+                                llvm::alignTo(p.vectorsPerHead, kWarpSize));
+  p.unroll = std::min<int64_t>(kVectorsPerThread,
+                               llvm::divideCeil(p.vectorsPerHead, p.threads));
+  p.chunks = llvm::divideCeil(p.vectorsPerHead, p.threads * p.unroll);
+  return p;
+}
+
+/// Byte alignment of `count` elements of `type` at a multiple of `count`
+/// elements (buffers are 16-byte aligned; the C API checks it).
+int64_t alignment(int64_t count, Type type) {
+  int64_t bytes = count * type.getIntOrFloatBitWidth() / 8;
+  return std::min<int64_t>(bytes & -bytes, kVectorBytes);
+}
+
+/// Builds the kernel body for the clone `op` of the op, whose operands are
+/// the kernel's arguments.
+void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
+  KernelMath m(b, loc, KernelMath::Flavor::GPU);
+  Value buffer = op.getIntermediateStates(), state = op.getState();
+  Type from = cast<MemRefType>(buffer.getType()).getElementType();
+  Type to = cast<MemRefType>(state.getType()).getElementType();
+  int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(4);
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value chunk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  KernelMath::CommitRow r = m.emitCommitRow(op, n);
+
+  // Rows that commit nothing (padding, a negative buffer row, accepted <= 0)
+  // leave the CTA at once; the condition is uniform over the CTA.
+  auto ifValid = scf::IfOp::create(b, loc, r.valid, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+
+  // Vector u of this thread: first + u * threads, element (i, j) of the head.
+  Value first = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, chunk, m.index(p.threads * p.unroll)), tid);
+  struct Access {
+    Value vector, i, j;
+  };
+  SmallVector<Access> accesses;
+  for (int64_t u = 0; u < p.unroll; ++u) {
+    Value vi =
+        u == 0 ? first
+               : arith::AddIOp::create(b, loc, first, m.index(u * p.threads));
+    Value e = arith::MulIOp::create(b, loc, vi, m.index(p.vector));
+    accesses.push_back({vi, arith::DivUIOp::create(b, loc, e, m.index(cols)),
+                        arith::RemUIOp::create(b, loc, e, m.index(cols))});
+  }
+  auto load = [&](const Access &a) -> Value {
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({p.vector}, from), buffer,
+        ValueRange{r.row, r.step, hv, a.i, a.j}, /*nontemporal=*/false,
+        llvm::MaybeAlign(alignment(p.vector, from)));
+  };
+  auto store = [&](const Access &a, Value x) {
+    // Equal dtypes copy the bits; others round once from f32.
+    if (from != to)
+      x = m.fromF32(m.toF32(x), to);
+    vector::StoreOp::create(b, loc, x, state, ValueRange{r.slot, hv, a.i, a.j},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(alignment(p.vector, to)));
+  };
+  if (!p.ragged()) {
+    // Every vector is in the head: all loads, then all stores.
+    SmallVector<Value> values;
+    for (const Access &a : accesses)
+      values.push_back(load(a));
+    for (auto [a, x] : llvm::zip(accesses, values))
+      store(a, x);
+    return;
+  }
+  // The last chunk runs past the head: each vector under a bounds check.
+  for (const Access &a : accesses) {
+    Value inHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         a.vector, m.index(p.vectorsPerHead));
+    auto ifIn = scf::IfOp::create(b, loc, inHead, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+    store(a, load(a));
+  }
+}
+} // namespace
+
+LogicalResult mlir::gdn::lowerCommitToGPU(CommitOp op, gpu::GPUModuleOp kernels,
+                                          SymbolTable &symbols,
+                                          StringRef name) {
+  auto d = op.getDims();
+  CopyPlan p = planCopy(op);
+  if (d.HV > 65535 || d.N > 65535)
+    return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
+                            << " and HV = " << d.HV
+                            << " must each be at most 65535 (grid limits)";
+  if (p.chunks > std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "cannot be lowered to the GPU: a head of "
+                            << p.vectorsPerHead * p.vector
+                            << " elements needs more than 2^31 - 1 CTAs";
+  Location loc = op.getLoc();
+
+  // Kernel signature: the op's operands, in order.
+  SmallVector<Type> argTypes(op->getOperandTypes());
+  OpBuilder b = OpBuilder::atBlockEnd(&kernels.getBodyRegion().front());
+  auto kernel =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  symbols.insert(kernel); // uniquifies the name
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads), 1, 1}));
+
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  IRMapping mapping;
+  mapping.map(op->getOperands(), entry.getArguments());
+  auto kop = cast<CommitOp>(b.clone(*op, mapping));
+  buildCopy(b, loc, kop, p);
+  kop->erase();
+  gpu::ReturnOp::create(b, loc);
+
+  // Host side: the launch over (chunks, HV, N).
+  OpBuilder hb(op);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(hb, loc, v);
+  };
+  gpu::KernelDim3 grid{idx(p.chunks), idx(d.HV), idx(d.N)};
+  gpu::KernelDim3 block{idx(p.threads), idx(1), idx(1)};
+  gpu::LaunchFuncOp::create(hb, loc, kernel, grid, block,
+                            /*dynamicSharedMemorySize=*/Value(),
+                            op->getOperands());
+  op->erase();
+  return success();
+}

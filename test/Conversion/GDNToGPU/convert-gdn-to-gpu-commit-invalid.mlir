@@ -1,0 +1,12 @@
+// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu -verify-diagnostics
+// RUN: not gdn-opt %s -split-input-file -convert-gdn-to-gpu="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=CHIP
+// A gdn.commit the grid cannot take, or for a chip the pass does not build
+// for, gets a diagnostic, not a crash.
+
+// CHIP: error: 'gdn.commit' op cannot be lowered to the GPU: unsupported chip 'sm_70' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
+
+func.func @too_many_rows(%buf: memref<70000x1x1x8x4xf32>, %acc: memref<70000xi32>, %s: memref<70000x1x8x4xf32>) {
+  // expected-error @+1 {{cannot be lowered to the GPU: N = 70000 and HV = 1 must each be at most 65535 (grid limits)}}
+  gdn.commit intermediate_states(%buf : memref<70000x1x1x8x4xf32>) accepted(%acc : memref<70000xi32>) state(%s : memref<70000x1x8x4xf32>)
+  return
+}
