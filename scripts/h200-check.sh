@@ -16,21 +16,31 @@ fails=0
 run() { echo "\$ $*" >> "$log"; "$@" >> "$log" 2>&1; local rc=$?; [ $rc -ne 0 ] && { echo "FAILED (rc=$rc): $*" >> "$log"; fails=$((fails+1)); }; return $rc; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$log" 2>&1
 LD_LIBRARY_PATH="$bin" run "$bin/GDNUnitTests"
+# Timed runs one at a time (the GPU to itself); then the schedule checks,
+# whose cost is the CPU's fp64 reference, 8 at a time, each into its own log
+# so the combined log keeps their order.
 for f in examples/*.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"
-  # rows-per-warp, warps-per-block, v-lanes, stage-tokens (0: automatic;
-  # stage-tokens -1: none) (each valid for every example: V / (rows * v-lanes
-  # * warps) is whole)
+done
+# rows-per-warp, warps-per-block, v-lanes, stage-tokens (0: automatic;
+# stage-tokens -1: none) (each valid for every example: V / (rows * v-lanes
+# * warps) is whole)
+jobs=$(mktemp -d)
+i=0
+for f in examples/*.mlir; do
   for sched in "1 4 0 0" "2 4 0 0" "4 1 0 0" "4 2 0 0" "4 4 0 0" "8 1 0 0" "8 2 0 0" \
                "1 2 0 0" "2 2 0 0" "4 4 1 0" "4 2 2 0" "2 2 8 0" \
                "0 0 0 -1" "0 0 0 1" "0 0 0 3" "8 1 0 32" "1 1 0 5"; do
     set -- $sched
-    run "$bin/gdn-run" --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 \
-      --v-lanes=$3 --stage-tokens=$4 --seed=3 "$f"
+    i=$((i+1))
+    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 --v-lanes=$3 --stage-tokens=$4 --seed=3 $f"
   done
-done
+done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'
+cat "$jobs"/*.log >> "$log"
+fails=$((fails + $(grep -c "^FAILED" "$jobs"/*.log | awk -F: '{s+=$2} END {print s+0}')))
+rm -rf "$jobs"
 echo "=== summary (failures: $fails)"
 python3 scripts/h200-summary.py "$log" | tee -a "$log"
 grep -c "check .* ok" "$log" | sed 's/^/checks ok: /'
