@@ -38,10 +38,10 @@ L2_BYTES = 60 << 20
 SCHEDULES_T1 = [dict(rows_per_warp=r, warps_per_block=w, v_lanes=l) for r, w, l in
                 [(1, 4, 0), (2, 4, 0), (4, 4, 0), (8, 4, 0), (16, 4, 0), (16, 2, 0), (16, 1, 0),
                  (8, 2, 0), (8, 1, 0), (4, 2, 0), (8, 4, 2), (4, 4, 2), (8, 2, 2)]]
-SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=-1), dict(unroll_tokens=2),
-                dict(unroll_tokens=16), dict(stage_tokens=4), dict(rows_per_warp=4),
-                dict(rows_per_warp=2), dict(rows_per_warp=4, unroll_tokens=-1),
-                dict(rows_per_warp=2, warps_per_block=2)]
+SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens=16),
+                dict(stage_tokens=4), dict(rows_per_warp=4), dict(warps_per_block=1),
+                dict(warps_per_block=2), dict(rows_per_warp=16), dict(rows_per_warp=16, warps_per_block=1),
+                dict(rows_per_warp=8, warps_per_block=1), dict(rows_per_warp=4, warps_per_block=1)]
 
 
 def schedule_name(sched):
