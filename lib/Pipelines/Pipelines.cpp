@@ -13,13 +13,17 @@ using namespace mlir::gdn;
 
 void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
                                         const LowerToPTXOptions &options) {
+  GDNSelectSchedulePassOptions scheduleOptions;
+  scheduleOptions.chip = options.chip;
+  scheduleOptions.smCount = options.smCount;
+  scheduleOptions.rowsPerWarp = options.rowsPerWarp;
+  scheduleOptions.warpsPerBlock = options.warpsPerBlock;
+  scheduleOptions.vLanes = options.vLanes;
+  scheduleOptions.stageTokens = options.stageTokens;
+  scheduleOptions.unrollTokens = options.unrollTokens;
+  pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;
-  gpuOptions.rowsPerWarp = options.rowsPerWarp;
-  gpuOptions.warpsPerBlock = options.warpsPerBlock;
-  gpuOptions.vLanes = options.vLanes;
-  gpuOptions.stageTokens = options.stageTokens;
-  gpuOptions.unrollTokens = options.unrollTokens;
   pm.addPass(createConvertGDNToGPUPass(gpuOptions));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

@@ -93,7 +93,36 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "Target GPU architecture: sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a">,
+           "Target GPU architecture: sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a">
+  ];
+}
+
+def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
+  let summary = "Choose the GPU schedule of every gdn.recurrent (cost model)";
+  let description = [{
+    Attaches `gdn.schedule = {rows_per_warp, warps_per_block, v_lanes,
+    stage_tokens, unroll_tokens}` to every `gdn.recurrent` (memref or tensor
+    form); `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0
+    is chosen by the cost model measured on the H200 (bench/results): decode is
+    latency-bound at small N and bandwidth-bound at large N, so a lane takes
+    the most V columns (8, 4, 2, 1) that still leave about half the device's
+    warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`); staged
+    multi-token kernels (T > 1 or varlen) take at least 4 columns a lane and
+    stage up to 16 tokens' inputs in shared memory; bandwidth-bound `vk`
+    decode runs one-warp CTAs. An attribute already on the op pins its
+    entries unless an option overrides them. Schedules the kernel cannot take
+    are diagnostics on the op.
+
+    ```mlir
+    gdn.recurrent ... {gdn.schedule = {rows_per_warp = 8 : i64, stage_tokens = -1 : i64,
+                       unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}}
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "Target GPU architecture (its SM count feeds the cost model)">,
+    Option<"smCount", "sm-count", "int64_t", "0",
+           "Multiprocessors of the target device (0: the chip's largest part)">,
     Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
            "V rows of the state held by each warp (0: chosen from the shapes)">,
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",

@@ -13,6 +13,11 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU architecture (e.g. sm_90a)"),
       llvm::cl::init("sm_90a")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("Multiprocessors of the target device (0: the chip's "
+                     "largest part)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> rowsPerWarp{
       *this, "rows-per-warp",
       llvm::cl::desc("V rows per warp (0: chosen from the shapes)"),

@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=8" -verify-diagnostics
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=8" -convert-gdn-to-gpu -verify-diagnostics
 // Shapes the register-tiled kernel cannot take get a diagnostic, not a crash.
 
 func.func @k_not_multiple_of_key_lanes(%q: memref<1x1x1x48xf32>, %k: memref<1x1x1x48xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {

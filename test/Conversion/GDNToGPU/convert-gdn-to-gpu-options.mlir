@@ -1,14 +1,14 @@
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=BADCHIP
-// RUN: not gdn-opt %s -convert-gdn-to-gpu="rows-per-warp=3" 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: not gdn-opt %s -convert-gdn-to-gpu="warps-per-block=64" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not gdn-opt %s -gdn-select-schedule="rows-per-warp=3" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not gdn-opt %s -gdn-select-schedule="warps-per-block=64" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: gdn-opt %s -convert-gdn-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // Chip names LLVM would abort on (unknown processor, PTX ISA too old).
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_100" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s --gdn-lower-to-ptx="chip=sm_9999" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
-// RUN: not gdn-opt %s -convert-gdn-to-gpu="warps-per-block=1 stage-tokens=64" 2>&1 | FileCheck %s --check-prefix=STAGE
-// RUN: not gdn-opt %s -convert-gdn-to-gpu="stage-tokens=4096" 2>&1 | FileCheck %s --check-prefix=STAGESMEM
+// RUN: not gdn-opt %s -gdn-select-schedule="warps-per-block=1 stage-tokens=64" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not gdn-opt %s -gdn-select-schedule="stage-tokens=4096" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGESMEM
 // Bad pass options are diagnostics with a location, never an LLVM abort.
 
 // CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+9]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4" | FileCheck %s --check-prefix=BF16
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s --check-prefix=BF16
 // A state pool: the kernel reads sequence n's slot from state_indices; a
 // padding row (slot < 0) loads nothing (zeros instead), stores nothing and
 // writes zero outputs.

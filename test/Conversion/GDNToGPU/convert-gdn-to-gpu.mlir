@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=4 stage-tokens=-1" | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu="rows-per-warp=2 warps-per-block=1" | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 warps-per-block=1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCHED
 
 // kv layout, K = 32, V = 64: a warp's lanes split 4 along V (4 columns each:
 // 64 contiguous bytes of a key row) and 8 along K (4 key rows each); 4 warps

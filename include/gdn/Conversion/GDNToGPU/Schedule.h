@@ -1,0 +1,78 @@
+//===- Schedule.h - GPU schedule of gdn.recurrent and its cost model -*- C++ -*-===//
+//
+// The thread-to-data mapping of a gdn.recurrent GPU kernel, chosen by a cost
+// model measured on the H200 (bench/results) or given explicitly, and carried
+// from gdn-select-schedule to convert-gdn-to-gpu as the discardable attribute
+// `gdn.schedule` on the op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_CONVERSION_GDNTOGPU_SCHEDULE_H
+#define GDN_CONVERSION_GDNTOGPU_SCHEDULE_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace mlir {
+namespace gdn {
+class RecurrentOp;
+
+constexpr int64_t kWarpSize = 32;
+
+/// The thread-to-data mapping of one kernel: one CTA per (sequence n, value
+/// head hv, block of blockRows() V columns); a warp's lanes split lanesV along
+/// V and 32 / lanesV along K, each lane holding `rows` V columns x kPerLane
+/// key rows of the state in registers.
+struct GPUSchedule {
+  int64_t rows;     ///< R: V columns per lane
+  int64_t warps;    ///< W: warps per CTA
+  int64_t lanesV;   ///< lanes of a warp along V (the rest go along K)
+  int64_t kPerLane; ///< KL = K / (32 / lanesV)
+  int64_t chunk;    ///< tokens staged in shared memory at a time (0: none)
+  int64_t unroll;   ///< unroll factor of the staged token loop (1: a loop)
+  int64_t lanesK() const { return kWarpSize / lanesV; }
+  int64_t warpRows() const { return rows * lanesV; }
+  int64_t blockRows() const { return rows * lanesV * warps; }
+};
+
+/// Overrides of the cost model: 0 = chosen by the model; stageTokens and
+/// unrollTokens -1 = off (no shared-memory staging, no unrolling). smCount:
+/// multiprocessors of the target device (0: from the chip, see
+/// defaultSMCount).
+struct GPUScheduleOptions {
+  int64_t rowsPerWarp = 0;
+  int64_t warpsPerBlock = 0;
+  int64_t vLanes = 0;
+  int64_t stageTokens = 0;
+  int64_t unrollTokens = 0;
+  int64_t smCount = 0;
+};
+
+/// Multiprocessors of the largest part of each supported chip (sm_90/sm_90a:
+/// H100 SXM / H200, 132; sm_80: A100, 108; sm_86: 84; sm_87: 16; sm_89: 128);
+/// 132 for anything else.
+int64_t defaultSMCount(StringRef chip);
+
+/// Picks the schedule of `op` (cost model for every option left 0) and checks
+/// that the kernel can take it (shapes divide, the state tile fits in
+/// registers, the staging buffers in shared memory, the grid in its limits).
+/// Failures are diagnostics on the op.
+FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op,
+                                         const GPUScheduleOptions &options);
+
+/// The name of the attribute gdn-select-schedule attaches to gdn.recurrent.
+constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
+
+/// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
+/// v_lanes, stage_tokens (-1: none), unroll_tokens} (all i64).
+DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
+
+/// The explicit options an op's `gdn.schedule` attribute pins (all options 0
+/// when the op has none); a malformed attribute is a diagnostic on the op.
+FailureOr<GPUScheduleOptions> scheduleOptionsOf(RecurrentOp op);
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_CONVERSION_GDNTOGPU_SCHEDULE_H

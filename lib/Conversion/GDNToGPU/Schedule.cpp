@@ -1,0 +1,234 @@
+//===- Schedule.cpp - GPU schedule of gdn.recurrent and its cost model ----===//
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+int64_t gdn::defaultSMCount(StringRef chip) {
+  return llvm::StringSwitch<int64_t>(chip)
+      .Cases({"sm_90", "sm_90a"}, 132)
+      .Case("sm_80", 108)
+      .Case("sm_86", 84)
+      .Case("sm_87", 16)
+      .Case("sm_89", 128)
+      .Default(132);
+}
+
+namespace {
+/// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous); in kv
+/// as many as make a key row's share of a warp 64 contiguous bytes (two
+/// sectors), as long as the shapes divide and the state tile stays <= 64
+/// registers.
+int64_t autoLanesV(RecurrentOp op, int64_t rows) {
+  auto d = op.getDims();
+  if (op.isVKLayout())
+    return 1;
+  for (int64_t l : {16, 8, 4, 2})
+    if (rows * l * 4 <= 64 && d.V % (rows * l) == 0 &&
+        d.K % (kWarpSize / l) == 0 && rows * d.K / (kWarpSize / l) <= 64)
+      return l;
+  return 1;
+}
+
+/// The cost model of the default schedule (measured on the H200, see
+/// bench/results): decode is bound by memory latency at small N and by
+/// bandwidth at large N. Few V columns a lane give many short warps, which
+/// hides latency when the problem is small; more columns a lane give more
+/// independent 16-byte loads in flight per thread, which wins once the grid
+/// has enough warps to fill the machine. So take the most columns a lane
+/// (8, 4, 2, 1) that still leaves at least kTargetWarps warps. With staged
+/// tokens (T > 1) each token is a dependent chain of reductions, and 4 or 8
+/// independent columns a lane beat more, shorter warps (T = 4 and 12, N = 1:
+/// 4 columns 7-14% faster than 1). Once 8 columns a lane fill the machine
+/// (T = 1), CTAs of one warp beat CTAs of four (N = 8 to 256: 2-8% faster,
+/// bench/results/2026-11-29-s2-sweep).
+constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs,
+                                       // scaled by the device's SM count
+
+/// Tokens staged in shared memory at a time: none for a single token (it
+/// would only add a barrier), else up to 16 (fixed T) or 8 (varlen, where
+/// most sequences are short), within 32 KiB of buffers and one gate-computing
+/// thread per token.
+int64_t autoChunk(RecurrentOp op) {
+  auto d = op.getDims();
+  if (!op.isVarlen() && d.T == 1)
+    return 0;
+  return op.isVarlen() ? 8 : std::min<int64_t>(d.T, 16);
+}
+
+int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
+  auto d = op.getDims();
+  auto bytes = [](Value x) {
+    return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
+  };
+  return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) + 8);
+}
+
+constexpr int64_t kMaxStagingBytes = 32 * 1024;
+/// Staged tokens unrolled by default: none. Unrolling 4 or all 12 tokens
+/// measured slower from N = 8 on (code size; kv T = 12: 1.2-2x) and gained at
+/// most 7% at N = 1.
+constexpr int64_t kAutoUnroll = 1;
+
+} // namespace
+
+FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
+                                              const GPUScheduleOptions &options) {
+  int64_t rowsOpt = options.rowsPerWarp, warpsOpt = options.warpsPerBlock;
+  int64_t lanesVOpt = options.vLanes, chunkOpt = options.stageTokens;
+  int64_t unrollOpt = options.unrollTokens;
+  int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
+  auto d = op.getDims();
+  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt};
+  bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
+  bool bandwidthBound = false;
+  if (s.rows == 0) {
+    // In kv the lanes along V grow as the columns a lane shrink, so the warp
+    // count does not change; 4 columns x 4 lanes measured best there (8 x 2
+    // was 10-40% slower), hence the shorter candidate list.
+    SmallVector<int64_t> candidates =
+        !op.isVKLayout() ? SmallVector<int64_t>{4, 2, 1}
+        : staged         ? SmallVector<int64_t>{8, 4}
+                         : SmallVector<int64_t>{8, 4, 2, 1};
+    int64_t bestWarps = -1;
+    for (int64_t r : candidates) {
+      if (d.V % r != 0)
+        continue;
+      int64_t lanes = lanesVOpt ? lanesVOpt : autoLanesV(op, r);
+      int64_t warps = d.N * d.HV * (d.V / (r * lanes));
+      if (warps > bestWarps) { // ties keep the larger r
+        s.rows = r;
+        bestWarps = warps;
+      }
+      if (warps >= targetWarps) {
+        bandwidthBound = r == candidates.front();
+        break;
+      }
+    }
+  }
+  if (s.lanesV == 0)
+    s.lanesV = autoLanesV(op, s.rows);
+  if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))
+    return op.emitOpError() << "cannot be lowered to the GPU: v-lanes = "
+                            << s.lanesV << " must be a power of two in [1, 32]";
+  if (d.K % s.lanesK() != 0)
+    return op.emitOpError() << "cannot be lowered to the GPU: K = " << d.K
+                            << " must be a multiple of 32 / v-lanes = "
+                            << s.lanesK();
+  s.kPerLane = d.K / s.lanesK();
+  if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
+    s.warps = 1;
+  if (s.warps == 0) {
+    s.warps = 1;
+    for (int64_t w : {4, 2})
+      if (d.V % (w * s.warpRows()) == 0) {
+        s.warps = w;
+        break;
+      }
+  }
+  if (s.rows < 1 || s.rows > 16 || s.warps < 1 || s.warps > 32)
+    return op.emitOpError() << "cannot be lowered to the GPU: rows-per-warp = "
+                            << s.rows << " must be in [1, 16] and warps-per-block = "
+                            << s.warps << " in [1, 32]";
+  // The state tile lives in registers: keep it within a budget that ptxas
+  // can hold without spilling (K = 256 with R = 4 in vk is 32 values).
+  if (s.rows * s.kPerLane > 64)
+    return op.emitOpError() << "cannot be lowered to the GPU: a thread would "
+                               "hold rows-per-warp * K / (32 / v-lanes) = "
+                            << s.rows * s.kPerLane
+                            << " state values, more than 64 (K = " << d.K
+                            << " must be at most 256 for this schedule)";
+  if (d.V % s.blockRows() != 0)
+    return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V
+                            << " is not a multiple of rows-per-warp * v-lanes * "
+                               "warps-per-block = "
+                            << s.blockRows();
+  if (d.V / s.blockRows() > std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "cannot be lowered to the GPU: V / (rows-per-warp * "
+                               "v-lanes * warps-per-block) = "
+                            << d.V / s.blockRows()
+                            << " blocks exceed the grid limit 2^31 - 1";
+  if (chunkOpt == 0) {
+    s.chunk = autoChunk(op);
+    while (s.chunk > 1 && stagingBytes(op, s, s.chunk) > kMaxStagingBytes)
+      s.chunk /= 2;
+  } else if (chunkOpt < 0) {
+    s.chunk = 0; // inputs straight from global memory
+  } else {
+    s.chunk = chunkOpt;
+  }
+  if (s.unroll == 0)
+    s.unroll = kAutoUnroll;
+  else if (s.unroll < 0)
+    s.unroll = 1;
+  if (s.unroll > 64)
+    return op.emitOpError() << "cannot be lowered to the GPU: unroll-tokens = "
+                            << s.unroll << " must be at most 64";
+  if (s.chunk > s.warps * kWarpSize)
+    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+                            << s.chunk << " exceeds the " << s.warps * kWarpSize
+                            << " threads of a CTA";
+  if (stagingBytes(op, s, s.chunk) > 48 * 1024)
+    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+                            << s.chunk << " needs "
+                            << stagingBytes(op, s, s.chunk)
+                            << " bytes of shared memory, more than 48 KiB";
+  if (d.HV > 65535 || d.N > 65535)
+    return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
+                            << " and HV = " << d.HV
+                            << " must each be at most 65535 (grid limits)";
+  return s;
+}
+
+
+DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
+  Builder b(context);
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  return b.getDictionaryAttr({
+      b.getNamedAttr("rows_per_warp", i64(s.rows)),
+      b.getNamedAttr("warps_per_block", i64(s.warps)),
+      b.getNamedAttr("v_lanes", i64(s.lanesV)),
+      b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
+      b.getNamedAttr("unroll_tokens", i64(s.unroll)),
+  });
+}
+
+FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
+  GPUScheduleOptions options;
+  Attribute attr = op->getAttr(kScheduleAttrName);
+  if (!attr)
+    return options;
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return op.emitOpError() << "'" << kScheduleAttrName
+                            << "' must be a dictionary of i64 schedule options";
+  for (NamedAttribute entry : dict) {
+    auto value = dyn_cast<IntegerAttr>(entry.getValue());
+    int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
+                         .Case("rows_per_warp", &options.rowsPerWarp)
+                         .Case("warps_per_block", &options.warpsPerBlock)
+                         .Case("v_lanes", &options.vLanes)
+                         .Case("stage_tokens", &options.stageTokens)
+                         .Case("unroll_tokens", &options.unrollTokens)
+                         .Default(nullptr);
+    if (!field || !value)
+      return op.emitOpError()
+             << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
+             << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
+                "stage_tokens or unroll_tokens";
+    *field = value.getInt();
+  }
+  if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
+      options.stageTokens < -1 || options.unrollTokens < -1)
+    return op.emitOpError() << "'" << kScheduleAttrName
+                            << "' holds a negative size";
+  return options;
+}

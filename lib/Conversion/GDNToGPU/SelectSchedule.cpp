@@ -1,0 +1,55 @@
+//===- SelectSchedule.cpp - gdn-select-schedule ---------------------------===//
+//
+// Pins the GPU schedule of every gdn.recurrent as the `gdn.schedule`
+// attribute: the pass options and any entries already on the op, the cost
+// model (Schedule.cpp) for the rest. convert-gdn-to-gpu builds that kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
+#include "gdn/Conversion/Passes.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace gdn {
+#define GEN_PASS_DEF_GDNSELECTSCHEDULEPASS
+#include "gdn/Conversion/Passes.h.inc"
+} // namespace gdn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+struct GDNSelectSchedulePass
+    : gdn::impl::GDNSelectSchedulePassBase<GDNSelectSchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](RecurrentOp op) {
+      FailureOr<GPUScheduleOptions> options = scheduleOptionsOf(op);
+      if (failed(options))
+        return WalkResult::interrupt();
+      auto pin = [](int64_t &field, int64_t option) {
+        if (option != 0)
+          field = option;
+      };
+      pin(options->rowsPerWarp, rowsPerWarp);
+      pin(options->warpsPerBlock, warpsPerBlock);
+      pin(options->vLanes, vLanes);
+      pin(options->stageTokens, stageTokens);
+      pin(options->unrollTokens, unrollTokens);
+      options->smCount = smCount > 0 ? int64_t(smCount) : defaultSMCount(chip);
+      FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);
+      if (failed(schedule))
+        return WalkResult::interrupt();
+      op->setAttr(kScheduleAttrName, scheduleToAttr(op.getContext(), *schedule));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
