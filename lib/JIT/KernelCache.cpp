@@ -13,6 +13,8 @@
 using namespace mlir;
 using namespace mlir::gdn::jit;
 
+#include "GDNBuildId.h" // GDN_BUILD_ID: a hash of the compiler's sources
+
 #ifndef GDN_VERSION_STRING
 #define GDN_VERSION_STRING "dev"
 #endif
@@ -35,7 +37,8 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
                              const GPUOptions &options) {
   std::string blob;
   llvm::raw_string_ostream os(blob);
-  os << "gdn-mlir " << GDN_VERSION_STRING << '\0' << function << '\0'
+  os << "gdn-mlir " << GDN_VERSION_STRING << '\0' << GDN_BUILD_ID << '\0'
+     << function << '\0'
      << options.chip << '\0' << options.rowsPerWarp << '\0'
      << options.warpsPerBlock << '\0' << options.vLanes << '\0'
      << options.stageTokens << '\0' << options.unrollTokens << '\0' << mlirText;

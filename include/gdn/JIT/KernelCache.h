@@ -3,7 +3,9 @@
 // Compiled kernels (PTX plus launch configuration) stored as one JSON file per
 // key under a cache directory, so a new process skips the MLIR pipeline.
 // The key hashes everything that changes the PTX: the MLIR text, the function,
-// the chip, the schedule options and the compiler's version.
+// the chip, the schedule options, the compiler's version and its build id (a
+// hash of its sources, cmake/GDNBuildId.cmake), so no build is ever served a
+// kernel another build generated.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_JIT_KERNELCACHE_H
