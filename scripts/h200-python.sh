@@ -11,7 +11,7 @@ mkdir -p /tmp/gdn-lib /tmp/sgl
 xz -dc .carry/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
 export GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/fla_core-*.whl
-export PYTHONPATH=/tmp/site:$PWD/python
+export PYTHONPATH=/tmp/site:$PWD/python GDN_SGLANG_DIR=/tmp/sgl
 # SGLang's kernel file needs only torch and triton: take it from the wheel.
 python3 - <<'PY'
 import glob, zipfile
