@@ -313,16 +313,6 @@ private:
     return extractAll(m.toF32(loadVector(stage, {j, k0}, s.kPerLane)));
   }
 
-  /// x <- x / sqrt(sum(x^2) + 1e-6) over the whole K (eps inside the sqrt).
-  void l2Normalize(SmallVectorImpl<Value> &x) {
-    Value ss = m.f32(0.0);
-    for (Value e : x)
-      ss = m.add(ss, m.mul(e, e));
-    Value inv = m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
-    for (Value &e : x)
-      e = m.mul(e, inv);
-  }
-
   /// The shared-memory buffers of one chunk of tokens: q and k [chunk, K],
   /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) and beta
   /// [chunk] (f32).
@@ -436,13 +426,6 @@ private:
                                    : loadKeyChunk(op.getK(), t);
     SmallVector<Value> qf = staged ? loadStagedKeyChunk(qStage, j)
                                    : loadKeyChunk(op.getQ(), t);
-    if (op.getQkL2norm()) {
-      l2Normalize(kf);
-      l2Normalize(qf);
-    }
-    Value scale = m.f32(op.getScaleOrDefault());
-    for (Value &e : qf)
-      e = m.mul(e, scale);
     Value decay, beta;
     SmallVector<Value> vf;
     if (staged) {
@@ -456,20 +439,48 @@ private:
       vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
     }
 
-    SmallVector<Value> outputs;
+    // Every K-reduction of a token reads only the raw q, k and the carried
+    // state, so they all run side by side instead of one after another. With
+    // k̂ = ik k and q̂ = iq scale q (ik, iq the L2-norm factors, 1 without
+    // qk_l2norm), A = Sᵀk and B = Sᵀq of the carried state:
+    //   Sᵀk̂ after the decay = exp(g) ik A,   u = beta (v - exp(g) ik A),
+    //   o = (exp(g) S + k̂ uᵀ)ᵀ q̂ = exp(g) iq scale B + (k̂·q̂) u,
+    // where the norms and k·q do not depend on the state. A token's
+    // dependent chain is one shuffle tree deep instead of three.
+    Value kq = m.f32(0.0), kk = m.f32(0.0), qq = m.f32(0.0);
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      kq = m.add(kq, m.mul(kf[j], qf[j]));
+      kk = m.add(kk, m.mul(kf[j], kf[j]));
+      qq = m.add(qq, m.mul(qf[j], qf[j]));
+    }
+    Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
+    if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+      auto inverseNorm = [&](Value ss) {
+        return m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+      };
+      ik = inverseNorm(kk);
+      iq = m.mul(inverseNorm(qq), iq);
+    }
+    kq = m.mul(warpSum(kq), m.mul(ik, iq));
+    SmallVector<Value> A, B; // Sᵀk and Sᵀq of the raw k, q, per column
     for (int64_t r = 0; r < s.rows; ++r) {
-      Value sk = m.f32(0.0);
+      Value sk = m.f32(0.0), sq = m.f32(0.0);
       for (int64_t j = 0; j < s.kPerLane; ++j) {
-        at(S, r, j) = m.mul(at(S, r, j), decay);
         sk = m.add(sk, m.mul(at(S, r, j), kf[j]));
-      }
-      Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));
-      Value sq = m.f32(0.0);
-      for (int64_t j = 0; j < s.kPerLane; ++j) {
-        at(S, r, j) = m.add(at(S, r, j), m.mul(kf[j], u));
         sq = m.add(sq, m.mul(at(S, r, j), qf[j]));
       }
-      Value out = warpSum(sq);
+      A.push_back(warpSum(sk));
+      B.push_back(warpSum(sq));
+    }
+    for (Value &e : kf) // k̂ for the rank-1 update
+      e = m.mul(e, ik);
+    Value decayK = m.mul(decay, ik), decayQ = m.mul(decay, iq);
+    SmallVector<Value> outputs;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      Value u = m.mul(beta, m.sub(vf[r], m.mul(decayK, A[r])));
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        at(S, r, j) = m.add(m.mul(at(S, r, j), decay), m.mul(kf[j], u));
+      Value out = m.add(m.mul(decayQ, B[r]), m.mul(kq, u));
       if (valid) // padding rows output zeros
         out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
       outputs.push_back(out);

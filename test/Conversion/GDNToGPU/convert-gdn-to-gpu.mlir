@@ -16,8 +16,10 @@
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // Decay from log-space g: exp(g) = ex2.approx(g * log2(e)), no libdevice.
 // CHECK: llvm.inline_asm "ex2.approx.f32 $0, $1;"
-// Each of the 4 columns reduces S^T k and S^T q over the 8 key lanes: 3 steps.
-// CHECK-COUNT-24: gpu.shuffle xor
+// k·q, then for each of the 4 columns S^T k and S^T q of the carried state
+// (side by side: o = exp(g) S^T q + (k·q) u), each over the 8 key lanes in 3
+// steps: 3 + 24 shuffles.
+// CHECK-COUNT-27: gpu.shuffle xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: scf.if
 // CHECK: vector.store %{{.*}} : memref<3x1x2x64xf32>, vector<4xf32>
@@ -36,16 +38,22 @@ func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1
 
 // vk layout, K = 128: each lane holds 4 contiguous key columns of a row, so
 // the state moves as vector<4xf32> along K; bf16 q/k come as vector<4xbf16>.
-// Fused gating and sigmoid(b) are computed in the kernel; the L2 norms add
-// one shuffle tree each for q and k.
+// Fused gating and sigmoid(b) are computed in the kernel first; then every
+// reduction of the token runs on the raw q, k side by side: |k|², |q|² (each
+// followed by its sqrt), k·q, and Sᵀk, Sᵀq for the 4 columns, 5 shuffle steps
+// each (3 x 5 + 8 x 5).
 // CHECK-LABEL: func.func @vk
 // CHECK: gpu.func @vk_recurrent
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x4x16x128xf32>, vector<4xf32>
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<1x2x2x128xbf16>, vector<4xbf16>
 // CHECK: arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
-// CHECK-COUNT-10: gpu.shuffle xor
-// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
 // CHECK: llvm.inline_asm "lg2.approx.f32 $0, $1;"
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
+// CHECK-COUNT-45: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1x4x16x128xf32>, vector<4xf32>
 func.func @vk(%q: memref<1x2x2x128xbf16>, %k: memref<1x2x2x128xbf16>, %v: memref<1x2x4x16xbf16>,

@@ -21,9 +21,9 @@
 // CHECK-NOT: .local
 // The state tile comes in as 16-byte loads (4 rows of 4 fp32 a thread)...
 // CHECK-COUNT-4: ld.global.v4.b32
-// ... the reductions are butterfly shuffles, the math is approximate PTX ...
-// CHECK: shfl.sync.bfly.b32
+// ... the math is approximate PTX, the reductions butterfly shuffles ...
 // CHECK: ex2.approx.f32
+// CHECK: shfl.sync.bfly.b32
 // ... and goes out as 16-byte stores.
 // CHECK-COUNT-4: st.global.v4.b32
 func.func @decode(%q: memref<2x1x2x128xbf16>, %k: memref<2x1x2x128xbf16>, %v: memref<2x1x4x128xbf16>,
