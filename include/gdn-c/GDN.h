@@ -104,6 +104,8 @@ typedef struct gdnRecurrentDesc {
                            time (0: automatic, -1: none) */
   int unroll_tokens;    /* GPU schedule: unroll factor of the staged token
                            loop (0: automatic, -1: none) */
+  int sm_count;         /* multiprocessors of the target device, for the cost
+                           model (0: the chip's largest part, e.g. 132) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

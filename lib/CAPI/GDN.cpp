@@ -330,6 +330,8 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->stage_tokens < -1 || desc->unroll_tokens < -1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: stage_tokens and unroll_tokens must be >= -1");
+  if (desc->sm_count < 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
   GPUOptions options;
   options.chip = chipName;
   options.rowsPerWarp = desc->rows_per_warp;
@@ -337,6 +339,7 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   options.vLanes = desc->v_lanes;
   options.stageTokens = desc->stage_tokens;
   options.unrollTokens = desc->unroll_tokens;
+  options.smCount = desc->sm_count;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

@@ -311,6 +311,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.vLanes = options.vLanes;
   ptxOptions.stageTokens = options.stageTokens;
   ptxOptions.unrollTokens = options.unrollTokens;
+  ptxOptions.smCount = options.smCount;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

@@ -61,6 +61,9 @@ def _kernel(device, **desc):
     if k is None:
         target = "cuda" if device.type == "cuda" else "cpu"
         chip = _chip(device) if target == "cuda" else None
+        if target == "cuda":  # the cost model scales with the device's SMs
+            desc.setdefault("sm_count",
+                            torch.cuda.get_device_properties(device).multi_processor_count)
         k = default_compiler().compile(target=target, chip=chip, **desc)
         _kernels[key] = k
     return k

@@ -83,6 +83,21 @@ def test_compile_text_and_cuda_ptx_without_gpu():
     assert cpu.ptx is None
 
 
+def test_schedule_options_reach_the_kernel():
+    """The C API's schedule fields reach the cost model: the device's SM count
+    (sm_count) and explicit warps; bad values are errors naming the field."""
+    c = gdn.Compiler()
+    desc = dict(N=8, T=1, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
+                initial_state=True, final_state=True, state_in_place=True, target="cuda")
+    assert ".maxntid 32, 1, 1" in c.compile(**desc).ptx        # 132 SMs: one-warp CTAs
+    assert ".maxntid 128, 1, 1" in c.compile(sm_count=264, **desc).ptx
+    assert ".maxntid 64, 1, 1" in c.compile(warps_per_block=2, **desc).ptx
+    with pytest.raises(gdn.GDNError, match="sm_count must be >= 0"):
+        c.compile(sm_count=-1, **desc)
+    with pytest.raises(gdn.GDNError, match="stage_tokens and unroll_tokens must be >= -1"):
+        c.compile(stage_tokens=-2, **desc)
+
+
 def test_errors_are_python_exceptions_naming_the_argument():
     c = gdn.Compiler()
     kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")

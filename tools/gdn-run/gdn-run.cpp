@@ -78,6 +78,10 @@ static cl::opt<int64_t> unrollOpt(
     "unroll-tokens",
     cl::desc("Unroll factor of the staged token loop (0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> smCountOpt(
+    "sm-count",
+    cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
@@ -409,7 +413,8 @@ int main(int argc, char **argv) {
     return 1;
   const reference::Problem &p = sig->problem;
 
-  GPUOptions gpuOptions{chipOpt, rowsOpt, warpsOpt, vLanesOpt, stageOpt, unrollOpt};
+  GPUOptions gpuOptions{chipOpt,  rowsOpt,   warpsOpt,  vLanesOpt,
+                        stageOpt, unrollOpt, smCountOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))
