@@ -45,7 +45,10 @@ struct SmallProblem {
   std::vector<double> wide(int i) const {
     return std::vector<double>(bufs[i].begin(), bufs[i].end());
   }
-  explicit SmallProblem(gdnKernel k) {
+  /// perKey / perChannel: KDA's per-key decay and a per-channel beta (the
+  /// desc's per_key_decay / per_channel_beta).
+  explicit SmallProblem(gdnKernel k, bool perKey = false,
+                        bool perChannel = false) {
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     bufs.resize(9);
@@ -62,6 +65,8 @@ struct SmallProblem {
     p.N = 2, p.T = 3, p.H = 1, p.HV = 2, p.K = 32, p.V = 8;
     p.decay = ref::Decay::FusedGating;
     p.beta = ref::Beta::Logits;
+    p.perKeyDecay = perKey;
+    p.perChannelBeta = perChannel;
     p.qkL2Norm = true;
     p.scale = 1.0 / std::sqrt(32.0);
     p.layout = ref::StateLayout::VK;
@@ -96,6 +101,54 @@ TEST(CAPITest, DescribedKernelRunsOnHostAndMatchesReference) {
   ASSERT_EQ(gdnKernelRunHost(k, args.data(), 9), GDN_OK) << gdnGetLastError();
   EXPECT_LT(ref::rmsRelativeError(prob.wide(8), prob.out.o), 1e-5);
   EXPECT_LT(ref::rmsRelativeError(prob.wide(7), prob.out.finalState), 1e-5);
+}
+
+// KDA through the desc: a [N, T, HV, K], dt_bias [HV * K], b [N, T, HV, V].
+TEST(CAPITest, DescribedKDAKernelRunsOnHostAndMatchesReference) {
+  ::setenv("GDN_CACHE_DIR", "off", 1); // the PTX below stays in memory
+  Compiler comp;
+  gdnRecurrentDesc d = smallDesc();
+  d.per_key_decay = d.per_channel_beta = 1;
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  ASSERT_EQ(gdnKernelNumArguments(k), 9);
+  EXPECT_STREQ(gdnKernelArgumentName(k, 3), "a");
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 3), 2 * 3 * 2 * 32 * 4);
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 4), 2 * 4);      // A_log [HV]
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 5), 2 * 32 * 4); // dt_bias [HV * K]
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 6), 2 * 3 * 2 * 8 * 4);
+
+  SmallProblem prob(k, /*perKey=*/true, /*perChannel=*/true);
+  std::vector<void *> args;
+  for (auto &b : prob.bufs)
+    args.push_back(b.data());
+  ASSERT_EQ(gdnKernelRunHost(k, args.data(), 9), GDN_OK) << gdnGetLastError();
+  EXPECT_LT(ref::rmsRelativeError(prob.wide(8), prob.out.o), 1e-5);
+  EXPECT_LT(ref::rmsRelativeError(prob.wide(7), prob.out.finalState), 1e-5);
+
+  // The same desc compiles for CUDA (PTX, no GPU needed).
+  gdnKernel g = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &g), GDN_OK)
+      << gdnGetLastError();
+  EXPECT_NE(std::string(gdnKernelPTX(g)).find(".entry"), std::string::npos);
+
+  // Per-channel flags need the gate they describe.
+  gdnRecurrentDesc bad = smallDesc();
+  bad.decay = GDN_DECAY_NONE;
+  bad.per_key_decay = 1;
+  EXPECT_EQ(gdnCompileDesc(comp.c, &bad, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnGetLastError()).find("per_key_decay"),
+            std::string::npos);
+  bad = smallDesc();
+  bad.beta = GDN_BETA_ONE;
+  bad.per_channel_beta = 1;
+  EXPECT_EQ(gdnCompileDesc(comp.c, &bad, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gdnGetLastError()).find("per_channel_beta"),
+            std::string::npos);
+  ::unsetenv("GDN_CACHE_DIR");
 }
 
 TEST(CAPITest, WarmCompileReturnsTheCachedKernel) {

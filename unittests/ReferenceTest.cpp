@@ -600,3 +600,117 @@ TEST(ReferenceTest, NegativeEigenvaluesDoubleBeta) {
   EXPECT_NE(plain.o, neg.o);
 }
 } // namespace
+
+namespace {
+// KDA: a per-key decay scales each key row of S by its own exp(g[k]) before
+// the delta. K = 2, V = 1, S0 = (2, 4), k = (1, 0), v = 1, beta = 1:
+// exp(g) S0 = (1, 1) with g = (log 1/2, log 1/4); u = 1 - 1 = 0, so S stays
+// (1, 1) and o = S^T q = 1 + 1 with q = (1, 1).
+TEST(ReferenceTest, PerKeyDecayScalesEachKeyRow) {
+  Problem p;
+  p.K = 2, p.V = 1, p.scale = 1.0;
+  p.decay = Decay::LogSpace;
+  p.perKeyDecay = true;
+  p.hasInitialState = true;
+  Inputs in;
+  in.q = {1.0, 1.0}, in.k = {1.0, 0.0}, in.v = {1.0};
+  in.g = {std::log(0.5), std::log(0.25)};
+  in.initialState = {2.0, 4.0};
+  Outputs out = runOk(p, in);
+  EXPECT_NEAR(out.finalState[0], 1.0, 1e-15);
+  EXPECT_NEAR(out.finalState[1], 1.0, 1e-15);
+  EXPECT_NEAR(out.o[0], 2.0, 1e-15);
+  // In the vk storage the same decay scales key columns: S0 [V=1][K=2] is
+  // the same two numbers, and the result is too.
+  p.layout = StateLayout::VK;
+  Outputs vk = runOk(p, in);
+  EXPECT_EQ(vk.finalState, out.finalState);
+  // Negative control: one decay (the first) for both rows misses row 1.
+  Problem head = p;
+  head.perKeyDecay = false;
+  Inputs in1 = in;
+  in1.g = {std::log(0.5)};
+  EXPECT_GT(maxAbsError(runOk(head, in1).finalState, out.finalState), 0.5);
+}
+
+// Per-key fused gating reads a[.., k] and dt_bias[hv * K + k]; with equal
+// entries along K it equals the per-head gating, and per-key log-space g of
+// the same fusedGate values equals it too.
+TEST(ReferenceTest, PerKeyFusedGatingMatchesPerHeadAndLogSpace) {
+  const int64_t N = 1, T = 3, H = 1, HV = 2, K = 4, V = 3;
+  Problem p;
+  p.N = N, p.T = T, p.H = H, p.HV = HV, p.K = K, p.V = V, p.scale = 0.5;
+  p.decay = Decay::FusedGating;
+  p.beta = Beta::Logits;
+  p.hasInitialState = true;
+  Inputs in;
+  in.q = pseudoRandom(N * T * H * K, 1, -1, 1);
+  in.k = pseudoRandom(N * T * H * K, 2, -1, 1);
+  in.v = pseudoRandom(N * T * HV * V, 3, -1, 1);
+  in.beta = pseudoRandom(N * T * HV, 4, -2, 2);
+  in.A_log = {0.3, -0.2};
+  in.initialState = pseudoRandom(N * HV * K * V, 5, -1, 1);
+  std::vector<double> aHead = pseudoRandom(N * T * HV, 6, -3, 3);
+  std::vector<double> biasHead = {0.4, -0.7};
+  in.a = aHead, in.dt_bias = biasHead;
+  Outputs head = runOk(p, in);
+
+  Problem pk = p;
+  pk.perKeyDecay = true;
+  Inputs ink = in;
+  ink.a.clear(), ink.dt_bias.clear();
+  for (double x : aHead)
+    ink.a.insert(ink.a.end(), K, x);
+  for (double x : biasHead)
+    ink.dt_bias.insert(ink.dt_bias.end(), K, x);
+  Outputs perKey = runOk(pk, ink);
+  EXPECT_EQ(perKey.o, head.o);
+  EXPECT_EQ(perKey.finalState, head.finalState);
+
+  // Distinct channels: per-key gating equals per-key log-space g computed
+  // with fusedGate, element by element.
+  ink.a = pseudoRandom(N * T * HV * K, 7, -3, 3);
+  ink.dt_bias = pseudoRandom(HV * K, 8, -1, 1);
+  Outputs fused = runOk(pk, ink);
+  Problem pg = pk;
+  pg.decay = Decay::LogSpace;
+  Inputs ing = ink;
+  ing.g.resize(ink.a.size());
+  for (size_t i = 0; i < ink.a.size(); ++i) {
+    int64_t hv = (i / K) % HV, kk = i % K;
+    ing.g[i] = fusedGate(ink.a[i], in.A_log[hv], ink.dt_bias[hv * K + kk]);
+  }
+  EXPECT_EQ(runOk(pg, ing).o, fused.o);
+  EXPECT_GT(maxAbsError(fused.o, head.o), 1e-3); // the channels matter
+
+  // Sizes follow the flag: a per-head a is refused for a per-key problem.
+  Outputs out;
+  EXPECT_NE(run(pk, in, out).find("'a'"), std::string::npos);
+  ink.dt_bias.resize(HV);
+  EXPECT_NE(run(pk, ink, out).find("'dt_bias'"), std::string::npos);
+}
+
+// beta per value channel: u[v] = beta[v] (v[v] - (S^T k)[v]); from a zero
+// state S = k (beta * v)^T column by column.
+TEST(ReferenceTest, PerChannelBetaScalesEachValueColumn) {
+  Problem p = oneStepProblem(); // K = 3, V = 2, scale 0.5
+  p.perChannelBeta = true;
+  Inputs in = oneStepInputs(); // k = (0.5, -1, 2), v = (3, -2)
+  in.beta = {0.5, 0.25};
+  Outputs out = runOk(p, in);
+  // Column 0 as in kOneStepState (beta 0.5); column 1 half of it.
+  std::vector<double> expected = {0.75, -0.25, -1.5, 0.5, 3.0, -1.0};
+  EXPECT_EQ(out.finalState, expected);
+  EXPECT_EQ(out.o[0], kOneStepOutput[0]);
+  EXPECT_EQ(out.o[1], kOneStepOutput[1] / 2);
+  // Logits per channel: sigmoid of each.
+  p.beta = Beta::Logits;
+  in.beta = {0.0, 100.0}; // beta = (0.5, 1)
+  Outputs logits = runOk(p, in);
+  EXPECT_EQ(logits.finalState[0], 0.75);
+  EXPECT_NEAR(logits.finalState[1], -2.0 * 0.5, 1e-15);
+  Outputs bad;
+  in.beta = {0.5};
+  EXPECT_NE(run(p, in, bad).find("'beta'"), std::string::npos);
+}
+} // namespace

@@ -41,13 +41,13 @@ typedef enum gdnDecay {
   GDN_DECAY_NONE = 0,        /* S is not decayed */
   GDN_DECAY_LOG_SPACE = 1,   /* g [N, T, HV], exp(g) */
   GDN_DECAY_FUSED_GATING = 2 /* a [N,T,HV], A_log [HV] f32, dt_bias [HV] f32 */
-} gdnDecay;
+} gdnDecay; /* per_key_decay (KDA): g, a [N, T, HV, K] and dt_bias [HV * K] */
 
 typedef enum gdnBeta {
   GDN_BETA_ONE = 0,   /* beta = 1 */
   GDN_BETA_GIVEN = 1, /* beta [N, T, HV] */
   GDN_BETA_LOGITS = 2 /* b [N, T, HV], beta = sigmoid(b) in fp32 */
-} gdnBeta;
+} gdnBeta; /* per_channel_beta: beta, b [N, T, HV, V] */
 
 typedef enum gdnStateLayout {
   GDN_LAYOUT_KV = 0, /* state [N, HV, K, V] (FLA) */
@@ -106,6 +106,12 @@ typedef struct gdnRecurrentDesc {
                            loop (0: automatic, -1: none) */
   int sm_count;         /* multiprocessors of the target device, for the cost
                            model (0: the chip's largest part, e.g. 132) */
+  int per_key_decay;    /* nonzero (KDA, needs a decay): the decay is per key
+                           channel, g or a [N, T, HV, K] and, with fused
+                           gating, dt_bias [HV * K] (SGLang's flattened
+                           [HV, K]); A_log stays [HV] */
+  int per_channel_beta; /* nonzero (needs beta GIVEN or LOGITS): beta or b per
+                           value channel, [N, T, HV, V] */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

@@ -88,6 +88,14 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     error = "a pool (num_slots > 0) needs a state and state_index_bits 32 or 64";
     return "";
   }
+  if (d.per_key_decay && d.decay == GDN_DECAY_NONE) {
+    error = "per_key_decay needs decay LOG_SPACE or FUSED_GATING";
+    return "";
+  }
+  if (d.per_channel_beta && d.beta == GDN_BETA_ONE) {
+    error = "per_channel_beta needs beta GIVEN or LOGITS";
+    return "";
+  }
   if (d.state_in_place && !(d.has_initial_state && d.has_final_state)) {
     error = "state_in_place needs has_initial_state and has_final_state";
     return "";
@@ -105,9 +113,15 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   int64_t batch = d.cu_seqlens_bits ? 1 : d.N; // rows of the token tensors
   std::string qT = memref({batch, d.T, d.H, d.K}, in);
   std::string vT = memref({batch, d.T, d.HV, d.V}, in);
-  std::string gT = memref({batch, d.T, d.HV}, gate);
-  std::string bT = memref({batch, d.T, d.HV}, betaType);
+  // Gates per head, or per key channel (KDA) / per value channel.
+  std::string gT = d.per_key_decay ? memref({batch, d.T, d.HV, d.K}, gate)
+                                   : memref({batch, d.T, d.HV}, gate);
+  std::string bT = d.per_channel_beta
+                       ? memref({batch, d.T, d.HV, d.V}, betaType)
+                       : memref({batch, d.T, d.HV}, betaType);
   std::string hvT = memref({d.HV}, "f32");
+  std::string biasT =
+      d.per_key_decay ? memref({d.HV * d.K}, "f32") : hvT; // dt_bias
   int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
   std::string sT = d.layout == GDN_LAYOUT_VK
                        ? memref({rows, d.HV, d.V, d.K}, stateType)
@@ -129,7 +143,7 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   if (d.decay == GDN_DECAY_FUSED_GATING) {
     add("a", gT);
     add("A_log", hvT);
-    add("dt_bias", hvT);
+    add("dt_bias", biasT);
   }
   if (d.beta == GDN_BETA_GIVEN)
     add("beta", bT);

@@ -236,6 +236,8 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   p.beta = op.getBeta() ? ::gdn::reference::Beta::Given
            : op.getB()  ? ::gdn::reference::Beta::Logits
                         : ::gdn::reference::Beta::One;
+  p.perKeyDecay = op.hasPerKeyDecay();
+  p.perChannelBeta = op.hasPerChannelBeta();
   p.qkL2Norm = op.getQkL2norm();
   p.allowNegEigval = op.getAllowNegEigval();
   p.varlen = op.isVarlen();

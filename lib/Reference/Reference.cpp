@@ -6,8 +6,10 @@
 //
 //   q, k <- x / sqrt(sum x^2 + 1e-6)        (only when qkL2Norm)
 //   q    <- q * scale
-//   S    <- exp(g) * S                      (decay first)
-//   u    <- beta * (v - S^T k)              (delta against the decayed state)
+//   S    <- exp(g) * S                      (decay first; KDA: per key row,
+//                                            S[k, :] <- exp(g[k]) S[k, :])
+//   u    <- beta * (v - S^T k)              (delta against the decayed state;
+//                                            beta per head or per V column)
 //   S    <- S + k u^T
 //   o    <- S^T q                           (output from the updated state)
 //
@@ -76,7 +78,8 @@ std::string validate(const Problem &p, const Inputs &in) {
   // (in double, which cannot overflow here) keeps all int64_t arithmetic safe.
   const double limit = 0x1p50;
   const double n = p.N, t = p.T, h = p.H, hv = p.HV, k = p.K, v = p.V;
-  if (n * t * h * k > limit || n * t * hv * v > limit || n * hv * k * v > limit)
+  if (n * t * h * k > limit || n * t * hv * v > limit || n * hv * k * v > limit ||
+      n * t * hv * k > limit)
     return "reference: problem too large";
   if (p.HV % p.H != 0)
     return "reference: HV = " + std::to_string(p.HV) +
@@ -86,6 +89,8 @@ std::string validate(const Problem &p, const Inputs &in) {
   const int64_t qkSize = batch * p.T * p.H * p.K;
   const int64_t gateSize = batch * p.T * p.HV;
   const bool fused = p.decay == Decay::FusedGating;
+  const int64_t gSize = gateSize * (p.perKeyDecay ? p.K : 1);
+  const int64_t betaSize = gateSize * (p.perChannelBeta ? p.V : 1);
   const struct {
     const char *name;
     const std::vector<double> &vec;
@@ -95,11 +100,11 @@ std::string validate(const Problem &p, const Inputs &in) {
       {"q", in.q, qkSize, true},
       {"k", in.k, qkSize, true},
       {"v", in.v, gateSize * p.V, true},
-      {"g", in.g, gateSize, p.decay == Decay::LogSpace},
-      {"a", in.a, gateSize, fused},
+      {"g", in.g, gSize, p.decay == Decay::LogSpace},
+      {"a", in.a, gSize, fused},
       {"A_log", in.A_log, p.HV, fused},
-      {"dt_bias", in.dt_bias, p.HV, fused},
-      {"beta", in.beta, gateSize, p.beta != Beta::One},
+      {"dt_bias", in.dt_bias, p.HV * (p.perKeyDecay ? p.K : 1), fused},
+      {"beta", in.beta, betaSize, p.beta != Beta::One},
       {"initialState", in.initialState,
        (p.slots > 0 ? p.slots : p.N) * p.HV * p.K * p.V, p.hasInitialState},
   };
@@ -179,6 +184,10 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   std::vector<double> state(static_cast<size_t>(K * V)); // S[k * V + v]
   std::vector<double> q(static_cast<size_t>(K)), k(static_cast<size_t>(K));
   std::vector<double> u(static_cast<size_t>(V));
+  // exp(g) of each key row (one value unless the decay is per key) and beta
+  // of each V column (one value unless per value channel).
+  std::vector<double> decay(static_cast<size_t>(p.perKeyDecay ? K : 1));
+  std::vector<double> beta(static_cast<size_t>(p.perChannelBeta ? V : 1));
 
   // Offset of element (k, v) of head (n, hv) in a state stored in p.layout.
   auto stateOffset = [&](int64_t n, int64_t hv, int64_t ki, int64_t vi) {
@@ -210,31 +219,40 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
         prepareVector(&in.q[qkBase], K, p.qkL2Norm, p.scale, q);
         prepareVector(&in.k[qkBase], K, p.qkL2Norm, 1.0, k);
 
-        double g = 0.0;
-        if (p.decay == Decay::LogSpace)
-          g = in.g[gateIdx];
-        else if (p.decay == Decay::FusedGating)
-          g = fusedGate(in.a[gateIdx], in.A_log[hv], in.dt_bias[hv]);
-
-        double beta = 1.0;
-        if (p.beta == Beta::Given)
-          beta = in.beta[gateIdx];
-        else if (p.beta == Beta::Logits)
-          beta = (p.allowNegEigval ? 2.0 : 1.0) * sigmoid(in.beta[gateIdx]);
-
-        // S <- exp(g) * S.
-        if (p.decay != Decay::None) {
-          const double decay = std::exp(g);
-          for (double &s : state)
-            s *= decay;
+        // g (one per head, or per key channel ki: g[.., ki], or fused
+        // from a[.., ki] and dt_bias[hv * K + ki]).
+        for (size_t ki = 0; ki < decay.size(); ++ki) {
+          const int64_t gIdx = gateIdx * static_cast<int64_t>(decay.size()) + ki;
+          double g = 0.0;
+          if (p.decay == Decay::LogSpace)
+            g = in.g[gIdx];
+          else if (p.decay == Decay::FusedGating)
+            g = fusedGate(in.a[gIdx], in.A_log[hv],
+                          in.dt_bias[hv * static_cast<int64_t>(decay.size()) + ki]);
+          decay[ki] = std::exp(g);
         }
+
+        for (size_t vi = 0; vi < beta.size(); ++vi) {
+          const int64_t bIdx = gateIdx * static_cast<int64_t>(beta.size()) + vi;
+          beta[vi] = 1.0;
+          if (p.beta == Beta::Given)
+            beta[vi] = in.beta[bIdx];
+          else if (p.beta == Beta::Logits)
+            beta[vi] = (p.allowNegEigval ? 2.0 : 1.0) * sigmoid(in.beta[bIdx]);
+        }
+
+        // S <- exp(g) * S (row ki scaled by exp(g[ki]) when per key).
+        if (p.decay != Decay::None)
+          for (int64_t ki = 0; ki < K; ++ki)
+            for (int64_t vi = 0; vi < V; ++vi)
+              state[ki * V + vi] *= decay[p.perKeyDecay ? ki : 0];
 
         // u = beta * (v - S^T k), from the decayed state.
         for (int64_t vi = 0; vi < V; ++vi) {
           double sk = 0.0;
           for (int64_t ki = 0; ki < K; ++ki)
             sk += state[ki * V + vi] * k[ki];
-          u[vi] = beta * (in.v[vBase + vi] - sk);
+          u[vi] = beta[p.perChannelBeta ? vi : 0] * (in.v[vBase + vi] - sk);
         }
 
         // S <- S + k u^T.

@@ -107,6 +107,7 @@ class Compiler:
                 state_dtype="float32", allow_neg_eigval=False, cu_seqlens_dtype=None,
                 intermediate_rows=0, intermediate_steps=0, intermediate_index_dtype=None,
                 intermediate_dtype="float32",
+                per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                 unroll_tokens=0, sm_count=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
@@ -114,6 +115,9 @@ class Compiler:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
         or b, default gate_dtype); decay: "none", "log_space",
         "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
+        per_key_decay (KDA): the decay is per key channel, g or a
+        [N, T, HV, K] and, with fused gating, dt_bias [HV * K] (A_log [HV]);
+        per_channel_beta: beta or b per value channel, [N, T, HV, V].
         intermediate_rows > 0 (verify): the state after every token goes to an
         intermediate_states argument [rows, steps, HV, ...] of intermediate_dtype,
         row n or, with intermediate_index_dtype, an intermediate_state_indices
@@ -150,6 +154,8 @@ class Compiler:
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))
+        d.per_key_decay = int(bool(per_key_decay))
+        d.per_channel_beta = int(bool(per_channel_beta))
         d.intermediate_rows, d.intermediate_steps = int(intermediate_rows), int(intermediate_steps)
         d.intermediate_index_bits = {None: 0, "int32": 32, "int64": 64}.get(
             intermediate_index_dtype, -1)

@@ -46,6 +46,7 @@ class RecurrentDesc(ctypes.Structure):
         ("intermediate_index_bits", ctypes.c_int), ("intermediate_dtype", ctypes.c_int),
         ("stage_tokens", ctypes.c_int), ("unroll_tokens", ctypes.c_int),
         ("sm_count", ctypes.c_int),
+        ("per_key_decay", ctypes.c_int), ("per_channel_beta", ctypes.c_int),
     ]
 
 

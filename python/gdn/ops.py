@@ -16,7 +16,9 @@ NotImplementedError naming the argument: never a silent fallback.
 Math (REFERENCE.md §1): per token, S <- exp(g) S; u = beta (v - S^T k);
 S <- S + k u^T; o = S^T q, with q scaled by `scale` (default K^-0.5) after the
 optional L2 norm (eps 1e-6 inside the sqrt); fused gating
-g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b).
+g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b). KDA: the decay per
+key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K], dt_bias
+[HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 """
 import ctypes
 from typing import Optional
@@ -94,6 +96,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         N = cu_seqlens.shape[0] - 1
     gate = g if g is not None else a
     bt = beta if beta is not None else b
+    # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
+    per_key_decay = gate is not None and gate.dim() == 4
+    per_channel_beta = bt is not None and bt.dim() == 4
     pool = state if state is not None else initial_state if initial_state is not None else final_state
     kern = _kernel(
         q.device, N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
@@ -103,6 +108,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         beta="given" if beta is not None else "logits" if b is not None else "one",
         qk_l2norm=qk_l2norm, scale=scale, layout=state_layout,
         allow_neg_eigval=allow_neg_eigval,
+        per_key_decay=per_key_decay, per_channel_beta=per_channel_beta,
         initial_state=initial_state is not None or state is not None,
         final_state=final_state is not None or state is not None,
         state_in_place=state is not None,
@@ -193,13 +199,14 @@ def fused_recurrent_gated_delta_rule(
         state_v_first=False, cu_seqlens=None, **kwargs):
     """FLA's `fused_recurrent_gated_delta_rule`: q, k [B, T, H, K], v [B, T, HV, V],
     g [B, T, HV] (log-space decay, or the raw gate with use_gate_in_kernel and
-    A_log, dt_bias [HV] fp32), beta [B, T, HV] (or logits with
-    use_beta_sigmoid_in_kernel), initial_state [N, HV, K, V] (read only;
+    A_log, dt_bias [HV] fp32), or instead gk [B, T, HV, K] (log-space decay
+    per key channel, KDA), beta [B, T, HV] or per value channel [B, T, HV, V]
+    (or logits with use_beta_sigmoid_in_kernel), initial_state [N, HV, K, V] (read only;
     [N, HV, V, K] with state_v_first; N = B, or with cu_seqlens [N + 1]
     int32/int64 the number of sequences packed into B = 1). Returns
     (o [B, T, HV, V] in v's dtype, final_state fp32 or None)."""
     state_v_first = state_v_first or bool(kwargs.pop("transpose_state_layout", False))
-    _unsupported(gk=gk, gv=gv, **{k_: v_ for k_, v_ in kwargs.items()})
+    _unsupported(gv=gv, **{k_: v_ for k_, v_ in kwargs.items()})
     if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
         raise ValueError("allow_neg_eigval=True needs use_beta_sigmoid_in_kernel=True (FLA's rule)")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
@@ -215,13 +222,20 @@ def fused_recurrent_gated_delta_rule(
             a, g = g, None
     elif use_gate_in_kernel:
         raise ValueError("use_gate_in_kernel=True needs g (the raw gate)")
+    if gk is not None:
+        if g is not None or a is not None:
+            raise NotImplementedError(
+                "gdn: argument 'gk' together with 'g' (two decays a token) is not supported yet")
+        _check("gk", gk, dev, (B, T, HV, K), _INPUT)
+        g = gk  # the op takes the per-key decay on its g operand (by shape)
     if not use_gate_in_kernel:
         A_log = dt_bias = None
     b = None
     if beta is not None:
-        if beta.dim() == 4:
-            raise NotImplementedError("gdn: argument 'beta' per value channel [B, T, HV, V] is not supported yet")
-        _check("beta", beta, dev, (B, T, HV), _INPUT)
+        if isinstance(beta, torch.Tensor) and beta.dim() == 4:
+            _check("beta", beta, dev, (B, T, HV, V), _INPUT)  # per value channel
+        else:
+            _check("beta", beta, dev, (B, T, HV), _INPUT)
         if use_beta_sigmoid_in_kernel:
             b, beta = beta, None
     layout = "vk" if state_v_first else "kv"
@@ -252,12 +266,27 @@ def _check_cu_seqlens(cu_seqlens, dev, B):
     return cu_seqlens.shape[0] - 1
 
 
-def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b):
-    """Fused gating inputs: A_log, dt_bias [HV] fp32; a, b [B, T, HV]."""
+def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b, K=None, V=None):
+    """Fused gating inputs: A_log, dt_bias [HV] fp32; a, b [B, T, HV]. With K
+    (KDA): a [B, T, HV, K] and dt_bias [HV * K] (or [HV, K], flattened);
+    with V, b may also be per value channel [B, T, HV, V]. Returns the
+    dt_bias to pass on (flattened)."""
     _check("A_log", A_log, dev, (HV,), (torch.float32,))
-    _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
-    _check("a", a, dev, (B, T, HV), _INPUT)
-    _check("b", b, dev, (B, T, HV), _INPUT)
+    if K is None:
+        _check("a", a, dev, (B, T, HV), _INPUT)
+        _check("dt_bias", dt_bias, dev, (HV,), (torch.float32,))
+    else:
+        _check("a", a, dev, (B, T, HV, K), _INPUT)
+        if isinstance(dt_bias, torch.Tensor) and dt_bias.dim() == 2:
+            _check("dt_bias", dt_bias, dev, (HV, K), (torch.float32,))
+            dt_bias = dt_bias.reshape(HV * K)  # a view: contiguous
+        else:
+            _check("dt_bias", dt_bias, dev, (HV * K,), (torch.float32,))
+    if V is not None and isinstance(b, torch.Tensor) and b.dim() == 4:
+        _check("b", b, dev, (B, T, HV, V), _INPUT)
+    else:
+        _check("b", b, dev, (B, T, HV), _INPUT)
+    return dt_bias
 
 
 def _check_indices(name, t, device, B, validate_slots=None):
@@ -328,7 +357,10 @@ def fused_sigmoid_gating_delta_rule_update(
         disable_state_update=False, intermediate_states_buffer=None,
         intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None):
     """SGLang's `fused_sigmoid_gating_delta_rule_update` (decode): A_log,
-    dt_bias [HV] fp32, a, b [B, T, HV], q, k [B, T, H, K], v [B, T, HV, V],
+    dt_bias [HV] fp32, a, b [B, T, HV], q, k [B, T, H, K], v [B, T, HV, V];
+    is_kda=True (Kimi Delta Attention): a [B, T, HV, K] and dt_bias [HV * K]
+    (SGLang's flattened bias; [HV, K] is accepted too), the decay per key
+    channel; b may be [B, T, HV, V] (beta per value channel) either way;
     initial_state_source: the pool [slots, HV, V, K] (fp32, bf16 or fp16;
     computed in fp32, rounded once on store), updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
@@ -337,7 +369,7 @@ def fused_sigmoid_gating_delta_rule_update(
     after every token at intermediate_state_indices [N] (< 0: none), and
     disable_state_update=True leaves the pool untouched. Returns
     o [B, T, HV, V]. EAGLE trees (retrieve_parent_token) are not supported yet."""
-    _unsupported(is_kda=is_kda, retrieve_parent_token=retrieve_parent_token)
+    _unsupported(retrieve_parent_token=retrieve_parent_token)
     if float(softplus_beta) != 1.0:
         raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
     if float(softplus_threshold) != 20.0:
@@ -350,7 +382,8 @@ def fused_sigmoid_gating_delta_rule_update(
     _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                              pool.shape[0] if _validate_indices() else None)
-    _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
+    dt_bias = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b,
+                                  K=K if is_kda else None, V=V)
     inter = intermediate_states_buffer
     inter_idx = None
     if inter is not None:

@@ -90,8 +90,8 @@ def test_bad_arguments_raise_before_any_launch():
         f(*args, output_state_indices=torch.zeros(2, dtype=torch.int32))
     with pytest.raises(ValueError, match="cu_seqlens needs packed tokens with batch 1"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
-    with pytest.raises(NotImplementedError, match="'gk'"):
-        ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gk=x["a"])
+    with pytest.raises(NotImplementedError, match="'gv'"):
+        ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gv=x["a"])
     with pytest.raises(NotImplementedError, match="'retrieve_parent_token'"):
         ops.fused_sigmoid_gating_delta_rule_update(
             x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],

@@ -6,6 +6,11 @@
 // RUN: gdn-run --target=cuda --check %examples/qwen3_next_mtp.mlir | FileCheck %s
 // RUN: gdn-run --target=cuda --check %examples/kv_k128_v64.mlir | FileCheck %s
 // RUN: gdn-run --target=cuda --check %examples/qwen35_27b_gqa3.mlir | FileCheck %s
+// RUN: gdn-run --target=cuda --check %examples/kimi_linear_kda_decode.mlir | FileCheck %s
+// RUN: gdn-run --target=cuda --check %examples/kimi_linear_kda_verify_t4.mlir | FileCheck %s --check-prefix=VERIFY
 // CHECK: target: cuda
 // CHECK: check final_state {{.*}} ok
 // CHECK: check o {{.*}} ok
+// VERIFY: target: cuda
+// VERIFY: check intermediate {{.*}} ok
+// VERIFY: check o {{.*}} ok

@@ -49,9 +49,19 @@ public:
 
   /// exp(g) of token (n, t) of value head hv: 1 without decay, exp(g) for a
   /// log-space g, exp(fusedGate(...)) for fused gating. Indices are `index`.
-  Value emitDecay(RecurrentOp op, Value n, Value t, Value hv);
-  /// beta of token (n, t), head hv: 1, beta, or sigmoid(b).
-  Value emitBeta(RecurrentOp op, Value n, Value t, Value hv);
+  /// With a per-key decay (KDA) `key` is the key channel k: g[n, t, hv, k],
+  /// or a[n, t, hv, k] with dt_bias[hv * K + k].
+  Value emitDecay(RecurrentOp op, Value n, Value t, Value hv,
+                  Value key = Value());
+  /// beta of token (n, t), head hv: 1, beta, or sigmoid(b) (2 sigmoid(b) with
+  /// allow_neg_eigval). With a per-channel beta `column` is the V column.
+  Value emitBeta(RecurrentOp op, Value n, Value t, Value hv,
+                 Value column = Value());
+  /// The decay factor from a gate input x already in f32 (scalar): exp(x)
+  /// for a log-space g, exp(fusedGate(x, aLog, dtBias)) for fused gating.
+  Value decayOf(RecurrentOp op, Value x, Value aLog, Value dtBias);
+  /// beta from its input x in f32: x (given), sigmoid(x) or 2 sigmoid(x).
+  Value betaOf(RecurrentOp op, Value x);
   /// The state row of sequence n: n itself, or with a pool its slot
   /// state_indices[n] (as index) and `valid` = (slot >= 0), an i1; `valid`
   /// is null without a pool. Padding rows (slot < 0) touch no state.

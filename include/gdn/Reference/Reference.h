@@ -28,6 +28,11 @@ struct Problem {
   Beta beta = Beta::One;
   bool qkL2Norm = false;
   bool allowNegEigval = false; ///< with Beta::Logits: beta = 2 sigmoid(b)
+  /// KDA: the decay is per key channel, S[k, :] <- exp(g[k]) S[k, :]; g and a
+  /// are [.., HV, K] and dt_bias [HV * K].
+  bool perKeyDecay = false;
+  /// beta (or its logits) per value channel: [.., HV, V].
+  bool perChannelBeta = false;
   double scale = 1.0; ///< applied to q after the optional L2 norm
   StateLayout layout = StateLayout::KV;
   bool hasInitialState = false;
@@ -50,10 +55,11 @@ struct Problem {
 struct Inputs {
   std::vector<double> q, k;          ///< [N, T, H, K]
   std::vector<double> v;             ///< [N, T, HV, V]
-  std::vector<double> g;             ///< [N, T, HV], log-space decay
-  std::vector<double> a;             ///< [N, T, HV], fused-gating input
-  std::vector<double> A_log, dt_bias;///< [HV]
-  std::vector<double> beta;          ///< [N, T, HV], given beta or logits b
+  std::vector<double> g;             ///< [N, T, HV] (or [.., HV, K]), log-space decay
+  std::vector<double> a;             ///< [N, T, HV] (or [.., HV, K]), fused-gating input
+  std::vector<double> A_log;         ///< [HV]
+  std::vector<double> dt_bias;       ///< [HV] (or [HV * K] with perKeyDecay)
+  std::vector<double> beta;          ///< [N, T, HV] (or [.., HV, V]), given beta or logits b
   std::vector<double> initialState;  ///< [N or slots, HV, K, V] (kv) or [.., HV, V, K] (vk)
   std::vector<int64_t> stateIndices; ///< [N] pool slot per sequence (slots > 0)
   std::vector<int64_t> cuSeqlens;    ///< [N + 1] sequence starts (varlen)

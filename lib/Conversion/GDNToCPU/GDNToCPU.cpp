@@ -221,23 +221,28 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
     }
     scaleBy(qBuf, qFactor);
 
-    Value decay = m.emitDecay(op, n, t, hv);
-    Value beta = m.emitBeta(op, n, t, hv);
-    // S <- exp(g) S.
+    // Per-head gates are loaded once a token; per-channel ones (KDA's
+    // per-key decay, beta per value channel) inside their loops.
+    bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+    Value decay = perKey ? Value() : m.emitDecay(op, n, t, hv);
+    Value beta = perChannel ? Value() : m.emitBeta(op, n, t, hv);
+    // S <- exp(g) S, or per key row S[k, :] <- exp(g[k]) S[k, :].
     forRange(b, loc, d.K, [&](Value k) {
+      Value rowDecay = perKey ? m.emitDecay(op, n, t, hv, k) : decay;
       forRange(b, loc, d.V, [&](Value v) {
         Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
-        memref::StoreOp::create(b, loc, m.mul(s, decay), S, ValueRange{k, v});
+        memref::StoreOp::create(b, loc, m.mul(s, rowDecay), S, ValueRange{k, v});
       });
     });
-    // u = beta (v - S^T k).
+    // u = beta (v - S^T k), or per column u[v] = beta[v] (v[v] - (S^T k)[v]).
     forRange(b, loc, d.V, [&](Value v) {
       Value sk = sumRange(b, loc, d.K, [&](Value k) {
         Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
         return m.mul(s, memref::LoadOp::create(b, loc, kBuf, ValueRange{k}));
       });
       Value vv = m.toF32(memref::LoadOp::create(b, loc, op.getV(), ValueRange{n, t, hv, v}));
-      memref::StoreOp::create(b, loc, m.mul(beta, m.sub(vv, sk)), uBuf, ValueRange{v});
+      Value colBeta = perChannel ? m.emitBeta(op, n, t, hv, v) : beta;
+      memref::StoreOp::create(b, loc, m.mul(colBeta, m.sub(vv, sk)), uBuf, ValueRange{v});
     });
     // S <- S + k u^T.
     forRange(b, loc, d.K, [&](Value k) {

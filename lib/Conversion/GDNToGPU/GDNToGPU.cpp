@@ -164,6 +164,12 @@ public:
   }
 
 private:
+  /// The element type of `g` or `a`.
+  Type gateElementType() {
+    Value gate = op.getG() ? op.getG() : op.getA();
+    return cast<MemRefType>(gate.getType()).getElementType();
+  }
+
   Value &at(SmallVectorImpl<Value> &tile, int64_t r, int64_t j) {
     return tile[r * s.kPerLane + j];
   }
@@ -314,8 +320,9 @@ private:
   }
 
   /// The shared-memory buffers of one chunk of tokens: q and k [chunk, K],
-  /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) and beta
-  /// [chunk] (f32).
+  /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
+  /// or per key [chunk, K] and beta [chunk] or per value channel
+  /// [chunk, BV] (f32).
   void createStagingBuffers(Value tid, Value vBlock) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
@@ -333,8 +340,11 @@ private:
     qStage = buffer({s.chunk, d.K}, qk);
     kStage = buffer({s.chunk, d.K}, qk);
     vStage = buffer({s.chunk, s.blockRows()}, ve);
-    decayStage = buffer({s.chunk}, b.getF32Type());
-    betaStage = buffer({s.chunk}, b.getF32Type());
+    Type f32 = b.getF32Type();
+    decayStage = op.hasPerKeyDecay() ? buffer({s.chunk, d.K}, f32)
+                                     : buffer({s.chunk}, f32);
+    betaStage = op.hasPerChannelBeta() ? buffer({s.chunk, s.blockRows()}, f32)
+                                       : buffer({s.chunk}, f32);
     threadId = tid;
     blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
   }
@@ -345,10 +355,21 @@ private:
   void stageRows(Value src, Value dst, int64_t width, Value c, Value count,
                  function_ref<SmallVector<Value>(Value, Value)> idx) {
     Type et = cast<MemRefType>(src.getType()).getElementType();
-    int64_t vec = 16 / (et.getIntOrFloatBitWidth() / 8);
+    stageRows(et, dst, width, c, count, [&](Value t, Value col, int64_t vec) {
+      return loadVector(src, idx(t, col), vec);
+    });
+  }
+
+  /// The general form: `load(t, col, vec)` gives the vector of `vec` values
+  /// of token t at columns [col, col + vec) to store (vectors of 16 bytes of
+  /// `srcType`).
+  void stageRows(Type srcType, Value dst, int64_t width, Value c, Value count,
+                 function_ref<Value(Value, Value, int64_t)> load) {
+    int64_t vec = 16 / (srcType.getIntOrFloatBitWidth() / 8);
     while (width % vec != 0)
       vec /= 2;
     int64_t perRow = width / vec;
+    Type dstType = cast<MemRefType>(dst.getType()).getElementType();
     scf::ForOp::create(
         b, loc, threadId, m.index(s.chunk * perRow),
         m.index(s.warps * kWarpSize), ValueRange{},
@@ -365,13 +386,50 @@ private:
           {
             OpBuilder::InsertionGuard inIf(b);
             b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-            Value x = loadVector(src, idx(arith::AddIOp::create(b, loc, c, j), col), vec);
+            Value x = load(arith::AddIOp::create(b, loc, c, j), col, vec);
             vector::StoreOp::create(b, loc, x, dst, ValueRange{j, col},
                                     /*nontemporal=*/false,
-                                    llvm::MaybeAlign(vectorAlignment(vec, et)));
+                                    llvm::MaybeAlign(vectorAlignment(vec, dstType)));
           }
           scf::YieldOp::create(b, loc);
         });
+  }
+
+  /// exp(g) of token t for the `count` key channels [col, col + count)
+  /// (KDA): exp(g[k]), or exp(-exp(A_log[hv]) softplus(a[k] + dt_bias[hv *
+  /// K + k])), from 16-byte vector loads of g or a (and dt_bias).
+  SmallVector<Value> perKeyDecay(Value t, Value col, int64_t count) {
+    Value gate = op.getG() ? op.getG() : op.getA();
+    SmallVector<Value> x =
+        extractAll(m.toF32(loadVector(gate, {tokenRow, t, hv, col}, count)));
+    SmallVector<Value> bias(count);
+    Value aLog;
+    if (op.hasFusedGating()) {
+      aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
+      Value at = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, hv, m.index(d.K)), col);
+      bias = extractAll(loadVector(op.getDtBias(), {at}, count));
+    }
+    for (int64_t i = 0; i < count; ++i)
+      x[i] = m.decayOf(op, x[i], aLog, bias[i]);
+    return x;
+  }
+
+  /// beta of token t for the `count` V columns [col, col + count) (beta per
+  /// value channel), from a vector load of beta or b.
+  SmallVector<Value> perChannelBeta(Value t, Value col, int64_t count) {
+    Value input = op.getBeta() ? op.getBeta() : op.getB();
+    SmallVector<Value> x =
+        extractAll(m.toF32(loadVector(input, {tokenRow, t, hv, col}, count)));
+    for (Value &e : x)
+      e = m.betaOf(op, e);
+    return x;
+  }
+
+  Value fromElements(ArrayRef<Value> elements) {
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({int64_t(elements.size())}, b.getF32Type()),
+        elements);
   }
 
   /// Tokens [c, c + count) through shared memory; returns the state after.
@@ -385,18 +443,36 @@ private:
       return SmallVector<Value>{tokenRow, t, hv,
                                 arith::AddIOp::create(b, loc, blockV0, col)};
     });
-    {
-      // Thread j computes token j's gates (chunk <= threads).
+    bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+    // Per-channel gates: every thread computes some (token, channel)
+    // vectors, each once a CTA.
+    if (perKey)
+      stageRows(gateElementType(), decayStage, d.K, c, count,
+                [&](Value t, Value col, int64_t vec) {
+                  return fromElements(perKeyDecay(t, col, vec));
+                });
+    if (perChannel) {
+      Value input = op.getBeta() ? op.getBeta() : op.getB();
+      stageRows(cast<MemRefType>(input.getType()).getElementType(), betaStage,
+                s.blockRows(), c, count, [&](Value t, Value col, int64_t vec) {
+                  Value v = arith::AddIOp::create(b, loc, blockV0, col);
+                  return fromElements(perChannelBeta(t, v, vec));
+                });
+    }
+    if (!perKey || !perChannel) {
+      // Thread j computes token j's per-head gates (chunk <= threads).
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             threadId, count);
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value t = arith::AddIOp::create(b, loc, c, threadId);
-      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
-                              decayStage, ValueRange{threadId});
-      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
-                              betaStage, ValueRange{threadId});
+      if (!perKey)
+        memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                                decayStage, ValueRange{threadId});
+      if (!perChannel)
+        memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                                betaStage, ValueRange{threadId});
     }
     gpu::BarrierOp::create(b, loc);
     auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
@@ -426,32 +502,41 @@ private:
                                    : loadKeyChunk(op.getK(), t);
     SmallVector<Value> qf = staged ? loadStagedKeyChunk(qStage, j)
                                    : loadKeyChunk(op.getQ(), t);
-    Value decay, beta;
-    SmallVector<Value> vf;
+    // decay[j]: this lane's key rows k0 + j (one value unless per key);
+    // beta[r]: its V columns v0 + r (one value unless per value channel).
+    SmallVector<Value> decay, beta, vf;
+    bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
     if (staged) {
-      decay = memref::LoadOp::create(b, loc, decayStage, ValueRange{j});
-      beta = memref::LoadOp::create(b, loc, betaStage, ValueRange{j});
       Value col = arith::SubIOp::create(b, loc, v0, blockV0);
+      decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, s.kPerLane))
+                     : SmallVector<Value>{memref::LoadOp::create(
+                           b, loc, decayStage, ValueRange{j})};
+      beta = perChannel ? extractAll(loadVector(betaStage, {j, col}, s.rows))
+                        : SmallVector<Value>{memref::LoadOp::create(
+                              b, loc, betaStage, ValueRange{j})};
       vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
     } else {
-      decay = m.emitDecay(op, tokenRow, t, hv);
-      beta = m.emitBeta(op, tokenRow, t, hv);
+      decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
+                     : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
+      beta = perChannel ? perChannelBeta(t, v0, s.rows)
+                        : SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
       vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
     }
+    auto decayAt = [&](int64_t jj) { return decay[perKey ? jj : 0]; };
 
     // Every K-reduction of a token reads only the raw q, k and the carried
     // state, so they all run side by side instead of one after another. With
     // k̂ = ik k and q̂ = iq scale q (ik, iq the L2-norm factors, 1 without
-    // qk_l2norm), A = Sᵀk and B = Sᵀq of the carried state:
-    //   Sᵀk̂ after the decay = exp(g) ik A,   u = beta (v - exp(g) ik A),
-    //   o = (exp(g) S + k̂ uᵀ)ᵀ q̂ = exp(g) iq scale B + (k̂·q̂) u,
+    // qk_l2norm) and D = diag(exp(g)) (one value unless per key, KDA):
+    //   (D S)ᵀk̂ = ik Sᵀ(D k),        u = beta (v - ik Sᵀ(D k)),
+    //   o = (D S + k̂ uᵀ)ᵀ q̂ = iq scale Sᵀ(D q) + (k̂·q̂) u,
     // where the norms and k·q do not depend on the state. A token's
     // dependent chain is one shuffle tree deep instead of three.
     Value kq = m.f32(0.0), kk = m.f32(0.0), qq = m.f32(0.0);
-    for (int64_t j = 0; j < s.kPerLane; ++j) {
-      kq = m.add(kq, m.mul(kf[j], qf[j]));
-      kk = m.add(kk, m.mul(kf[j], kf[j]));
-      qq = m.add(qq, m.mul(qf[j], qf[j]));
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+      kq = m.add(kq, m.mul(kf[jj], qf[jj]));
+      kk = m.add(kk, m.mul(kf[jj], kf[jj]));
+      qq = m.add(qq, m.mul(qf[jj], qf[jj]));
     }
     Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
     if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
@@ -462,25 +547,32 @@ private:
       iq = m.mul(inverseNorm(qq), iq);
     }
     kq = m.mul(warpSum(kq), m.mul(ik, iq));
-    SmallVector<Value> A, B; // Sᵀk and Sᵀq of the raw k, q, per column
+    SmallVector<Value> dk, dq; // D k and D q
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+      dk.push_back(perKey ? m.mul(kf[jj], decayAt(jj)) : kf[jj]);
+      dq.push_back(perKey ? m.mul(qf[jj], decayAt(jj)) : qf[jj]);
+    }
+    // One decay for the whole head factors out of the sums.
+    Value fk = perKey ? ik : m.mul(decayAt(0), ik);
+    Value fq = perKey ? iq : m.mul(decayAt(0), iq);
+    SmallVector<Value> A, B; // Sᵀ(D k) and Sᵀ(D q) per column
     for (int64_t r = 0; r < s.rows; ++r) {
       Value sk = m.f32(0.0), sq = m.f32(0.0);
-      for (int64_t j = 0; j < s.kPerLane; ++j) {
-        sk = m.add(sk, m.mul(at(S, r, j), kf[j]));
-        sq = m.add(sq, m.mul(at(S, r, j), qf[j]));
+      for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+        sk = m.add(sk, m.mul(at(S, r, jj), dk[jj]));
+        sq = m.add(sq, m.mul(at(S, r, jj), dq[jj]));
       }
       A.push_back(warpSum(sk));
       B.push_back(warpSum(sq));
     }
     for (Value &e : kf) // k̂ for the rank-1 update
       e = m.mul(e, ik);
-    Value decayK = m.mul(decay, ik), decayQ = m.mul(decay, iq);
     SmallVector<Value> outputs;
     for (int64_t r = 0; r < s.rows; ++r) {
-      Value u = m.mul(beta, m.sub(vf[r], m.mul(decayK, A[r])));
-      for (int64_t j = 0; j < s.kPerLane; ++j)
-        at(S, r, j) = m.add(m.mul(at(S, r, j), decay), m.mul(kf[j], u));
-      Value out = m.add(m.mul(decayQ, B[r]), m.mul(kq, u));
+      Value u = m.mul(beta[perChannel ? r : 0], m.sub(vf[r], m.mul(fk, A[r])));
+      for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+        at(S, r, jj) = m.add(m.mul(at(S, r, jj), decayAt(jj)), m.mul(kf[jj], u));
+      Value out = m.add(m.mul(fq, B[r]), m.mul(kq, u));
       if (valid) // padding rows output zeros
         out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
       outputs.push_back(out);

@@ -69,7 +69,12 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   auto bytes = [](Value x) {
     return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
   };
-  return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) + 8);
+  // Gates in f32: a token's decay (K of them when per key, KDA) and beta
+  // (the CTA's V columns when per value channel).
+  int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
+                  4 * (op.hasPerChannelBeta() ? s.blockRows() : 1);
+  return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
+                  gates);
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;

@@ -99,15 +99,31 @@ Value KernelMath::fusedGate(Value a, Value aLog, Value dtBias) {
   return arith::SelectOp::create(b, loc, zero, f32(0.0), g);
 }
 
-Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv) {
-  if (Value g = op.getG())
-    return exp(toF32(memref::LoadOp::create(b, loc, g, ValueRange{n, t, hv})));
-  if (!op.hasFusedGating())
+Value KernelMath::decayOf(RecurrentOp op, Value x, Value aLog, Value dtBias) {
+  if (op.getG())
+    return exp(x);
+  return exp(fusedGate(x, aLog, dtBias));
+}
+
+Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv,
+                            Value key) {
+  Value gate = op.getG() ? op.getG() : op.getA();
+  if (!gate)
     return f32(1.0);
-  Value a = toF32(memref::LoadOp::create(b, loc, op.getA(), ValueRange{n, t, hv}));
+  SmallVector<Value> idx = {n, t, hv};
+  if (op.hasPerKeyDecay())
+    idx.push_back(key);
+  Value x = toF32(memref::LoadOp::create(b, loc, gate, idx));
+  if (!op.hasFusedGating())
+    return decayOf(op, x, Value(), Value());
   Value aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
-  Value dtBias = memref::LoadOp::create(b, loc, op.getDtBias(), ValueRange{hv});
-  return exp(fusedGate(a, aLog, dtBias));
+  // Per key: dt_bias is [HV * K], entry hv * K + k.
+  Value biasIdx = hv;
+  if (op.hasPerKeyDecay())
+    biasIdx = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, hv, index(op.getDims().K)), key);
+  Value dtBias = memref::LoadOp::create(b, loc, op.getDtBias(), ValueRange{biasIdx});
+  return decayOf(op, x, aLog, dtBias);
 }
 
 std::tuple<Value, Value, Value> KernelMath::emitTokenRange(RecurrentOp op,
@@ -152,15 +168,23 @@ std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
   return {arith::IndexCastOp::create(b, loc, b.getIndexType(), slot), valid};
 }
 
-Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv) {
-  if (Value beta = op.getBeta())
-    return toF32(memref::LoadOp::create(b, loc, beta, ValueRange{n, t, hv}));
-  if (Value logits = op.getB()) {
-    Value beta = sigmoid(toF32(memref::LoadOp::create(b, loc, logits, ValueRange{n, t, hv})));
-    // allow_neg_eigval: beta in (0, 2), eigenvalue 1 - beta |k|^2 in (-1, 1).
-    return op.getAllowNegEigval() ? mul(f32(2.0), beta) : beta;
-  }
-  return f32(1.0);
+Value KernelMath::betaOf(RecurrentOp op, Value x) {
+  if (op.getBeta())
+    return x;
+  Value beta = sigmoid(x);
+  // allow_neg_eigval: beta in (0, 2), eigenvalue 1 - beta |k|^2 in (-1, 1).
+  return op.getAllowNegEigval() ? mul(f32(2.0), beta) : beta;
+}
+
+Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv,
+                           Value column) {
+  Value input = op.getBeta() ? op.getBeta() : op.getB();
+  if (!input)
+    return f32(1.0);
+  SmallVector<Value> idx = {n, t, hv};
+  if (op.hasPerChannelBeta())
+    idx.push_back(column);
+  return betaOf(op, toF32(memref::LoadOp::create(b, loc, input, idx)));
 }
 
 Value KernelMath::loadI64(Value memref, Value n) {

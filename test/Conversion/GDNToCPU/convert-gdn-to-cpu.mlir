@@ -73,3 +73,38 @@ func.func @pool(%q: memref<2x1x1x32xf32>, %k: memref<2x1x1x32xf32>, %v: memref<2
       o(%o : memref<2x1x1x8xf32>)
   return
 }
+
+// -----
+
+// KDA: fused gating per key channel and beta logits per value channel. The
+// decay is computed inside the key loop from a[n, t, hv, k], A_log[hv] and
+// dt_bias[hv * K + k] and scales that key row (the inner V loop); beta comes
+// from b[n, t, hv, v] inside the V loop of the delta.
+// CHECK-LABEL: func.func @kda
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[HV:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %arg3[%[[N]], %[[T:[a-z0-9_]+]], %[[HV]], %[[K:[a-z0-9_]+]]] : memref<1x1x2x32xbf16>
+// CHECK: memref.load %arg4[%[[HV]]] : memref<2xf32>
+// CHECK: %[[ROW:.*]] = arith.muli %[[HV]], %c32{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[K]] : index
+// CHECK: memref.load %arg5[%[[AT]]] : memref<64xf32>
+// CHECK: math.log1p
+// CHECK: %[[G:.*]] = arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[DECAY:.*]] = math.exp %[[G]] : f32
+// CHECK: scf.for %[[V:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[S:.*]] = memref.load %{{.*}}[%[[K]], %[[V]]] : memref<32x8xf32>
+// CHECK: arith.mulf %[[S]], %[[DECAY]] : f32
+// CHECK: scf.for %[[V2:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %arg6[%[[N]], %[[T]], %[[HV]], %[[V2]]] : memref<1x1x2x8xf32>
+// CHECK: math.exp
+// CHECK: arith.divf
+func.func @kda(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>,
+               %a: memref<1x1x2x32xbf16>, %A_log: memref<2xf32>, %dt_bias: memref<64xf32>,
+               %b: memref<1x1x2x8xf32>, %s: memref<1x2x32x8xf32>, %o: memref<1x1x2x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>)
+      a(%a : memref<1x1x2x32xbf16>) A_log(%A_log : memref<2xf32>) dt_bias(%dt_bias : memref<64xf32>)
+      b(%b : memref<1x1x2x8xf32>)
+      initial_state(%s : memref<1x2x32x8xf32>) final_state(%s : memref<1x2x32x8xf32>)
+      o(%o : memref<1x1x2x8xf32>)
+  return
+}

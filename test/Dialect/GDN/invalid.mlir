@@ -123,7 +123,7 @@ func.func @g_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memre
 // -----
 
 func.func @gating_missing(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2xf32>, %dt: memref<2xf32>) {
-  // expected-error @+1 {{'gdn.recurrent' op fused gating needs all of 'a' [N, T, HV], 'A_log' [HV] and 'dt_bias' [HV]; missing 'A_log'}}
+  // expected-error @+1 {{'gdn.recurrent' op fused gating needs all of 'a' [N, T, HV] (or [N, T, HV, K]), 'A_log' [HV] and 'dt_bias' [HV] (or [HV * K]); missing 'A_log'}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2xf32>) dt_bias(%dt : memref<2xf32>) o(%o : memref<1x1x2x8xf32>) 
   return
 }
@@ -378,5 +378,73 @@ func.func @intermediate_shape(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>
 func.func @intermediate_indices_alone(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %idx: memref<2xi32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_state_indices' needs 'intermediate_states'}}
   gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_state_indices(%idx : memref<2xi32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+// KDA and per-channel beta: the gates are per head (rank 3) or per channel
+// (rank 4); other ranks, a channel count other than K (decay) or V (beta),
+// and a per-head dt_bias with a per-key 'a' are refused.
+
+func.func @g_rank(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %g: memref<1x2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'g' expects rank 3 [N, T, HV] (per head) or rank 4 [N, T, HV, K] (per key channel), got rank 2}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) g(%g : memref<1x2xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @g_per_key_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %g: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'g' expects shape [1, 1, 2, 32] (N, T, HV, K: per key channel), got [1, 1, 2, 8]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) g(%g : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @a_rank(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2x32x1xf32>, %al: memref<2xf32>, %dt: memref<64xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'a' expects rank 3 [N, T, HV] (per head) or rank 4 [N, T, HV, K] (per key channel), got rank 5}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2x32x1xf32>) A_log(%al : memref<2xf32>) dt_bias(%dt : memref<64xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @a_per_key_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x1x32xf32>, %al: memref<2xf32>, %dt: memref<64xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'a' expects shape [1, 1, 2, 32] (N, T, HV, K: per key channel), got [1, 1, 1, 32]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x1x32xf32>) A_log(%al : memref<2xf32>) dt_bias(%dt : memref<64xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @dtbias_per_key_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %a: memref<1x1x2x32xf32>, %al: memref<2xf32>, %dt: memref<2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'dt_bias' expects shape [64] (HV * K, per key channel with a per-key 'a', flattened from [HV, K]), got [2]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) a(%a : memref<1x1x2x32xf32>) A_log(%al : memref<2xf32>) dt_bias(%dt : memref<2xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @beta_rank(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %beta: memref<2xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'beta' expects rank 3 [N, T, HV] (per head) or rank 4 [N, T, HV, V] (per value channel), got rank 1}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) beta(%beta : memref<2xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @beta_per_channel_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %beta: memref<1x1x2x32xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'beta' expects shape [1, 1, 2, 8] (N, T, HV, V: per value channel), got [1, 1, 2, 32]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) beta(%beta : memref<1x1x2x32xf32>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @b_per_channel_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %b: memref<1x1x2x8xi8>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'b' expects element type bf16, f16 or f32, got 'i8'}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) b(%b : memref<1x1x2x8xi8>) o(%o : memref<1x1x2x8xf32>)
   return
 }

@@ -124,3 +124,35 @@ func.func @neg_eigval(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: me
       b(%b : memref<1x1x1xf32>) o(%o : memref<1x1x1x8xf32>) {allow_neg_eigval}
   return
 }
+
+// -----
+
+// KDA: per-key fused gating (a [N, T, HV, K], dt_bias [HV * K]) and beta
+// logits per value channel (b [N, T, HV, V]), in the vk layout.
+// CHECK-LABEL: func @kda_fused
+// CHECK: gdn.recurrent {{.*}} a(%{{.*}} : memref<2x1x4x64xbf16>) A_log(%{{.*}} : memref<4xf32>) dt_bias(%{{.*}} : memref<256xf32>) b(%{{.*}} : memref<2x1x4x32xbf16>) initial_state
+func.func @kda_fused(%q: memref<2x1x4x64xbf16>, %k: memref<2x1x4x64xbf16>, %v: memref<2x1x4x32xbf16>,
+                     %a: memref<2x1x4x64xbf16>, %A_log: memref<4xf32>, %dt_bias: memref<256xf32>,
+                     %b: memref<2x1x4x32xbf16>, %s: memref<2x4x32x64xf32>, %o: memref<2x1x4x32xbf16>) {
+  gdn.recurrent q(%q : memref<2x1x4x64xbf16>) k(%k : memref<2x1x4x64xbf16>) v(%v : memref<2x1x4x32xbf16>)
+      a(%a : memref<2x1x4x64xbf16>) A_log(%A_log : memref<4xf32>) dt_bias(%dt_bias : memref<256xf32>)
+      b(%b : memref<2x1x4x32xbf16>)
+      initial_state(%s : memref<2x4x32x64xf32>) final_state(%s : memref<2x4x32x64xf32>)
+      o(%o : memref<2x1x4x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// KDA in tensor form: log-space g per key channel, given beta per value
+// channel.
+// CHECK-LABEL: func @kda_tensor
+// CHECK: %{{.*}} = gdn.recurrent {{.*}} g(%{{.*}} : tensor<1x3x2x32xf32>) beta(%{{.*}} : tensor<1x3x2x16xf32>) o(%{{.*}} : tensor<1x3x2x16xf32>) -> tensor<1x3x2x16xf32>
+func.func @kda_tensor(%q: tensor<1x3x1x32xf32>, %k: tensor<1x3x1x32xf32>, %v: tensor<1x3x2x16xf32>,
+                      %g: tensor<1x3x2x32xf32>, %beta: tensor<1x3x2x16xf32>) -> tensor<1x3x2x16xf32> {
+  %init = tensor.empty() : tensor<1x3x2x16xf32>
+  %o = gdn.recurrent q(%q : tensor<1x3x1x32xf32>) k(%k : tensor<1x3x1x32xf32>) v(%v : tensor<1x3x2x16xf32>)
+      g(%g : tensor<1x3x2x32xf32>) beta(%beta : tensor<1x3x2x16xf32>)
+      o(%init : tensor<1x3x2x16xf32>) -> tensor<1x3x2x16xf32>
+  return %o : tensor<1x3x2x16xf32>
+}

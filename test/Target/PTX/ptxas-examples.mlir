@@ -16,6 +16,10 @@
 // RUN: %ptxas -arch=sm_90a -v %t.verify.ptx -o %t.verify.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_decode.mlir > %t.kda.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_verify_t4.mlir > %t.kdaverify.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.kdaverify.ptx -o %t.kdaverify.cubin 2>&1 | FileCheck %s
 // The schedules the options can pick assemble as well.
 // RUN: gdn-run --emit=ptx --rows-per-warp=1 --warps-per-block=8 %examples/qwen3_next_decode.mlir > %t.r1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s

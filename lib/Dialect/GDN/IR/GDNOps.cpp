@@ -122,6 +122,16 @@ RecurrentOp::Dims RecurrentOp::getDims() {
   return Dims{N, q[1], q[2], v[2], q[3], v[3]};
 }
 
+bool RecurrentOp::hasPerKeyDecay() {
+  Value gate = getG() ? getG() : getA();
+  return gate && cast<ShapedType>(gate.getType()).getRank() == 4;
+}
+
+bool RecurrentOp::hasPerChannelBeta() {
+  Value beta = getBeta() ? getBeta() : getB();
+  return beta && cast<ShapedType>(beta.getType()).getRank() == 4;
+}
+
 float RecurrentOp::getScaleOrDefault() {
   if (auto s = getScaleAttr())
     return s.getValueAsDouble();
@@ -300,26 +310,52 @@ LogicalResult RecurrentOp::verify() {
                           "the dtype of 'v'")))
     return failure();
 
+  // Per-token gates: per head [N, T, HV], or per channel [N, T, HV, C]
+  // (C = K for the decay, KDA; C = V for beta), told apart by the rank.
+  auto checkGate = [&](Value value, StringRef name, int64_t C,
+                       StringRef channel, StringRef what) -> LogicalResult {
+    if (failed(checkStatic(op, value, name)))
+      return failure();
+    int64_t rank = cast<ShapedType>(value.getType()).getRank();
+    if (rank != 3 && rank != 4)
+      return emitOpError() << "operand '" << name
+                           << "' expects rank 3 [N, T, HV] (per head) or rank 4 "
+                              "[N, T, HV, "
+                           << channel << "] (" << what << "), got rank " << rank;
+    if (rank == 3)
+      return checkOperand(op, value, name, {N, T, HV}, "N, T, HV", anyFloat,
+                          "bf16, f16 or f32");
+    std::string dims = ("N, T, HV, " + channel + ": " + what).str();
+    return checkOperand(op, value, name, {N, T, HV, C}, dims, anyFloat,
+                        "bf16, f16 or f32");
+  };
   // Decay: log-space g, or fused gating (a, A_log, dt_bias), or none.
   if (getG() && (getA() || getALog() || getDtBias()))
     return emitOpError() << "operand 'g' (log-space decay) excludes the fused "
                             "gating operands 'a', 'A_log' and 'dt_bias'";
-  if (getG() && failed(checkOperand(op, getG(), "g", {N, T, HV}, "N, T, HV",
-                                    anyFloat, "bf16, f16 or f32")))
+  if (getG() && failed(checkGate(getG(), "g", K, "K", "per key channel")))
     return failure();
   bool anyGating = getA() || getALog() || getDtBias();
   if (anyGating && !(getA() && getALog() && getDtBias()))
-    return emitOpError() << "fused gating needs all of 'a' [N, T, HV], 'A_log' "
-                            "[HV] and 'dt_bias' [HV]; missing '"
+    return emitOpError() << "fused gating needs all of 'a' [N, T, HV] (or "
+                            "[N, T, HV, K]), 'A_log' [HV] and 'dt_bias' [HV] "
+                            "(or [HV * K]); missing '"
                          << (!getA() ? "a" : !getALog() ? "A_log" : "dt_bias")
                          << "'";
   if (anyGating) {
-    if (failed(checkOperand(op, getA(), "a", {N, T, HV}, "N, T, HV", anyFloat,
-                            "bf16, f16 or f32")) ||
+    if (failed(checkGate(getA(), "a", K, "K", "per key channel")) ||
         failed(checkOperand(op, getALog(), "A_log", {HV}, "HV", f32Only,
-                            "f32")) ||
-        failed(checkOperand(op, getDtBias(), "dt_bias", {HV}, "HV", f32Only,
                             "f32")))
+      return failure();
+    // Per-key gating (KDA) takes a bias per key channel, flattened [HV * K]
+    // as SGLang passes it.
+    bool perKey = hasPerKeyDecay();
+    if (failed(checkOperand(op, getDtBias(), "dt_bias",
+                            {perKey ? HV * K : HV},
+                            perKey ? "HV * K, per key channel with a per-key "
+                                     "'a', flattened from [HV, K]"
+                                   : "HV",
+                            f32Only, "f32")))
       return failure();
   }
 
@@ -330,12 +366,10 @@ LogicalResult RecurrentOp::verify() {
   if (getBeta() && getB())
     return emitOpError() << "operands 'beta' and 'b' (beta logits) are "
                             "mutually exclusive";
-  if (getBeta() && failed(checkOperand(op, getBeta(), "beta", {N, T, HV},
-                                       "N, T, HV", anyFloat,
-                                       "bf16, f16 or f32")))
+  if (getBeta() &&
+      failed(checkGate(getBeta(), "beta", V, "V", "per value channel")))
     return failure();
-  if (getB() && failed(checkOperand(op, getB(), "b", {N, T, HV}, "N, T, HV",
-                                    anyFloat, "bf16, f16 or f32")))
+  if (getB() && failed(checkGate(getB(), "b", V, "V", "per value channel")))
     return failure();
 
   // State, in the layout the attribute names: [N, ...], or a pool

@@ -31,11 +31,18 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     2. q ← q · scale (default scale = K^-0.5; only q is scaled, after the norm);
     3. decay S ← exp(g) · S, with g given (`g`, log space, ≤ 0) or fused gating
        g = −exp(A_log[hv]) · softplus(a + dt_bias[hv]) where softplus(x) =
-       log(1 + exp(x)) for x ≤ 20 and x otherwise; no decay when neither is given;
+       log(1 + exp(x)) for x ≤ 20 and x otherwise; no decay when neither is given.
+       KDA (Kimi Delta Attention), chosen by the shape of `g` or `a`
+       ([N, T, HV, K]): the decay is per key channel, S[k, :] ← exp(g[k]) ·
+       S[k, :], with g[k] given or g[k] = −exp(A_log[hv]) · softplus(a[k] +
+       dt_bias[hv · K + k]) (dt_bias flattened to [HV · K], as SGLang's KDA
+       passes it); in the `vk` storage this scales key column k;
     4. u = β · (v − Sᵀk), with β given (`beta`), sigmoid(`b`) (logits), or 1;
        with `allow_neg_eigval` (logits only) β = 2 · sigmoid(b), so the
        transition I − β k kᵀ may have a negative eigenvalue (FLA's
-       allow_neg_eigval);
+       allow_neg_eigval). β is per head ([N, T, HV]) or, by the shape of
+       `beta` or `b` ([N, T, HV, V]), per value channel: u[v] = β[v] · (v[v]
+       − (Sᵀk)[v]);
     5. S ← S + k uᵀ;
     6. o = Sᵀq, stored in v's dtype.
 
@@ -47,8 +54,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     - `q`, `k`: [N, T, H, K], bf16/f16/f32; `v`: [N, T, HV, V], same dtype;
       HV must be a multiple of H;
     - `g`: [N, T, HV]; or `a`: [N, T, HV] with `A_log`: [HV] and `dt_bias`:
-      [HV] (all three, f32 for A_log/dt_bias);
-    - `beta` or `b`: [N, T, HV];
+      [HV] (all three, f32 for A_log/dt_bias). Per key channel (KDA): `g`
+      [N, T, HV, K]; or `a` [N, T, HV, K] with `A_log` [HV] and `dt_bias`
+      [HV · K];
+    - `beta` or `b`: [N, T, HV], or per value channel [N, T, HV, V];
     - `initial_state` (read) and `final_state` (written), f32, [N, HV, K, V]
       for `state_layout = #gdn.layout<kv>` or [N, HV, V, K] for
       `#gdn.layout<vk>`; no initial state means S starts at zero.
@@ -75,6 +84,20 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       are not stored). Padding rows (state_indices < 0) write nothing. No
       `final_state` operand means no commit: the pool stays untouched.
     - `o`: [N, T, HV, V] in v's dtype.
+
+    Example (Kimi Linear KDA decode: per-key fused gating, per-head beta
+    logits, H = HV = 32, K = V = 128):
+
+    ```mlir
+    gdn.recurrent q(%q : memref<8x1x32x128xbf16>) k(%k : memref<8x1x32x128xbf16>)
+        v(%v : memref<8x1x32x128xbf16>)
+        a(%a : memref<8x1x32x128xbf16>) A_log(%A_log : memref<32xf32>)
+        dt_bias(%dt_bias : memref<4096xf32>) b(%b : memref<8x1x32xbf16>)
+        initial_state(%s : memref<8x32x128x128xf32>)
+        final_state(%s : memref<8x32x128x128xf32>)
+        o(%o : memref<8x1x32x128xbf16>)
+        {qk_l2norm, state_layout = #gdn.layout<vk>}
+    ```
 
     The op has two forms, like linalg's destination-style ops:
     - **memref form** (what the lowerings consume): every operand is a memref,
@@ -121,12 +144,12 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<GDN_TensorOrMemRef, "queries [N, T, H, K]">:$q,
     Arg<GDN_TensorOrMemRef, "keys [N, T, H, K]">:$k,
     Arg<GDN_TensorOrMemRef, "values [N, T, HV, V]">:$v,
-    Arg<Optional<GDN_TensorOrMemRef>, "log-space decay [N, T, HV]">:$g,
-    Arg<Optional<GDN_TensorOrMemRef>, "gating input [N, T, HV]">:$a,
+    Arg<Optional<GDN_TensorOrMemRef>, "log-space decay [N, T, HV] or per key [N, T, HV, K]">:$g,
+    Arg<Optional<GDN_TensorOrMemRef>, "gating input [N, T, HV] or per key [N, T, HV, K]">:$a,
     Arg<Optional<GDN_TensorOrMemRef>, "log of the decay rate [HV]">:$A_log,
-    Arg<Optional<GDN_TensorOrMemRef>, "gating bias [HV]">:$dt_bias,
-    Arg<Optional<GDN_TensorOrMemRef>, "write strength [N, T, HV]">:$beta,
-    Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV]">:$b,
+    Arg<Optional<GDN_TensorOrMemRef>, "gating bias [HV], or [HV * K] with a per-key 'a'">:$dt_bias,
+    Arg<Optional<GDN_TensorOrMemRef>, "write strength [N, T, HV] or per value channel [N, T, HV, V]">:$beta,
+    Arg<Optional<GDN_TensorOrMemRef>, "write-strength logits [N, T, HV] or [N, T, HV, V]">:$b,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each sequence [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "sequence starts in packed tokens [N + 1] (i32 or i64)">:$cu_seqlens,
     Arg<Optional<GDN_TensorOrMemRef>, "row of each sequence in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
@@ -177,6 +200,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     /// The scale applied to q: the `scale` attribute, or K^-0.5.
     float getScaleOrDefault();
     bool hasFusedGating() { return getA() != nullptr; }
+    /// KDA: the decay is per key channel (`g` or `a` is [N, T, HV, K]).
+    bool hasPerKeyDecay();
+    /// beta per value channel (`beta` or `b` is [N, T, HV, V]).
+    bool hasPerChannelBeta();
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
     /// States addressed through a pool: sequence n uses slot state_indices[n].
     bool hasStatePool() { return getStateIndices() != nullptr; }
