@@ -45,6 +45,7 @@ class RecurrentDesc(ctypes.Structure):
         ("intermediate_rows", ctypes.c_int64), ("intermediate_steps", ctypes.c_int64),
         ("intermediate_index_bits", ctypes.c_int), ("intermediate_dtype", ctypes.c_int),
         ("stage_tokens", ctypes.c_int), ("unroll_tokens", ctypes.c_int),
+        ("parent_index_bits", ctypes.c_int),
     ]
 
 
