@@ -63,6 +63,7 @@ typedef enum gdnStateLayout {
  *   state_indices            (num_slots > 0; slot per sequence, < 0: padding)
  *   cu_seqlens               (cu_seqlens_bits != 0; varlen sequence starts)
  *   intermediate_state_indices (intermediate_index_bits != 0)
+ *   retrieve_parent_token    (parent_index_bits != 0; EAGLE tree, [N, steps])
  *   state                    (has_initial_state && has_final_state && state_in_place)
  *   initial_state            (when present, not in place)
  *   intermediate_states      (intermediate_rows > 0)
@@ -112,6 +113,10 @@ typedef struct gdnRecurrentDesc {
                            [HV, K]); A_log stays [HV] */
   int per_channel_beta; /* nonzero (needs beta GIVEN or LOGITS): beta or b per
                            value channel, [N, T, HV, V] */
+  int parent_index_bits; /* 0, or EAGLE tree verify (needs intermediate_rows
+                            > 0): retrieve_parent_token [N, intermediate_steps]
+                            is int32 (32) or int64 (64); step s starts from
+                            the state after its parent step (see the op) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;
@@ -147,7 +152,8 @@ gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
 
 /* Number of arguments, and for argument i its role name ("q", "k", "v", "g",
  * "a", "A_log", "dt_bias", "beta", "b", "state_indices", "cu_seqlens",
- * "intermediate_state_indices", "initial_state", "intermediate_states",
+ * "intermediate_state_indices", "retrieve_parent_token", "initial_state",
+ * "intermediate_states",
  * "final_state", "state", "o"; a gdn.commit also "accepted") and its size in
  * bytes. NULL / -1 for a bad index. */
 int gdnKernelNumArguments(gdnKernel kernel);

@@ -169,6 +169,15 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   if (d.intermediate_rows > 0 && d.intermediate_index_bits)
     add("intermediate_state_indices",
         memref({d.N}, d.intermediate_index_bits == 32 ? "i32" : "i64"));
+  if (d.parent_index_bits != 0 &&
+      ((d.parent_index_bits != 32 && d.parent_index_bits != 64) ||
+       d.intermediate_rows < 1)) {
+    error = "parent_index_bits must be 0, or 32 or 64 with intermediate_rows > 0";
+    return "";
+  }
+  if (d.parent_index_bits)
+    add("retrieve_parent_token", memref({d.N, d.intermediate_steps},
+                                        d.parent_index_bits == 32 ? "i32" : "i64"));
   std::string iT;
   if (d.intermediate_rows > 0)
     iT = d.layout == GDN_LAYOUT_VK

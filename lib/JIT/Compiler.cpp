@@ -34,6 +34,7 @@ StringRef jit::roleName(Role role) {
   case Role::StateIndices: return "state_indices";
   case Role::CuSeqlens: return "cu_seqlens";
   case Role::IntermediateStateIndices: return "intermediate_state_indices";
+  case Role::ParentTokens: return "retrieve_parent_token";
   case Role::IntermediateStates: return "intermediate_states";
   case Role::InitialState: return "initial_state";
   case Role::FinalState: return "final_state";
@@ -189,6 +190,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getB(), Role::BLogits},     {op.getStateIndices(), Role::StateIndices},
       {op.getCuSeqlens(), Role::CuSeqlens},
       {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
+      {op.getRetrieveParentToken(), Role::ParentTokens},
       {op.getInitialState(), Role::InitialState},
       {op.getIntermediateStates(), Role::IntermediateStates},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
@@ -246,6 +248,11 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
     p.intermediateRows = type.getDimSize(0);
     p.intermediateSteps = type.getDimSize(1);
     p.intermediateIndexed = op.getIntermediateStateIndices() != nullptr;
+    p.parentTable = op.hasParentTable();
+    Type et = type.getElementType();
+    p.intermediateStorage = et.isBF16()  ? ::gdn::reference::Storage::BF16
+                            : et.isF16() ? ::gdn::reference::Storage::F16
+                                         : ::gdn::reference::Storage::F32;
   }
   p.scale = op.getScaleOrDefault();
   p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK

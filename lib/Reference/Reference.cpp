@@ -17,6 +17,7 @@
 
 #include "gdn/Reference/Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -57,6 +58,23 @@ double sigmoid(double x) {
     return e / (1.0 + e);
   }
   return x; // NaN
+}
+
+double roundTo(Storage storage, double x) {
+  if (storage == Storage::F32)
+    return static_cast<float>(x);
+  if (!std::isfinite(x) || x == 0.0)
+    return x;
+  // x = m 2^e with |m| in [0.5, 1): keep `bits` significant bits, and no
+  // quantum below the subnormal one.
+  const int bits = storage == Storage::BF16 ? 8 : 11;
+  const int minQuantum = storage == Storage::BF16 ? -133 : -24;
+  const double maxFinite = storage == Storage::BF16 ? 0x1.fep127 : 65504.0;
+  int e;
+  std::frexp(x, &e);
+  int q = std::max(e - bits, minQuantum);
+  double r = std::ldexp(std::nearbyint(std::ldexp(x, -q)), q); // ties to even
+  return std::fabs(r) > maxFinite ? std::copysign(HUGE_VAL, x) : r;
 }
 
 namespace {
@@ -118,6 +136,14 @@ std::string validate(const Problem &p, const Inputs &in) {
     for (int64_t idx : in.intermediateIndices)
       if (idx >= p.intermediateRows)
         return "reference: intermediate index out of range";
+  }
+  if (p.parentTable) {
+    if (p.intermediateRows < 1)
+      return "reference: a parent table needs intermediate states";
+    if (static_cast<int64_t>(in.parentTokens.size()) != p.N * p.intermediateSteps)
+      return "reference: 'parentTokens' has " +
+             std::to_string(in.parentTokens.size()) + " elements, expected " +
+             std::to_string(p.N * p.intermediateSteps);
   }
   if (p.varlen) {
     if (static_cast<int64_t>(in.cuSeqlens.size()) != p.N + 1)
@@ -200,18 +226,42 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
     const int64_t row = p.slots > 0 ? in.stateIndices[n] : n;
     if (row < 0)
       continue;
+    const int64_t irow = p.intermediateIndexed ? in.intermediateIndices[n] : n;
+    const int64_t steps = p.intermediateSteps;
     for (int64_t hv = 0; hv < HV; ++hv) {
       const int64_t h = hv / groupSize;
-      for (int64_t ki = 0; ki < K; ++ki)
-        for (int64_t vi = 0; vi < V; ++vi)
-          state[ki * V + vi] =
-              p.hasInitialState ? in.initialState[stateOffset(row, hv, ki, vi)]
-                                : 0.0;
+      auto loadInitialState = [&]() {
+        for (int64_t ki = 0; ki < K; ++ki)
+          for (int64_t vi = 0; vi < V; ++vi)
+            state[ki * V + vi] =
+                p.hasInitialState ? in.initialState[stateOffset(row, hv, ki, vi)]
+                                  : 0.0;
+      };
+      loadInitialState();
+      // Offset of element (k, v) of step s of this row's buffer.
+      auto interOffset = [&](int64_t s, int64_t ki, int64_t vi) {
+        int64_t head = ((irow * steps + s) * HV + hv) * K * V;
+        return head + (vk ? vi * K + ki : ki * V + vi);
+      };
 
       // Tokens of sequence n: row n, [0, T); varlen: packed [cu[n], cu[n+1]).
       const int64_t lo = p.varlen ? in.cuSeqlens[n] : n * T;
       const int64_t hi = p.varlen ? in.cuSeqlens[n + 1] : (n + 1) * T;
       for (int64_t tok = lo; tok < hi; ++tok) {
+        const int64_t step = tok - lo;
+        // EAGLE tree: start from the parent's state (as stored) or, for a
+        // root, from the initial state; a chain keeps the carried state.
+        if (p.parentTable && irow >= 0 && step > 0 && step < steps) {
+          const int64_t parent = in.parentTokens[n * steps + step];
+          if (parent >= 0 && parent < step - 1) {
+            for (int64_t ki = 0; ki < K; ++ki)
+              for (int64_t vi = 0; vi < V; ++vi)
+                state[ki * V + vi] = roundTo(
+                    p.intermediateStorage, intermediate[interOffset(parent, ki, vi)]);
+          } else if (parent < 0 || parent >= step) {
+            loadInitialState();
+          }
+        }
         const int64_t qkBase = (tok * H + h) * K;
         const int64_t gateIdx = tok * HV + hv;
         const int64_t vBase = gateIdx * V;
@@ -269,14 +319,10 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
         }
 
         // Verify: the state after this token.
-        const int64_t step = tok - lo;
-        const int64_t irow = p.intermediateIndexed ? in.intermediateIndices[n] : n;
-        if (p.intermediateRows > 0 && irow >= 0 && step < p.intermediateSteps) {
+        if (p.intermediateRows > 0 && irow >= 0 && step < steps) {
           for (int64_t ki = 0; ki < K; ++ki)
-            for (int64_t vi = 0; vi < V; ++vi) {
-              int64_t head = ((irow * p.intermediateSteps + step) * HV + hv) * K * V;
-              intermediate[head + (vk ? vi * K + ki : ki * V + vi)] = state[ki * V + vi];
-            }
+            for (int64_t vi = 0; vi < V; ++vi)
+              intermediate[interOffset(step, ki, vi)] = state[ki * V + vi];
         }
       }
 

@@ -106,7 +106,7 @@ class Compiler:
                 state_in_place=False, num_slots=0, state_index_dtype="int32",
                 state_dtype="float32", allow_neg_eigval=False, cu_seqlens_dtype=None,
                 intermediate_rows=0, intermediate_steps=0, intermediate_index_dtype=None,
-                intermediate_dtype="float32",
+                intermediate_dtype="float32", parent_index_dtype=None,
                 per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                 unroll_tokens=0, sm_count=0, target="cpu", chip=None):
@@ -121,7 +121,9 @@ class Compiler:
         intermediate_rows > 0 (verify): the state after every token goes to an
         intermediate_states argument [rows, steps, HV, ...] of intermediate_dtype,
         row n or, with intermediate_index_dtype, an intermediate_state_indices
-        argument [N] (< 0: no row).
+        argument [N] (< 0: no row). parent_index_dtype ("int32"/"int64", with
+        intermediate_rows): EAGLE tree verify, a retrieve_parent_token
+        argument [N, intermediate_steps] naming each step's parent step.
         cu_seqlens_dtype ("int32"/"int64"): varlen, N sequences packed into T
         tokens ([1, T, ...] token tensors, a cu_seqlens [N + 1] argument).
         state_dtype: storage of the states (computed in float32, rounded once
@@ -162,6 +164,9 @@ class Compiler:
         if d.intermediate_index_bits < 0:
             raise ValueError("intermediate_index_dtype must be None, 'int32' or 'int64'")
         d.intermediate_dtype = _lookup(DTYPES, intermediate_dtype, "intermediate_dtype")
+        d.parent_index_bits = {None: 0, "int32": 32, "int64": 64}.get(parent_index_dtype, -1)
+        if d.parent_index_bits < 0:
+            raise ValueError("parent_index_dtype must be None, 'int32' or 'int64'")
         d.cu_seqlens_bits = {None: 0, "int32": 32, "int64": 64}.get(cu_seqlens_dtype, -1)
         if d.cu_seqlens_bits < 0:
             raise ValueError(f"cu_seqlens_dtype must be None, 'int32' or 'int64', got {cu_seqlens_dtype!r}")

@@ -83,13 +83,16 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               intermediate_states: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               scale: float, qk_l2norm: bool, state_layout: str,
-              allow_neg_eigval: bool = False) -> None:
+              allow_neg_eigval: bool = False,
+              retrieve_parent_token: Optional[torch.Tensor] = None) -> None:
     """The gdn.recurrent op on validated, contiguous tensors. `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
     (written) are separate buffers. With `state_indices` [N] (int32/int64)
     the states are pools [slots, HV, ...] and row n uses slot
     state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
-    zero). o [N, T, HV, V] is written."""
+    zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
+    (int32/int64, with intermediate_states): EAGLE tree verify, each step
+    starts from its parent step's stored state (see the op's description)."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
@@ -123,14 +126,16 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         intermediate_index_dtype=None if intermediate_state_indices is None else
         "int64" if intermediate_state_indices.dtype == torch.int64 else "int32",
         intermediate_dtype="float32" if intermediate_states is None else
-        _DTYPES[intermediate_states.dtype])
+        _DTYPES[intermediate_states.dtype],
+        parent_index_dtype=None if retrieve_parent_token is None else
+        "int64" if retrieve_parent_token.dtype == torch.int64 else "int32")
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
-             "cu_seqlens", "intermediate_state_indices", "initial_state", "state",
-             "intermediate_states", "final_state", "o")
+             "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
+             "initial_state", "state", "intermediate_states", "final_state", "o")
     tensors = []
     for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
-                               cu_seqlens, intermediate_state_indices, initial_state, state,
-                               intermediate_states, final_state, o)):
+                               cu_seqlens, intermediate_state_indices, retrieve_parent_token,
+                               initial_state, state, intermediate_states, final_state, o)):
         if t is None:
             continue
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
@@ -147,7 +152,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
-      scale, qk_l2norm, state_layout, allow_neg_eigval=False):
+      scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None):
     return None
 
 
@@ -367,9 +372,14 @@ def fused_sigmoid_gating_delta_rule_update(
     output rows zero), cu_seqlens [N + 1] for packed tokens (B = 1). Verify:
     intermediate_states_buffer [rows, cache_steps, HV, V, K] receives the state
     after every token at intermediate_state_indices [N] (< 0: none), and
-    disable_state_update=True leaves the pool untouched. Returns
-    o [B, T, HV, V]. EAGLE trees (retrieve_parent_token) are not supported yet."""
-    _unsupported(retrieve_parent_token=retrieve_parent_token)
+    disable_state_update=True leaves the pool untouched. EAGLE tree verify:
+    retrieve_parent_token [N, cache_steps] (int32/int64, needs the buffer)
+    names each token's parent step p: step s > 0 starts from the state after
+    step p as stored in the buffer (rounded to its dtype) when 0 <= p < s - 1,
+    from the carried fp32 state when p = s - 1, and from the pool slot's
+    state (a second root) when p < 0 or p >= s (no tree: treated as -1);
+    rows without a buffer row (index < 0) ignore the table. Returns
+    o [B, T, HV, V]."""
     if float(softplus_beta) != 1.0:
         raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
     if float(softplus_threshold) != 20.0:
@@ -399,13 +409,20 @@ def fused_sigmoid_gating_delta_rule_update(
                                    dev, N, inter.shape[0] if _validate_indices() else None)
     elif intermediate_state_indices is not None:
         raise ValueError("intermediate_state_indices needs intermediate_states_buffer")
+    parents = retrieve_parent_token
+    if parents is not None:
+        if inter is None:
+            raise ValueError("retrieve_parent_token needs intermediate_states_buffer "
+                             "(parent states are read back from it)")
+        _check("retrieve_parent_token", parents, dev, (N, inter.shape[1]),
+               (torch.int32, torch.int64))
     o = torch.empty_like(v)
     # disable_state_update: the pool is only read (no commit).
     read_only = bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
                             None if read_only else pool, inter, None, o, float(scale) if scale else 0.0,
-                            bool(use_qk_l2norm_in_kernel), "vk")
+                            bool(use_qk_l2norm_in_kernel), "vk", False, parents)
     return o
 
 

@@ -60,3 +60,42 @@ def recurrent(q, k, v, g=None, a=None, A_log=None, dt_bias=None, beta=None, b=No
 def rms_rel(x, ref):
     x, ref = np.asarray(x, np.float64), np.asarray(ref, np.float64)
     return float(np.linalg.norm(x - ref) / max(np.linalg.norm(ref), 1e-300))
+
+
+def verify_tree(q, k, v, parents, g=None, a=None, A_log=None, dt_bias=None, beta=None, b=None,
+                initial_state=None, scale=None, qk_l2norm=False, layout="kv", has_row=None,
+                round_state=None):
+    """EAGLE tree verify (gdn.recurrent with retrieve_parent_token), fp64.
+    parents [N, T]: step s > 0 of row n with p = parents[n, s] starts from the
+    carried state when p == s - 1, from the stored state after step p (passed
+    through round_state, the buffer's rounding, e.g. to bf16) when
+    0 <= p < s - 1, and from the initial state otherwise (p < 0 or p >= s: a
+    root). Rows with has_row[n] False (no buffer row) ignore their table.
+    Shapes as recurrent(). Returns (o [N, T, HV, V], states [N, T, HV, ...] the
+    state after every token in `layout`, unrounded, final state)."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    N, T, H, K = q.shape
+    HV, V = v.shape[2:]
+    parents = np.asarray(parents)
+    round_state = round_state or (lambda x: x)
+    S0 = np.zeros((N, HV, K, V))
+    if initial_state is not None:
+        s0 = np.asarray(initial_state, np.float64)
+        S0 = s0.transpose(0, 1, 3, 2).copy() if layout == "vk" else s0.copy()
+    o = np.zeros((N, T, HV, V))
+    states = np.zeros((N, T, HV, K, V))
+    S = S0.copy()
+    one = lambda name, x, n, t: None if x is None else x[n:n + 1, t:t + 1]
+    for n in range(N):
+        for t in range(T):
+            p = int(parents[n, t])
+            if t > 0 and (has_row is None or has_row[n]) and p != t - 1:
+                S[n] = round_state(states[n, p]) if 0 <= p < t else S0[n]
+            on, s_after = recurrent(
+                q[n:n + 1, t:t + 1], k[n:n + 1, t:t + 1], v[n:n + 1, t:t + 1],
+                g=one("g", g, n, t), a=one("a", a, n, t), A_log=A_log, dt_bias=dt_bias,
+                beta=one("beta", beta, n, t), b=one("b", b, n, t), initial_state=S[n:n + 1],
+                scale=scale, qk_l2norm=qk_l2norm, layout="kv")
+            o[n, t], S[n], states[n, t] = on[0, 0], s_after[0], s_after[0]
+    flip = (lambda x: np.swapaxes(x, -1, -2)) if layout == "vk" else (lambda x: x)
+    return o, flip(states), flip(S)

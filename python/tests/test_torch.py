@@ -92,7 +92,7 @@ def test_bad_arguments_raise_before_any_launch():
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], cu_seqlens=torch.tensor([0, 1]))
     with pytest.raises(NotImplementedError, match="'gv'"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], gv=x["a"])
-    with pytest.raises(NotImplementedError, match="'retrieve_parent_token'"):
+    with pytest.raises(ValueError, match="retrieve_parent_token needs intermediate_states_buffer"):
         ops.fused_sigmoid_gating_delta_rule_update(
             x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"],
             x["state"], torch.arange(2), retrieve_parent_token=torch.zeros(2, 1))

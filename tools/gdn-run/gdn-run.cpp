@@ -82,6 +82,12 @@ static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
     cl::init(0), cl::cat(category));
+static cl::opt<std::string> parentsOpt(
+    "parents",
+    cl::desc("EAGLE tree (retrieve_parent_token): random (a seeded random tree "
+             "per row), chain (parent = step - 1), or a comma-separated list "
+             "of steps entries for every row, or of N * steps entries"),
+    cl::init("random"), cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
@@ -171,6 +177,13 @@ void encode(Type t, double x, uint8_t *p) {
   std::memcpy(p, &v, 4);
 }
 
+/// An integer of --parents (validated in main).
+int64_t parsed(llvm::StringRef item) {
+  int64_t x = 0;
+  (void)item.trim().getAsInteger(10, x);
+  return x;
+}
+
 /// Seeded inputs with the distributions of real models: q, k, v, a, b,
 /// dt_bias ~ N(0, 1); A_log = log U(1, 16); g = log U(0.5, 1) (≤ 0);
 /// beta = sigmoid(N(0, 1)); initial state ~ N(0, 1). Outputs are poisoned
@@ -202,6 +215,32 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
       int64_t x = i == 0 ? 0 : i == n - 1 ? used : cuts[i - 1];
       encode(arg.elementType, x, &buf.bytes[i * width]);
       buf.values[i] = x;
+    }
+    return buf;
+  }
+  if (arg.role == Role::ParentTokens) {
+    // [N, steps]: a random tree per row (entry 0 = -1, the root; step s > 0
+    // hangs off a uniformly drawn earlier step), a chain, or a given table.
+    int64_t steps = arg.shape[1];
+    std::vector<int64_t> table(n);
+    if (parentsOpt == "random" || parentsOpt == "chain") {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t s = i % steps;
+        table[i] = s == 0 ? -1
+                   : parentsOpt == "chain"
+                       ? s - 1
+                       : std::uniform_int_distribution<int64_t>(0, s - 1)(rng);
+      }
+    } else {
+      llvm::SmallVector<llvm::StringRef> items;
+      llvm::StringRef(parentsOpt).split(items, ',');
+      for (int64_t i = 0; i < n; ++i)
+        table[i] = items.size() == size_t(n) ? parsed(items[i])
+                                             : parsed(items[i % steps]);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      encode(arg.elementType, table[i], &buf.bytes[i * width]);
+      buf.values[i] = table[i];
     }
     return buf;
   }
@@ -412,6 +451,19 @@ int main(int argc, char **argv) {
   if (failed(sig))
     return 1;
   const reference::Problem &p = sig->problem;
+  if (parentsOpt != "random" && parentsOpt != "chain") {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(parentsOpt).split(items, ',');
+    int64_t x;
+    for (llvm::StringRef item : items)
+      if (item.trim().getAsInteger(10, x))
+        return fail("--parents: '" + item + "' is not an integer");
+    if (p.parentTable && int64_t(items.size()) != p.intermediateSteps &&
+        int64_t(items.size()) != p.N * p.intermediateSteps)
+      return fail("--parents: expected " + llvm::Twine(p.intermediateSteps) +
+                  " or " + llvm::Twine(p.N * p.intermediateSteps) +
+                  " entries, got " + llvm::Twine(items.size()));
+  }
 
   GPUOptions gpuOptions{chipOpt,  rowsOpt,   warpsOpt,  vLanesOpt,
                         stageOpt, unrollOpt, smCountOpt};
@@ -487,6 +539,9 @@ int main(int argc, char **argv) {
       break;
     case Role::IntermediateStateIndices:
       refIn.intermediateIndices.assign(vals.begin(), vals.end());
+      break;
+    case Role::ParentTokens:
+      refIn.parentTokens.assign(vals.begin(), vals.end());
       break;
     case Role::IntermediateStates:
       break;

@@ -76,6 +76,17 @@ public:
   std::pair<Value, Value> emitIntermediateRow(RecurrentOp op, Value n,
                                               Value poolValid);
 
+  /// EAGLE tree verify (`retrieve_parent_token`): where the token at `step`
+  /// (index, 0-based within sequence n) starts from, as an i32 "source":
+  /// p >= 0 to reload intermediate_states[row, p] (a parent 0 <= p < step - 1),
+  /// kCarried to keep the carried state (step 0, a chain p = step - 1, a row
+  /// without a buffer row — `rowValid` false; null means always valid — or in
+  /// varlen a step past the table), kRestart for the initial state (a root:
+  /// p < 0, and p >= step, which is no tree and is treated as p = -1). The
+  /// table load is clamped into [n, 0, steps), so no entry is out of bounds.
+  static constexpr int32_t kCarried = -1, kRestart = -2;
+  Value emitParentSource(RecurrentOp op, Value n, Value step, Value rowValid);
+
   /// Where row n of a gdn.commit goes: the state row `slot` (n, or
   /// state_indices[n]), the buffer row `row` (n, or
   /// intermediate_state_indices[n]) and `step` = min(accepted[n], T) - 1, all
@@ -90,8 +101,8 @@ public:
   Location location() { return loc; }
 
 private:
-  /// memref[n] of an i32 or i64 memref, sign-extended to i64.
-  Value loadI64(Value memref, Value n);
+  /// memref[idx] of an i32 or i64 memref, sign-extended to i64.
+  Value loadI64(Value memref, ValueRange idx);
   Value ptx(StringRef instruction, Value x);
   OpBuilder &b;
   Location loc;

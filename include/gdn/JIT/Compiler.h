@@ -29,6 +29,7 @@ enum class Role {
   StateIndices, ///< pool slot per sequence (i32 or i64)
   CuSeqlens,    ///< varlen sequence starts (i32 or i64)
   IntermediateStateIndices, ///< row of each sequence in intermediate_states
+  ParentTokens, ///< retrieve_parent_token: parent step of each token (tree)
   IntermediateStates,       ///< per-token states (written)
   InitialState, FinalState,
   State, ///< both the initial and the final state (updated in place); the

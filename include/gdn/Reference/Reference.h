@@ -18,6 +18,8 @@ namespace reference {
 enum class Decay { None, LogSpace, FusedGating };
 enum class Beta { One, Given, Logits };
 enum class StateLayout { KV, VK };
+/// Storage dtype of a buffer the recurrence reads back (round to nearest even).
+enum class Storage { F32, BF16, F16 };
 
 /// Shapes and options of one recurrence. N sequences of T tokens, H q/k heads,
 /// HV value heads (HV % H == 0; value head hv uses q/k head hv / (HV / H)),
@@ -48,6 +50,14 @@ struct Problem {
   /// (< 0: none); step s = the state after its s-th token (s < steps).
   int64_t intermediateRows = 0, intermediateSteps = 0;
   bool intermediateIndexed = false;
+  /// EAGLE tree verify (with intermediateRows > 0): Inputs::parentTokens
+  /// [N, steps] names each step's parent p; step s > 0 of a sequence with a
+  /// buffer row starts from the carried state when p = s - 1, from the stored
+  /// state of step p (rounded to intermediateStorage, as stored) when
+  /// 0 <= p < s - 1, and from the initial state otherwise (p < 0 or p >= s:
+  /// a root). Steps past the table and rows without a buffer row carry.
+  bool parentTable = false;
+  Storage intermediateStorage = Storage::F32;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -64,6 +74,7 @@ struct Inputs {
   std::vector<int64_t> stateIndices; ///< [N] pool slot per sequence (slots > 0)
   std::vector<int64_t> cuSeqlens;    ///< [N + 1] sequence starts (varlen)
   std::vector<int64_t> intermediateIndices; ///< [N] (intermediateIndexed)
+  std::vector<int64_t> parentTokens;        ///< [N, steps] (parentTable)
 };
 
 struct Outputs {
@@ -81,6 +92,8 @@ double softplus(double x);
 /// (so that exp(A_log) = inf never makes NaN).
 double fusedGate(double a, double aLog, double dtBias);
 double sigmoid(double x);
+/// x rounded to `storage` (round to nearest even, overflow to inf).
+double roundTo(Storage storage, double x);
 
 /// Runs the recurrence. Returns an empty string on success, or a message
 /// naming the first input vector whose size does not match the problem.

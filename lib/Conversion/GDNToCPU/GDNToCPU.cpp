@@ -116,29 +116,67 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
         auto slot = m.emitStateSlot(op, n);
         Value row = slot.first, valid = slot.second;
         // S <- initial state (or 0).
-        forRange(rewriter, loc, d.K, [&](Value k) {
-          forRange(rewriter, loc, d.V, [&](Value v) {
-            Value s0 = m.f32(0.0);
-            if (Value init = op.getInitialState()) {
-              auto read = [&]() -> Value {
-                return m.toF32(memref::LoadOp::create(
-                    rewriter, loc, init, stateIndex(row, hv, k, v)));
-              };
-              s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
-            }
-            memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
+        auto loadInitialState = [&]() {
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              Value s0 = m.f32(0.0);
+              if (Value init = op.getInitialState()) {
+                auto read = [&]() -> Value {
+                  return m.toF32(memref::LoadOp::create(
+                      rewriter, loc, init, stateIndex(row, hv, k, v)));
+                };
+                s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
+              }
+              memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
+            });
           });
-        });
+        };
+        loadInitialState();
         auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
         Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
         auto inter = m.emitIntermediateRow(op, n, valid);
         forRange(rewriter, loc, lo, hi, [&](Value t) {
+          Value step = arith::SubIOp::create(rewriter, loc, t, first);
+          // EAGLE tree: S <- the parent's stored state, or the initial state
+          // for a root, before the token's math (else S is carried).
+          if (op.hasParentTable()) {
+            Value source = m.emitParentSource(op, n, step, inter.second);
+            auto i32 = [&](int64_t c) -> Value {
+              return arith::ConstantIntOp::create(rewriter, loc,
+                                                  rewriter.getI32Type(), c);
+            };
+            Value fromBuffer = arith::CmpIOp::create(
+                rewriter, loc, arith::CmpIPredicate::sge, source, i32(0));
+            auto ifBuffer = scf::IfOp::create(rewriter, loc, fromBuffer,
+                                              /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard g(rewriter);
+            rewriter.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
+            Value buf = op.getIntermediateStates();
+            Value p = arith::IndexCastOp::create(rewriter, loc,
+                                                 rewriter.getIndexType(), source);
+            forRange(rewriter, loc, d.K, [&](Value k) {
+              forRange(rewriter, loc, d.V, [&](Value v) {
+                SmallVector<Value> idx =
+                    vk ? SmallVector<Value>{inter.first, p, hv, v, k}
+                       : SmallVector<Value>{inter.first, p, hv, k, v};
+                Value x = m.toF32(memref::LoadOp::create(rewriter, loc, buf, idx));
+                memref::StoreOp::create(rewriter, loc, x, S, ValueRange{k, v});
+              });
+            });
+            rewriter.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
+            Value restart = arith::CmpIOp::create(
+                rewriter, loc, arith::CmpIPredicate::eq, source,
+                i32(KernelMath::kRestart));
+            auto ifRoot = scf::IfOp::create(rewriter, loc, restart,
+                                            /*withElseRegion=*/false);
+            rewriter.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+            loadInitialState();
+          }
           emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
           // Verify: the state after this token into intermediate_states.
           Value buf = op.getIntermediateStates();
           if (!buf)
             return;
-          Value step = arith::SubIOp::create(rewriter, loc, t, first);
           Value cond = inter.second;
           if (op.isVarlen()) {
             Value inRange = arith::CmpIOp::create(

@@ -210,32 +210,45 @@ private:
     return x;
   }
 
+  /// This lane's tile of the state at `prefix` + (V, K positions), widened
+  /// to f32: 16-byte loads along the contiguous dimension, the exact
+  /// elements storeTile writes.
+  SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix) {
+    SmallVector<Value> tile(s.rows * s.kPerLane);
+    auto at2 = [&](Value x, Value y) {
+      SmallVector<Value> idx = prefix;
+      idx.push_back(x);
+      idx.push_back(y);
+      return idx;
+    };
+    if (op.isVKLayout()) {
+      for (int64_t r = 0; r < s.rows; ++r) {
+        auto row = extractAll(m.toF32(
+            loadVector(src, at2(offset(v0, r), k0), s.kPerLane)));
+        for (int64_t j = 0; j < s.kPerLane; ++j)
+          at(tile, r, j) = row[j];
+      }
+    } else {
+      for (int64_t j = 0; j < s.kPerLane; ++j) {
+        auto col = extractAll(
+            m.toF32(loadVector(src, at2(offset(k0, j), v0), s.rows)));
+        for (int64_t r = 0; r < s.rows; ++r)
+          at(tile, r, j) = col[r];
+      }
+    }
+    return tile;
+  }
+
   /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
   SmallVector<Value> loadState() {
     SmallVector<Value> tile(s.rows * s.kPerLane);
     Value init = op.getInitialState();
-    for (int64_t r = 0; r < s.rows; ++r)
-      for (int64_t j = 0; j < s.kPerLane; ++j)
-        at(tile, r, j) = init ? Value() : m.f32(0.0);
-    if (!init)
+    if (!init) {
+      for (Value &e : tile)
+        e = m.f32(0.0);
       return tile;
-    auto load = [&]() {
-      if (op.isVKLayout()) {
-        for (int64_t r = 0; r < s.rows; ++r) {
-          auto row = extractAll(m.toF32(
-              loadVector(init, {stateRow, hv, offset(v0, r), k0}, s.kPerLane)));
-          for (int64_t j = 0; j < s.kPerLane; ++j)
-            at(tile, r, j) = row[j];
-        }
-      } else {
-        for (int64_t j = 0; j < s.kPerLane; ++j) {
-          auto col = extractAll(m.toF32(
-              loadVector(init, {stateRow, hv, offset(k0, j), v0}, s.rows)));
-          for (int64_t r = 0; r < s.rows; ++r)
-            at(tile, r, j) = col[r];
-        }
-      }
-    };
+    }
+    auto load = [&]() { tile = loadTile(init, {stateRow, hv}); };
     if (!valid) {
       load();
       return tile;
@@ -276,6 +289,38 @@ private:
       cond = cond ? Value(arith::AndIOp::create(b, loc, cond, inRange)) : inRange;
     }
     storeTile(tile, inter, {interRow, step, hv}, cond);
+  }
+
+  /// EAGLE tree: the state token t starts from, given its i32 `source`
+  /// (KernelMath::emitParentSource): the carried tile, the parent's stored
+  /// state intermediate_states[row, p] (this thread reads back exactly the
+  /// elements it stored at step p, so program order suffices: no barrier),
+  /// or the initial state (a root).
+  SmallVector<Value> startState(Value source, ValueRange carried) {
+    SmallVector<Type> types(carried.size(), b.getF32Type());
+    Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    Value fromBuffer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                             source, zero);
+    auto ifBuffer = scf::IfOp::create(b, loc, types, fromBuffer,
+                                      /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
+    Value p = arith::IndexCastOp::create(b, loc, b.getIndexType(), source);
+    scf::YieldOp::create(b, loc,
+                         loadTile(op.getIntermediateStates(), {interRow, p, hv}));
+    b.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
+    Value restart = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, source,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                     KernelMath::kRestart));
+    auto ifRoot = scf::IfOp::create(b, loc, types, restart,
+                                    /*withElseRegion=*/true);
+    scf::YieldOp::create(b, loc, ifRoot.getResults());
+    b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+    scf::YieldOp::create(b, loc, loadState());
+    b.setInsertionPointToStart(&ifRoot.getElseRegion().front());
+    scf::YieldOp::create(b, loc, carried);
+    return SmallVector<Value>(ifBuffer.getResults());
   }
 
   /// Stores the tile at `prefix` + (this lane's V and K positions), in the
@@ -322,7 +367,8 @@ private:
   /// The shared-memory buffers of one chunk of tokens: q and k [chunk, K],
   /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
   /// or per key [chunk, K] and beta [chunk] or per value channel
-  /// [chunk, BV] (f32).
+  /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
+  /// (i32).
   void createStagingBuffers(Value tid, Value vBlock) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
@@ -345,6 +391,8 @@ private:
                                      : buffer({s.chunk}, f32);
     betaStage = op.hasPerChannelBeta() ? buffer({s.chunk, s.blockRows()}, f32)
                                        : buffer({s.chunk}, f32);
+    if (op.hasParentTable())
+      sourceStage = buffer({s.chunk}, b.getI32Type());
     threadId = tid;
     blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
   }
@@ -459,8 +507,9 @@ private:
                   return fromElements(perChannelBeta(t, v, vec));
                 });
     }
-    if (!perKey || !perChannel) {
-      // Thread j computes token j's per-head gates (chunk <= threads).
+    if (!perKey || !perChannel || op.hasParentTable()) {
+      // Thread j computes token j's per-head gates and its parent source
+      // (chunk <= threads).
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             threadId, count);
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
@@ -473,6 +522,9 @@ private:
       if (!perChannel)
         memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
                                 betaStage, ValueRange{threadId});
+      if (op.hasParentTable())
+        memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
+                                ValueRange{threadId});
     }
     gpu::BarrierOp::create(b, loc);
     auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
@@ -493,11 +545,23 @@ private:
     return results;
   }
 
+  /// The i32 parent source of token t (KernelMath::emitParentSource).
+  Value parentSource(Value t) {
+    return m.emitParentSource(op, n, arith::SubIOp::create(b, loc, t, tokenLo),
+                              interValid);
+  }
+
   /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.
   /// Inputs come from global memory at token t, or staged at chunk row j.
   SmallVector<Value> token(Value t, Value j, ValueRange carried) {
     SmallVector<Value> S(carried.begin(), carried.end());
     bool staged = static_cast<bool>(j);
+    // EAGLE tree: start from the parent's state (before any of the math).
+    if (op.hasParentTable())
+      S = startState(staged ? Value(memref::LoadOp::create(
+                                  b, loc, sourceStage, ValueRange{j}))
+                            : parentSource(t),
+                     S);
     SmallVector<Value> kf = staged ? loadStagedKeyChunk(kStage, j)
                                    : loadKeyChunk(op.getK(), t);
     SmallVector<Value> qf = staged ? loadStagedKeyChunk(qStage, j)
@@ -602,6 +666,7 @@ private:
   Value interRow, interValid; ///< intermediate_states row, and whether to write
   gpu::GPUFuncOp kernel;
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
+  Value sourceStage; ///< staged parent sources (EAGLE tree)
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
   SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll
 };

@@ -72,7 +72,8 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   // Gates in f32: a token's decay (K of them when per key, KDA) and beta
   // (the CTA's V columns when per value channel).
   int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
-                  4 * (op.hasPerChannelBeta() ? s.blockRows() : 1);
+                  4 * (op.hasPerChannelBeta() ? s.blockRows() : 1) +
+                  (op.hasParentTable() ? 4 : 0); // i32 parent source (tree)
   return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
                   gates);
 }

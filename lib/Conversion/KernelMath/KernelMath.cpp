@@ -155,6 +155,46 @@ std::pair<Value, Value> KernelMath::emitIntermediateRow(RecurrentOp op, Value n,
   return {arith::IndexCastOp::create(b, loc, b.getIndexType(), row), valid};
 }
 
+Value KernelMath::emitParentSource(RecurrentOp op, Value n, Value step,
+                                   Value rowValid) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, c);
+  };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  };
+  int64_t steps =
+      cast<ShapedType>(op.getIntermediateStates().getType()).getDimSize(1);
+  // Varlen sequences may run past the table: clamp the load, then ignore it.
+  Value entry = step;
+  if (op.isVarlen())
+    entry = arith::MinUIOp::create(b, loc, step, index(steps - 1));
+  Value p = loadI64(op.getRetrieveParentToken(), ValueRange{n, entry});
+  Value s = arith::IndexCastOp::create(b, loc, i64, step);
+  // Steps > 0 inside the table, of rows that have stored states.
+  Value inTable = cmp(arith::CmpIPredicate::sgt, s, constant(0));
+  if (op.isVarlen())
+    inTable = arith::AndIOp::create(
+        b, loc, inTable, cmp(arith::CmpIPredicate::slt, s, constant(steps)));
+  if (rowValid)
+    inTable = arith::AndIOp::create(b, loc, inTable, rowValid);
+  // 0 <= p < step: a stored parent; anything else is a root.
+  Value isParent = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::sge, p, constant(0)),
+      cmp(arith::CmpIPredicate::slt, p, s));
+  Value chain = cmp(arith::CmpIPredicate::eq, p,
+                    arith::SubIOp::create(b, loc, s, constant(1)));
+  Value source = arith::SelectOp::create(b, loc, isParent, p, constant(kRestart));
+  Value carried = arith::OrIOp::create(
+      b, loc, chain,
+      arith::XOrIOp::create(
+          b, loc, inTable,
+          arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+  source = arith::SelectOp::create(b, loc, carried, constant(kCarried), source);
+  return arith::TruncIOp::create(b, loc, b.getI32Type(), source);
+}
+
 std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
   Value indices = op.getStateIndices();
   if (!indices)
@@ -187,8 +227,8 @@ Value KernelMath::emitBeta(RecurrentOp op, Value n, Value t, Value hv,
   return betaOf(op, toF32(memref::LoadOp::create(b, loc, input, idx)));
 }
 
-Value KernelMath::loadI64(Value memref, Value n) {
-  Value raw = memref::LoadOp::create(b, loc, memref, ValueRange{n});
+Value KernelMath::loadI64(Value memref, ValueRange idx) {
+  Value raw = memref::LoadOp::create(b, loc, memref, idx);
   if (raw.getType().isInteger(64))
     return raw;
   return arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);

@@ -270,7 +270,7 @@ func.func @tensor_result_type(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x1x32xf32>
 // The generic form with a required operand's segment emptied (no crash).
 func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'o' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -278,7 +278,7 @@ func.func @segment_o(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: mem
 
 func.func @segment_q(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x4xf32>, %o: memref<1x1x1x4xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op needs exactly one 'q' operand (operandSegmentSizes)}}
-  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
+  "gdn.recurrent"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (memref<1x1x1x32xf32>, memref<1x1x1x32xf32>, memref<1x1x1x4xf32>, memref<1x1x1x4xf32>) -> ()
   return
 }
 
@@ -446,5 +446,39 @@ func.func @beta_per_channel_shape(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32x
 func.func @b_per_channel_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>, %b: memref<1x1x2x8xi8>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'b' expects element type bf16, f16 or f32, got 'i8'}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) b(%b : memref<1x1x2x8xi8>) o(%o : memref<1x1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @parents_without_buffer(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %p: memref<2x3xi32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'retrieve_parent_token' needs 'intermediate_states' (parent states are reloaded from it)}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) retrieve_parent_token(%p : memref<2x3xi32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+// The table has one entry per stored step: [N, steps] (steps = T here).
+func.func @parents_shape(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %p: memref<2x4xi32>, %inter: memref<2x3x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'retrieve_parent_token' expects shape [2, 3] (N, steps), got [2, 4]}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) retrieve_parent_token(%p : memref<2x4xi32>) intermediate_states(%inter : memref<2x3x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+// Varlen: [N, steps] with N from cu_seqlens and steps from the buffer.
+func.func @parents_varlen_shape(%q: memref<1x5x1x32xf32>, %k: memref<1x5x1x32xf32>, %v: memref<1x5x1x8xf32>, %o: memref<1x5x1x8xf32>, %cu: memref<3xi32>, %p: memref<2x5xi32>, %inter: memref<2x3x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'retrieve_parent_token' expects shape [2, 3] (N, steps), got [2, 5]}}
+  gdn.recurrent q(%q : memref<1x5x1x32xf32>) k(%k : memref<1x5x1x32xf32>) v(%v : memref<1x5x1x8xf32>) cu_seqlens(%cu : memref<3xi32>) retrieve_parent_token(%p : memref<2x5xi32>) intermediate_states(%inter : memref<2x3x1x32x8xf32>) o(%o : memref<1x5x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @parents_dtype(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %p: memref<2x3xi16>, %inter: memref<2x3x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'retrieve_parent_token' expects element type i32 or i64, got 'i16'}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) retrieve_parent_token(%p : memref<2x3xi16>) intermediate_states(%inter : memref<2x3x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
   return
 }

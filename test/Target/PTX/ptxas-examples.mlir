@@ -20,6 +20,15 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_verify_t4.mlir > %t.kdaverify.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kdaverify.ptx -o %t.kdaverify.cubin 2>&1 | FileCheck %s
+// EAGLE tree verify: staged tokens (the default) and straight from global
+// memory. In the staged token loop (after the one barrier) the only global
+// loads are the reloads of a parent's or the initial state, vectors of 4 bf16
+// (K / 32 a lane) as loadState reads them; no second barrier.
+// RUN: gdn-run --emit=ptx %examples/sglang_verify_tree.mlir > %t.tree.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.tree.ptx -o %t.tree.cubin 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=TREE < %t.tree.ptx
+// RUN: gdn-run --emit=ptx --stage-tokens=-1 %examples/sglang_verify_tree.mlir > %t.tree-global.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.tree-global.ptx -o %t.tree-global.cubin 2>&1 | FileCheck %s
 // The schedules the options can pick assemble as well.
 // RUN: gdn-run --emit=ptx --rows-per-warp=1 --warps-per-block=8 %examples/qwen3_next_decode.mlir > %t.r1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s
@@ -28,3 +37,8 @@
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// TREE: bar.sync
+// TREE-NOT: bar.sync
+// TREE: ld.global.v4.b16
+// TREE-NOT: bar.sync
+// TREE: ret;

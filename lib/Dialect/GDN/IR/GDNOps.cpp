@@ -101,6 +101,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getStateIndices(), "state_indices"},
       {op.getCuSeqlens(), "cu_seqlens"},
       {op.getIntermediateStateIndices(), "intermediate_state_indices"},
+      {op.getRetrieveParentToken(), "retrieve_parent_token"},
       {op.getInitialState(), "initial_state"},
       {op.getIntermediateStates(), "intermediate_states"},
       {op.getFinalState(), "final_state"},
@@ -172,11 +173,16 @@ void RecurrentOp::getEffects(
     // Pools, varlen and intermediate buffers are written only in part.
     bool partial = hasStatePool() || isVarlen() ||
                    operand.get() == getIntermediateStates();
-    if (isDpsInit(&operand) || operand.get() == getIntermediateStates())
+    if (isDpsInit(&operand) || operand.get() == getIntermediateStates()) {
+      // A tree reads parent states back from the buffer it writes.
+      if (operand.get() == getIntermediateStates() && hasParentTable())
+        effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                             /*effectOnFullRegion=*/false,
+                             SideEffects::DefaultResource::get());
       effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
                            /*effectOnFullRegion=*/!partial,
                            SideEffects::DefaultResource::get());
-    else
+    } else
       effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
                            /*effectOnFullRegion=*/true,
                            SideEffects::DefaultResource::get());
@@ -238,7 +244,7 @@ LogicalResult RecurrentOp::verify() {
   // size 0 or 2; check before any accessor reads past the operand list.
   ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
   static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {15, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {16, "o"}};
   for (auto [index, name] : kRequired)
     if (segments[index] != 1)
       return emitOpError() << "needs exactly one '" << name
@@ -454,6 +460,20 @@ LogicalResult RecurrentOp::verify() {
                             isVKLayout() ? "rows, steps, HV, V, K for layout vk"
                                          : "rows, steps, HV, K, V for layout kv",
                             anyFloat, "f32, bf16 or f16")))
+      return failure();
+  }
+
+  // EAGLE tree: the parent step of each stored step, [N, steps].
+  if (Value parents = getRetrieveParentToken()) {
+    Value inter = getIntermediateStates();
+    if (!inter)
+      return emitOpError() << "operand 'retrieve_parent_token' needs "
+                              "'intermediate_states' (parent states are "
+                              "reloaded from it)";
+    int64_t steps = cast<ShapedType>(inter.getType()).getDimSize(1);
+    if (failed(checkOperand(op, parents, "retrieve_parent_token",
+                            {numSeqs, steps}, "N, steps", indexType,
+                            "i32 or i64")))
       return failure();
   }
 

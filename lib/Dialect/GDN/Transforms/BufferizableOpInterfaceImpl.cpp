@@ -120,6 +120,7 @@ struct RecurrentOpInterface
         get(recurrent.getB()), get(recurrent.getStateIndices()),
         get(recurrent.getCuSeqlens()),
         get(recurrent.getIntermediateStateIndices()),
+        get(recurrent.getRetrieveParentToken()),
         get(recurrent.getInitialState()), get(recurrent.getIntermediateStates()),
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),

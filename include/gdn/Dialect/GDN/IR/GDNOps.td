@@ -83,6 +83,30 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       s-th token (steps = T, or for varlen the longest sequence: later tokens
       are not stored). Padding rows (state_indices < 0) write nothing. No
       `final_state` operand means no commit: the pool stays untouched.
+    - `retrieve_parent_token` (optional, needs `intermediate_states`; EAGLE
+      tree verify, SGLang's table): [N, steps], i32 or i64. The tokens of a
+      sequence form a tree rather than a chain: step s (the sequence's s-th
+      token, 0 < s < steps) with parent p = retrieve_parent_token[n, s]
+      starts from
+      * the carried state (the state after step s - 1) when p = s - 1 (a
+        chain, computed without rounding);
+      * the state after step p as stored in intermediate_states[row, p],
+        i.e. rounded to the buffer's dtype, when 0 <= p < s - 1 (SGLang reads
+        it back the same way);
+      * the initial state (zero without one), as step 0 does, when p < 0: a
+        second root;
+      * p >= s is not a tree (undefined); the kernels treat it as p = -1 (a
+        root), so no parent index can read outside the steps already stored.
+      Step 0 always starts from the initial state (its entry is ignored). A
+      sequence without a buffer row (intermediate_state_indices < 0) has no
+      stored states to reload: its table is ignored and its tokens run as a
+      chain, as in SGLang; padding rows stay padding. With `cu_seqlens`, row n
+      describes the sequence's own steps and tokens past `steps` (not stored)
+      run as a chain. The final state (if any) is the state after the last
+      token, whichever branch that token is on; o and the stored states of
+      every token follow from the state it started from. Unlike SGLang,
+      which reloads every parent from the buffer, a chain step keeps the fp32
+      state: identical for f32 buffers, one rounding less for bf16/f16.
     - `o`: [N, T, HV, V] in v's dtype.
 
     Example (Kimi Linear KDA decode: per-key fused gating, per-head beta
@@ -153,6 +177,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each sequence [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "sequence starts in packed tokens [N + 1] (i32 or i64)">:$cu_seqlens,
     Arg<Optional<GDN_TensorOrMemRef>, "row of each sequence in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "parent step of each token [N, steps] (i32 or i64; EAGLE tree)">:$retrieve_parent_token,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "state after every token [R, steps, HV, ...] (written)">:$intermediate_states,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
@@ -179,6 +204,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`cu_seqlens` `(` $cu_seqlens^ `:` type($cu_seqlens) `)`)?
     (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
+    (`retrieve_parent_token` `(` $retrieve_parent_token^ `:` type($retrieve_parent_token) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`intermediate_states` `(` $intermediate_states^ `:` type($intermediate_states) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
@@ -207,6 +233,8 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
     /// States addressed through a pool: sequence n uses slot state_indices[n].
     bool hasStatePool() { return getStateIndices() != nullptr; }
+    /// EAGLE tree verify: tokens start from their parent's state.
+    bool hasParentTable() { return getRetrieveParentToken() != nullptr; }
 
     /// DestinationStyleOpInterface: the inits are `final_state` (if given)
     /// and `o`, the last operands. The range spans two operand segments: set
