@@ -63,7 +63,7 @@ def load_sglang(path):
     return mod.fused_sigmoid_gating_delta_rule_update
 
 
-def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0):
+def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, kda=False):
     g = torch.Generator(device="cpu").manual_seed(seed)
     bf = torch.bfloat16
     r = lambda *s: torch.randn(*s, generator=g)
@@ -81,6 +81,9 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0):
     )
     if state_dtype == torch.float32:
         s["state_kv"] = r(N, HV, K, V).to(dev)  # FLA's initial state
+    if kda:  # Kimi Delta Attention: a per key channel, dt_bias [HV * K]
+        s["a_kda"] = r(N, T, HV, K).to(bf).to(dev)
+        s["dt_bias_kda"] = r(HV * K).to(dev)
     if steps:  # SGLang's verify buffer [slots, cache_steps, HV, V, K]
         s["inter"] = torch.empty(N, steps, HV, V, K, dtype=state_dtype, device=dev)
     return s
@@ -178,6 +181,12 @@ def workloads(args, sglang, fla_fr):
         s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, disable_state_update=True,
         intermediate_states_buffer=s["inter"], intermediate_state_indices=s["idx"],
         cache_steps=s["inter"].shape[1])
+    kda = lambda s: ops.fused_sigmoid_gating_delta_rule_update(
+        s["A_log"], s["a_kda"], s["dt_bias_kda"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, is_kda=True)
+    sgl_kda = None if sglang is None else lambda s: sglang(
+        s["A_log"], s["a_kda"], s["dt_bias_kda"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, is_kda=True)
     fla_style = lambda s: ops.fused_recurrent_gated_delta_rule(
         s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
         output_final_state=True, use_qk_l2norm_in_kernel=True)
@@ -192,6 +201,7 @@ def workloads(args, sglang, fla_fr):
         ("verify, bf16 pool + per-token states", (4, 12), bf, "verify", verify,
          ("SGLang", sgl_verify)),
         ("final state only (FLA-style)", (1, 4, 12), f32, "rw", fla_style, ("FLA", fla)),
+        ("KDA decode, bf16 pool", (1,), bf, "rw", kda, ("SGLang", sgl_kda)),
     ]
 
 
@@ -217,10 +227,13 @@ def run(args):
                     esz = torch.finfo(sdt).bits // 8
                     state = N * HV * K * V * esz
                     io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
+                    if name.startswith("KDA"):  # a per key channel
+                        io += N * T * HV * (K - 1) * 2
                     nbytes = (state * (1 + T) if passes == "verify" else 2 * state) + io
                     R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
                     steps = T if passes == "verify" else 0
-                    sets = [make_set(N, T, H, HV, K, V, dev, i, sdt, steps) for i in range(R)]
+                    sets = [make_set(N, T, H, HV, K, V, dev, i, sdt, steps, name.startswith("KDA"))
+                            for i in range(R)]
                     res = {"workload": name, "T": T, "H": H, "HV": HV, "N": N,
                            "state_dtype": str(sdt).split(".")[-1], "bytes": nbytes, "sets": R,
                            "anchor": anchor}
