@@ -117,6 +117,9 @@ typedef struct gdnRecurrentDesc {
                             > 0): retrieve_parent_token [N, intermediate_steps]
                             is int32 (32) or int64 (64); step s starts from
                             the state after its parent step (see the op) */
+  int overlap_reductions; /* GPU schedule: a token's K-reductions side by
+                             side (1) or in turn with fewer registers (-1);
+                             0: automatic */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

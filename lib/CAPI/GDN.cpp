@@ -353,6 +353,9 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->stage_tokens < -1 || desc->unroll_tokens < -1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: stage_tokens and unroll_tokens must be >= -1");
+  if (desc->overlap_reductions < -1 || desc->overlap_reductions > 1)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: overlap_reductions must be -1, 0 or 1");
   if (desc->sm_count < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
   GPUOptions options;
@@ -363,6 +366,7 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   options.stageTokens = desc->stage_tokens;
   options.unrollTokens = desc->unroll_tokens;
   options.smCount = desc->sm_count;
+  options.overlapReductions = desc->overlap_reductions;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

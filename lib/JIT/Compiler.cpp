@@ -321,6 +321,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.stageTokens = options.stageTokens;
   ptxOptions.unrollTokens = options.unrollTokens;
   ptxOptions.smCount = options.smCount;
+  ptxOptions.overlapReductions = options.overlapReductions;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

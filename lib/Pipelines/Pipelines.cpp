@@ -21,6 +21,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.vLanes = options.vLanes;
   scheduleOptions.stageTokens = options.stageTokens;
   scheduleOptions.unrollTokens = options.unrollTokens;
+  scheduleOptions.overlapReductions = options.overlapReductions;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

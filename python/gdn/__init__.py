@@ -109,7 +109,7 @@ class Compiler:
                 intermediate_dtype="float32", parent_index_dtype=None,
                 per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
-                unroll_tokens=0, sm_count=0, target="cpu", chip=None):
+                unroll_tokens=0, sm_count=0, overlap_reductions=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -134,7 +134,9 @@ class Compiler:
         unroll_tokens override the GPU schedule (0: automatic; -1:
         stage_tokens: no shared-memory staging, unroll_tokens: no unrolling).
         sm_count: multiprocessors of the target device for the cost model
-        (0: the chip's largest part)."""
+        (0: the chip's largest part). overlap_reductions: a token's
+        K-reductions side by side (1) or in turn with fewer registers (-1);
+        0: automatic."""
         d = RecurrentDesc()
         d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
@@ -153,6 +155,7 @@ class Compiler:
         d.stage_tokens = int(stage_tokens)
         d.unroll_tokens = int(unroll_tokens)
         d.sm_count = int(sm_count)
+        d.overlap_reductions = int(overlap_reductions)
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))

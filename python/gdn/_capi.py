@@ -47,7 +47,7 @@ class RecurrentDesc(ctypes.Structure):
         ("stage_tokens", ctypes.c_int), ("unroll_tokens", ctypes.c_int),
         ("sm_count", ctypes.c_int),
         ("per_key_decay", ctypes.c_int), ("per_channel_beta", ctypes.c_int),
-        ("parent_index_bits", ctypes.c_int),
+        ("parent_index_bits", ctypes.c_int), ("overlap_reductions", ctypes.c_int),
     ]
 
 

@@ -40,15 +40,16 @@ _schedule = {}
 
 
 def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
-                 unroll_tokens=0):
+                 unroll_tokens=0, overlap_reductions=0):
     """Overrides the GPU schedule of the kernels compiled from now on (0:
     automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
     unrolling). Used by the benchmarks to sweep schedules."""
     _schedule.clear()
-    if rows_per_warp or warps_per_block or v_lanes or stage_tokens or unroll_tokens:
+    if rows_per_warp or warps_per_block or v_lanes or stage_tokens or unroll_tokens \
+            or overlap_reductions:
         _schedule.update(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
                          v_lanes=v_lanes, stage_tokens=stage_tokens,
-                         unroll_tokens=unroll_tokens)
+                         unroll_tokens=unroll_tokens, overlap_reductions=overlap_reductions)
 
 
 def _chip(device):

@@ -78,6 +78,10 @@ static cl::opt<int64_t> unrollOpt(
     "unroll-tokens",
     cl::desc("Unroll factor of the staged token loop (0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> overlapOpt(
+    "overlap-reductions",
+    cl::desc("A token's K-reductions side by side (1) or in turn (-1); 0: automatic"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -466,7 +470,7 @@ int main(int argc, char **argv) {
   }
 
   GPUOptions gpuOptions{chipOpt,  rowsOpt,   warpsOpt,  vLanesOpt,
-                        stageOpt, unrollOpt, smCountOpt};
+                        stageOpt, unrollOpt, smCountOpt, overlapOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

@@ -134,7 +134,11 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "time (0: chosen from the shapes, -1: none)">,
     Option<"unrollTokens", "unroll-tokens", "int64_t", "0",
            "Unroll factor of the staged token loop (0: chosen, -1 or 1: a "
-           "loop); chunks of at most this many tokens are unrolled fully">
+           "loop); chunks of at most this many tokens are unrolled fully">,
+    Option<"overlapReductions", "overlap-reductions", "int64_t", "0",
+           "A token's K-reductions side by side on the carried state (1), or "
+           "one after another with fewer registers (-1); 0: chosen (side by "
+           "side unless bandwidth-bound)">
   ];
 }
 

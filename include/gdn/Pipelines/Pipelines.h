@@ -13,6 +13,10 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU architecture (e.g. sm_90a)"),
       llvm::cl::init("sm_90a")};
+  PassOptions::Option<int64_t> overlapReductions{
+      *this, "overlap-reductions",
+      llvm::cl::desc("K-reductions side by side (1) or in turn (-1); 0: chosen"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> smCount{
       *this, "sm-count",
       llvm::cl::desc("Multiprocessors of the target device (0: the chip's "

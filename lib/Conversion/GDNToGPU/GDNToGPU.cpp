@@ -587,6 +587,8 @@ private:
       vf = extractAll(m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
     }
     auto decayAt = [&](int64_t jj) { return decay[perKey ? jj : 0]; };
+    if (!s.overlapReductions) // the schedule never asks for it with KDA
+      return tokenInTurn(t, S, kf, qf, decay.front(), beta.front(), vf);
 
     // Every K-reduction of a token reads only the raw q, k and the carried
     // state, so they all run side by side instead of one after another. With
@@ -637,20 +639,63 @@ private:
       for (int64_t jj = 0; jj < s.kPerLane; ++jj)
         at(S, r, jj) = m.add(m.mul(at(S, r, jj), decayAt(jj)), m.mul(kf[jj], u));
       Value out = m.add(m.mul(fq, B[r]), m.mul(kq, u));
-      if (valid) // padding rows output zeros
-        out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
       outputs.push_back(out);
     }
-    // The lanes of key group 0 write their R outputs (all lanes hold them).
+    storeOutputs(t, outputs);
+    return S;
+  }
+
+  /// The same token with its steps in turn, as the math reads: normalize q
+  /// and k, S <- exp(g) S, A = Sᵀk, S <- S + k uᵀ, o = Sᵀq. Three shuffle
+  /// trees deep, but fewer live registers, which pays once the grid is
+  /// bandwidth-bound. Per-head decay and beta only.
+  SmallVector<Value> tokenInTurn(Value t, SmallVector<Value> S,
+                                 SmallVector<Value> kf, SmallVector<Value> qf,
+                                 Value decay, Value beta, ArrayRef<Value> vf) {
+    if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+      for (SmallVector<Value> *x : {&kf, &qf}) {
+        Value ss = m.f32(0.0);
+        for (Value e : *x)
+          ss = m.add(ss, m.mul(e, e));
+        Value inv = m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+        for (Value &e : *x)
+          e = m.mul(e, inv);
+      }
+    }
+    Value scale = m.f32(op.getScaleOrDefault());
+    for (Value &e : qf)
+      e = m.mul(e, scale);
+    SmallVector<Value> outputs;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      Value sk = m.f32(0.0);
+      for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+        at(S, r, jj) = m.mul(at(S, r, jj), decay);
+        sk = m.add(sk, m.mul(at(S, r, jj), kf[jj]));
+      }
+      Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));
+      Value sq = m.f32(0.0);
+      for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+        at(S, r, jj) = m.add(at(S, r, jj), m.mul(kf[jj], u));
+        sq = m.add(sq, m.mul(at(S, r, jj), qf[jj]));
+      }
+      outputs.push_back(warpSum(sq));
+    }
+    storeOutputs(t, outputs);
+    return S;
+  }
+
+  /// o[t] for this lane's R columns (zeros for a padding row), written by the
+  /// lanes of key group 0 (all lanes hold the sums).
+  void storeOutputs(Value t, SmallVector<Value> outputs) {
+    if (valid)
+      for (Value &out : outputs)
+        out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
     Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           kLane, m.index(0));
     auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
-    }
-    return S;
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
   }
 
   OpBuilder &b;

@@ -93,7 +93,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t unrollOpt = options.unrollTokens;
   int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
   auto d = op.getDims();
-  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt};
+  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false};
   bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
   bool bandwidthBound = false;
   if (s.rows == 0) {
@@ -130,6 +130,15 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << " must be a multiple of 32 / v-lanes = "
                             << s.lanesK();
   s.kPerLane = d.K / s.lanesK();
+  // Side-by-side reductions shorten a token's dependent chain (N = 1: 4-18%
+  // faster, FLA-style N = 8: 18%) but hold more registers, which costs
+  // bandwidth once the grid is bandwidth-bound (bf16 pool decode and verify,
+  // N >= 8: 5-13% slower); bench/results/2026-11-29-s2-final vs -final2.
+  // KDA (per-key decay, per-channel beta) is built in the side-by-side form
+  // only.
+  s.overlapReductions = options.overlapReductions > 0 ||
+                        (options.overlapReductions == 0 && !bandwidthBound) ||
+                        op.hasPerKeyDecay() || op.hasPerChannelBeta();
   if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
     s.warps = 1;
   if (s.warps == 0) {
@@ -204,6 +213,7 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("v_lanes", i64(s.lanesV)),
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
+      b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
   });
 }
 
@@ -224,17 +234,20 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("v_lanes", &options.vLanes)
                          .Case("stage_tokens", &options.stageTokens)
                          .Case("unroll_tokens", &options.unrollTokens)
+                         .Case("overlap_reductions", &options.overlapReductions)
                          .Default(nullptr);
     if (!field || !value)
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
-                "stage_tokens or unroll_tokens";
+                "stage_tokens, unroll_tokens or overlap_reductions";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
-      options.stageTokens < -1 || options.unrollTokens < -1)
+      options.stageTokens < -1 || options.unrollTokens < -1 ||
+      options.overlapReductions < -1 || options.overlapReductions > 1)
     return op.emitOpError() << "'" << kScheduleAttrName
-                            << "' holds a negative size";
+                            << "' holds a negative size (or "
+                               "overlap_reductions outside -1, 0, 1)";
   return options;
 }

@@ -41,6 +41,7 @@ struct GDNSelectSchedulePass
       pin(options->vLanes, vLanes);
       pin(options->stageTokens, stageTokens);
       pin(options->unrollTokens, unrollTokens);
+      pin(options->overlapReductions, overlapReductions);
       options->smCount = smCount > 0 ? int64_t(smCount) : defaultSMCount(chip);
       FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);
       if (failed(schedule))

@@ -31,6 +31,10 @@ struct GPUSchedule {
   int64_t kPerLane; ///< KL = K / (32 / lanesV)
   int64_t chunk;    ///< tokens staged in shared memory at a time (0: none)
   int64_t unroll;   ///< unroll factor of the staged token loop (1: a loop)
+  /// A token's K-reductions side by side on the carried state (one shuffle
+  /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
+  /// registers): see GDNToGPU.cpp's token().
+  bool overlapReductions;
   int64_t lanesK() const { return kWarpSize / lanesV; }
   int64_t warpRows() const { return rows * lanesV; }
   int64_t blockRows() const { return rows * lanesV * warps; }
@@ -46,6 +50,7 @@ struct GPUScheduleOptions {
   int64_t vLanes = 0;
   int64_t stageTokens = 0;
   int64_t unrollTokens = 0;
+  int64_t overlapReductions = 0; ///< 0: chosen, 1: on, -1: off
   int64_t smCount = 0;
 };
 
@@ -65,7 +70,8 @@ FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op,
 constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
 
 /// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
-/// v_lanes, stage_tokens (-1: none), unroll_tokens} (all i64).
+/// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
+/// -1)} (all i64).
 DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
 
 /// The explicit options an op's `gdn.schedule` attribute pins (all options 0
