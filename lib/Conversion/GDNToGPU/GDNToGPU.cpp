@@ -215,12 +215,7 @@ private:
   /// elements storeTile writes.
   SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix) {
     SmallVector<Value> tile(s.rows * s.kPerLane);
-    auto at2 = [&](Value x, Value y) {
-      SmallVector<Value> idx = prefix;
-      idx.push_back(x);
-      idx.push_back(y);
-      return idx;
-    };
+    auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
     if (op.isVKLayout()) {
       for (int64_t r = 0; r < s.rows; ++r) {
         auto row = extractAll(m.toF32(
@@ -237,6 +232,15 @@ private:
       }
     }
     return tile;
+  }
+
+  /// `prefix` followed by x and y: the index of a state tile element.
+  static SmallVector<Value> withIndices(ArrayRef<Value> prefix, Value x,
+                                        Value y) {
+    SmallVector<Value> idx(prefix);
+    idx.push_back(x);
+    idx.push_back(y);
+    return idx;
   }
 
   /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
@@ -333,12 +337,7 @@ private:
       auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
-    auto at2 = [&](Value x, Value y) {
-      SmallVector<Value> idx = prefix;
-      idx.push_back(x);
-      idx.push_back(y);
-      return idx;
-    };
+    auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
     if (op.isVKLayout()) {
       for (int64_t r = 0; r < s.rows; ++r) {
         SmallVector<Value> row;

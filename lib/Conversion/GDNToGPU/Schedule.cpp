@@ -67,7 +67,8 @@ int64_t autoChunk(RecurrentOp op) {
 int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   auto d = op.getDims();
   auto bytes = [](Value x) {
-    return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
+    // Either form (gdn-select-schedule also runs before bufferization).
+    return cast<ShapedType>(x.getType()).getElementTypeBitWidth() / 8;
   };
   // Gates in f32: a token's decay (K of them when per key, KDA) and beta
   // (the CTA's V columns when per value channel).

@@ -42,6 +42,76 @@ OpOperand *getOptionalOperand(MutableOperandRange range) {
   return range.empty() ? nullptr : &range[0];
 }
 
+/// The buffers of `op`'s tensor operands and the contiguous row-major
+/// buffers its memref form gets in their place: the same buffer unless it is
+/// strided, else a fresh allocation, into which the operand is copied when
+/// `copyIn(operand)` (it is read).
+struct OperandBuffers {
+  DenseMap<Value, Value> buffers, contiguous;
+  Value get(Value tensor) const {
+    return tensor ? contiguous.lookup(tensor) : Value();
+  }
+};
+
+FailureOr<OperandBuffers>
+bufferizeOperands(Operation *op, RewriterBase &rewriter,
+                  const BufferizationOptions &options, BufferizationState &state,
+                  function_ref<bool(OpOperand &)> copyIn) {
+  OperandBuffers result;
+  Location loc = op->getLoc();
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value tensor = operand.get();
+    if (result.buffers.count(tensor))
+      continue;
+    FailureOr<Value> buffer = getBuffer(rewriter, tensor, options, state);
+    if (failed(buffer))
+      return failure();
+    auto type = dyn_cast<MemRefType>(buffer->getType());
+    if (!type)
+      return op->emitOpError()
+             << "operand #" << operand.getOperandNumber() << " bufferizes to "
+             << buffer->getType() << "; the memref form needs a memref";
+    result.buffers[tensor] = *buffer;
+    result.contiguous[tensor] = *buffer;
+    if (type.getLayout().isIdentity())
+      continue;
+    auto contiguousType =
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        MemRefLayoutAttrInterface(), type.getMemorySpace());
+    FailureOr<Value> copy =
+        options.createAlloc(rewriter, loc, contiguousType, ValueRange{});
+    if (failed(copy))
+      return failure();
+    if (copyIn(operand) &&
+        failed(options.createMemCpy(rewriter, loc, *buffer, *copy)))
+      return failure();
+    result.contiguous[tensor] = *copy;
+  }
+  return result;
+}
+
+/// Replaces `op` by the buffers of its inits, after `newOp` (its memref form)
+/// wrote them, copying back the ones that were strided.
+LogicalResult replaceWithInitBuffers(Operation *op, Operation *newOp,
+                                     ValueRange inits,
+                                     const OperandBuffers &operands,
+                                     RewriterBase &rewriter,
+                                     const BufferizationOptions &options) {
+  newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.setInsertionPointAfter(newOp);
+  SmallVector<Value> results;
+  for (Value init : inits) {
+    Value buffer = operands.buffers.lookup(init);
+    Value written = operands.contiguous.lookup(init);
+    if (written != buffer &&
+        failed(options.createMemCpy(rewriter, op->getLoc(), written, buffer)))
+      return failure();
+    results.push_back(buffer);
+  }
+  replaceOpWithBufferizedValues(rewriter, op, results);
+  return success();
+}
+
 struct RecurrentOpInterface
     : DstBufferizableOpInterfaceExternalModel<RecurrentOpInterface,
                                               RecurrentOp> {
@@ -74,44 +144,14 @@ struct RecurrentOpInterface
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
 
-    // The buffer of each tensor operand, and the contiguous buffer that the
-    // memref-form op gets in its place (the same one unless it is strided).
-    DenseMap<Value, Value> buffers, contiguous;
-    for (OpOperand &operand : op->getOpOperands()) {
-      Value tensor = operand.get();
-      if (buffers.count(tensor))
-        continue;
-      FailureOr<Value> buffer = getBuffer(rewriter, tensor, options, state);
-      if (failed(buffer))
-        return failure();
-      auto type = dyn_cast<MemRefType>(buffer->getType());
-      if (!type)
-        return op->emitOpError()
-               << "operand #" << operand.getOperandNumber() << " bufferizes to "
-               << buffer->getType() << "; the memref form needs a memref";
-      buffers[tensor] = *buffer;
-      if (type.getLayout().isIdentity()) {
-        contiguous[tensor] = *buffer;
-        continue;
-      }
-      auto contiguousType =
-          MemRefType::get(type.getShape(), type.getElementType(),
-                          MemRefLayoutAttrInterface(), type.getMemorySpace());
-      FailureOr<Value> copy =
-          options.createAlloc(rewriter, loc, contiguousType, ValueRange{});
-      if (failed(copy))
-        return failure();
-      // Copy in what is read: all but the inits (an init that is also read
-      // is the same value as initial_state, which comes first).
-      if (!recurrent.isDpsInit(&operand) &&
-          failed(options.createMemCpy(rewriter, loc, *buffer, *copy)))
-        return failure();
-      contiguous[tensor] = *copy;
-    }
-
-    auto get = [&](Value tensor) {
-      return tensor ? contiguous.lookup(tensor) : Value();
-    };
+    // Copy in what is read: all but the inits (an init that is also read
+    // is the same value as initial_state, which comes first).
+    FailureOr<OperandBuffers> operands = bufferizeOperands(
+        op, rewriter, options, state,
+        [&](OpOperand &operand) { return !recurrent.isDpsInit(&operand); });
+    if (failed(operands))
+      return failure();
+    auto get = [&](Value tensor) { return operands->get(tensor); };
     auto newOp = RecurrentOp::create(
         rewriter, loc, TypeRange{}, get(recurrent.getQ()),
         get(recurrent.getK()), get(recurrent.getV()), get(recurrent.getG()),
@@ -125,20 +165,8 @@ struct RecurrentOpInterface
         get(recurrent.getFinalState()), get(recurrent.getO()),
         recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
         recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());
-    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-
-    // The results are the inits' buffers; copy back the strided ones.
-    rewriter.setInsertionPointAfter(newOp);
-    SmallVector<Value> results;
-    for (Value init : recurrent.getDpsInits()) {
-      Value buffer = buffers.lookup(init), written = contiguous.lookup(init);
-      if (written != buffer &&
-          failed(options.createMemCpy(rewriter, loc, written, buffer)))
-        return failure();
-      results.push_back(buffer);
-    }
-    replaceOpWithBufferizedValues(rewriter, op, results);
-    return success();
+    return replaceWithInitBuffers(op, newOp, recurrent.getDpsInits(), *operands,
+                                  rewriter, options);
   }
 };
 
@@ -157,55 +185,19 @@ struct CommitOpInterface
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
 
-    // Each operand's buffer and, where that one is strided, a contiguous
-    // copy of it for the memref form (all operands are read: copy them in).
-    DenseMap<Value, Value> buffers, contiguous;
-    for (OpOperand &operand : op->getOpOperands()) {
-      Value tensor = operand.get();
-      if (buffers.count(tensor))
-        continue;
-      FailureOr<Value> buffer = getBuffer(rewriter, tensor, options, state);
-      if (failed(buffer))
-        return failure();
-      auto type = dyn_cast<MemRefType>(buffer->getType());
-      if (!type)
-        return op->emitOpError()
-               << "operand #" << operand.getOperandNumber() << " bufferizes to "
-               << buffer->getType() << "; the memref form needs a memref";
-      buffers[tensor] = *buffer;
-      contiguous[tensor] = *buffer;
-      if (type.getLayout().isIdentity())
-        continue;
-      auto contiguousType =
-          MemRefType::get(type.getShape(), type.getElementType(),
-                          MemRefLayoutAttrInterface(), type.getMemorySpace());
-      FailureOr<Value> copy =
-          options.createAlloc(rewriter, loc, contiguousType, ValueRange{});
-      if (failed(copy) ||
-          failed(options.createMemCpy(rewriter, loc, *buffer, *copy)))
-        return failure();
-      contiguous[tensor] = *copy;
-    }
-
-    auto get = [&](Value tensor) {
-      return tensor ? contiguous.lookup(tensor) : Value();
-    };
+    // All operands are read, the init `state` included: copy them all in.
+    FailureOr<OperandBuffers> operands = bufferizeOperands(
+        op, rewriter, options, state, [](OpOperand &) { return true; });
+    if (failed(operands))
+      return failure();
+    auto get = [&](Value tensor) { return operands->get(tensor); };
     auto newOp = CommitOp::create(
         rewriter, loc, TypeRange{}, get(commit.getIntermediateStates()),
         get(commit.getAccepted()), get(commit.getStateIndices()),
         get(commit.getIntermediateStateIndices()), get(commit.getState()),
         commit.getStateLayoutAttr());
-    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-
-    // The result is the buffer of `state`; copy back a strided one.
-    rewriter.setInsertionPointAfter(newOp);
-    Value buffer = buffers.lookup(commit.getState());
-    Value written = contiguous.lookup(commit.getState());
-    if (written != buffer &&
-        failed(options.createMemCpy(rewriter, loc, written, buffer)))
-      return failure();
-    replaceOpWithBufferizedValues(rewriter, op, buffer);
-    return success();
+    return replaceWithInitBuffers(op, newOp, ValueRange{commit.getState()},
+                                  *operands, rewriter, options);
   }
 };
 } // namespace
