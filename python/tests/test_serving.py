@@ -747,3 +747,33 @@ def test_int32_and_int64_state_indices_are_bit_identical(device, pool_dtype, T):
     if T > 1:
         assert not torch.isnan(i32[3].float()).any()
         assert same_bits(i32, i64)
+
+
+# ----------------------------------------------------------------------------
+# K and V each in {64, 128, 256} (issue 5, item 5), both layouts, T = 1 and
+# T = 3 (staged on the GPU), fp32 and bf16 pools: every (K, V) pair the
+# serving models use, through the raw op on a pool with a padding row.
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", ["vk", "kv"])
+@pytest.mark.parametrize("K", [64, 128, 256])
+@pytest.mark.parametrize("V", [64, 128, 256])
+def test_head_sizes_64_128_256_in_both_layouts(device, layout, K, V):
+    H, HV, N, T = 2, 4, 3, 3
+    x = make_inputs(N, T, H, HV, K, V, device, seed=K + V)
+    shape = (5, HV, V, K) if layout == "vk" else (5, HV, K, V)
+    for pool_dtype in (f32, bf16):
+        pool0 = rand_states(shape, K * V, pool_dtype, device)
+        pool = pool0.clone()
+        idx = torch.tensor([4, -1, 1], dtype=torch.int32, device=device)
+        o = torch.full_like(x["v"], NAN)
+        torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"], x["A_log"], x["dt_bias"],
+                                None, x["b"], idx, None, None, None, pool, None, None, o, 0.0,
+                                True, layout)
+        real = [0, 2]
+        ro, rs = ref(x, pool0[[4, 1]].float(), n=real, layout=layout)
+        assert_o_close(o[real], ro)
+        assert torch.equal(o[1], torch.zeros_like(o[1]))  # the padding row
+        assert_state_close(pool[[4, 1]], rs)
+        assert same_bits(pool[[0, 2, 3]], pool0[[0, 2, 3]])
