@@ -1,15 +1,17 @@
 /*===- gdn-c/GDN.h - C API of the gdn compiler and runtime ---------*- C -*-===*\
-|*                                                                            *|
+|*                                                                             *|
 |* A stable C ABI for hosts that are not C++ (Python ctypes, other compilers). *|
-|* Compile a gdn.recurrent kernel from MLIR text or from a plain struct, then  *|
-|* launch it with raw device pointers on a CUDA stream, or run it on host      *|
-|* memory with the CPU lowering.                                              *|
-|*                                                                            *|
+|* Compile a gdn.recurrent kernel from MLIR text or from a plain struct (a     *|
+|* gdn.commit kernel from MLIR text), then launch it with raw device pointers  *|
+|* on a CUDA stream, or run it on host memory with the CPU lowering.           *|
+|*                                                                             *|
 |* Errors: every function returning gdnStatus sets a thread-local message      *|
-|* (gdnGetLastError) on failure and never aborts the process.                 *|
+|* (gdnGetLastError) on failure and never aborts the process.                  *|
 |* Threads: compiling is thread-safe (one lock per compiler); kernels are      *|
 |* owned by their compiler and stay valid until gdnCompilerDestroy.            *|
-|* Semantics of the recurrence: the gdn.recurrent op (docs/, REFERENCE.md §1). *|
+|* Semantics of the recurrence: the gdn.recurrent op's description (GDNOps.td, *|
+|* docs/DESIGN.md), after the team's REFERENCE.md §1, kept outside this        *|
+|* repository.                                                                 *|
 \*===----------------------------------------------------------------------===*/
 #ifndef GDN_C_GDN_H
 #define GDN_C_GDN_H

@@ -1,8 +1,9 @@
 """gdn-mlir: Gated Delta Rule kernels compiled by MLIR.
 
 `Compiler` compiles a gdn.recurrent (MLIR text, or keyword arguments that
-describe it) for the CPU or for CUDA; `Kernel.run_host` runs a CPU kernel on
-numpy arrays, `Kernel.launch` a CUDA kernel on device pointers and a stream.
+describe it) or a gdn.commit (MLIR text, `compile_text`) for the CPU or for
+CUDA; `Kernel.run_host` runs a CPU kernel on numpy arrays, `Kernel.launch` a
+CUDA kernel on device pointers and a stream.
 The PyTorch entry points (FLA, SGLang and FlashInfer signatures) live in
 `gdn.ops` (importing it needs torch).
 """
@@ -20,8 +21,9 @@ def version():
 
 
 class Kernel:
-    """A compiled gdn.recurrent. Its arguments are described by `arguments`:
-    (role name, size in bytes) in the order the kernel takes them."""
+    """A compiled gdn.recurrent or gdn.commit. Its arguments are described by
+    `arguments`: (role name, size in bytes) in the order the kernel takes
+    them."""
 
     def __init__(self, handle, compiler, target):
         self._h = handle

@@ -4,21 +4,28 @@
 - `gated_delta_rule_decode_pretranspose`     FlashInfer (flashinfer.gdn_decode)
 - `gated_delta_rule_mtp`                     FlashInfer (verify, T > 1)
 - `fused_sigmoid_gating_delta_rule_update`   SGLang (decode and verify)
+- `commit_accepted`                          after verify: each row's accepted
+                                             prefix into the pool (gdn.commit)
 
-Each validates its arguments (TypeError / ValueError naming the argument, raised
-before any launch), then calls the custom op `gdn::recurrent`, registered with
-torch.library (fake implementation included, so torch.compile can trace it).
-The op launches on torch.cuda.current_stream() and allocates nothing when the
-caller passes the outputs, so it can be captured in a CUDA graph. CPU tensors
-run the CPU lowering. Arguments the kernels do not support yet raise
-NotImplementedError naming the argument: never a silent fallback.
+`set_schedule` overrides the GPU schedule of the kernels compiled afterwards
+(used by the benchmarks' sweeps).
 
-Math (REFERENCE.md §1): per token, S <- exp(g) S; u = beta (v - S^T k);
-S <- S + k u^T; o = S^T q, with q scaled by `scale` (default K^-0.5) after the
-optional L2 norm (eps 1e-6 inside the sqrt); fused gating
-g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b). KDA: the decay per
-key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K], dt_bias
-[HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
+Each validates its arguments (TypeError / ValueError naming the argument,
+raised before any launch), then calls the custom op `gdn::recurrent`
+(`commit_accepted`: `gdn::commit`), registered with torch.library (fake
+implementation included, so torch.compile can trace it). The op launches on
+torch.cuda.current_stream() and allocates nothing when the caller passes the
+outputs, so it can be captured in a CUDA graph. CPU tensors run the CPU
+lowering. Arguments the kernels do not support yet raise NotImplementedError
+naming the argument: never a silent fallback.
+
+Math (the gdn.recurrent op's description in GDNOps.td; the team's
+REFERENCE.md §1, kept outside this repository): per token, S <- exp(g) S;
+u = beta (v - S^T k); S <- S + k u^T; o = S^T q, with q scaled by `scale`
+(default K^-0.5) after the optional L2 norm (eps 1e-6 inside the sqrt); fused
+gating g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b). KDA: the
+decay per key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K],
+dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 """
 import ctypes
 from typing import Optional
@@ -32,6 +39,7 @@ __all__ = [
     "gated_delta_rule_decode_pretranspose",
     "gated_delta_rule_mtp",
     "fused_sigmoid_gating_delta_rule_update",
+    "commit_accepted",
 ]
 
 _DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -43,7 +51,10 @@ def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                  unroll_tokens=0, overlap_reductions=0):
     """Overrides the GPU schedule of the kernels compiled from now on (0:
     automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
-    unrolling). Used by the benchmarks to sweep schedules."""
+    unrolling). overlap_reductions: a token's K-reductions side by side (1,
+    a shorter dependent chain) or in turn (-1, fewer registers); 0: the cost
+    model's choice (side by side unless the grid is bandwidth-bound; KDA is
+    always side by side). Used by the benchmarks to sweep schedules."""
     _schedule.clear()
     if rows_per_warp or warps_per_block or v_lanes or stage_tokens or unroll_tokens \
             or overlap_reductions:
@@ -369,8 +380,9 @@ def fused_sigmoid_gating_delta_rule_update(
     channel; b may be [B, T, HV, V] (beta per value channel) either way;
     initial_state_source: the pool [slots, HV, V, K] (fp32, bf16 or fp16;
     computed in fp32, rounded once on store), updated in place at
-    initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
-    output rows zero), cu_seqlens [N + 1] for packed tokens (B = 1). Verify:
+    initial_state_indices [N] (int32/int64; < 0: padding row, no slot touched,
+    output rows zero; N = B, or with cu_seqlens [N + 1] for packed tokens
+    (B = 1) the number of sequences). Verify:
     intermediate_states_buffer [rows, cache_steps, HV, V, K] receives the state
     after every token at intermediate_state_indices [N] (< 0: none), and
     disable_state_update=True leaves the pool untouched. EAGLE tree verify:
@@ -475,8 +487,6 @@ def gated_delta_rule_mtp(
 # ---------------------------------------------------------------------------
 # Commit of an accepted prefix (gdn.commit)
 # ---------------------------------------------------------------------------
-
-__all__ += ["commit_accepted"]
 
 _MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
                torch.int32: "i32", torch.int64: "i64"}

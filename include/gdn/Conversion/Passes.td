@@ -48,15 +48,20 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
   let description = [{
     Outlines every `gdn.recurrent` into a `gpu.func` of the module
     `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
-    by a `gpu.launch_func`.
+    by a `gpu.launch_func`. The kernel is built for the schedule pinned by the
+    op's `gdn.schedule` attribute (see `gdn-select-schedule`), or, where there
+    is none (or for the entries it leaves out), the cost model's choice for
+    `chip`'s SM count; the pass's only option is `chip`. Schedules the kernel
+    cannot take are diagnostics on the op.
 
     The kernel runs one CTA per (sequence n, value head hv, block of V
-    columns); a warp's lanes are split `v-lanes` along V and 32 / v-lanes
-    along K, each lane owning `rows-per-warp` V columns and K / (32 / v-lanes)
+    columns); a warp's lanes are split `v_lanes` along V and 32 / v_lanes
+    along K, each lane owning `rows_per_warp` V columns and K / (32 / v_lanes)
     key rows, so the [K, V] state tile of the CTA lives in registers for the
     whole token loop and is read and written with coalesced 16-byte accesses
     in either layout. The two K-reductions (Sᵀk, Sᵀq) and the L2 norms are
-    butterfly shuffle trees; fused gating and sigmoid(b) are computed in the
+    butterfly shuffle trees, side by side on the carried state or in turn
+    (`overlap_reductions`); fused gating and sigmoid(b) are computed in the
     kernel from the raw inputs.
 
     Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
@@ -76,10 +81,10 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     ```mlir
     module attributes {gpu.container_module} {
       func.func @decode(...) {
-        gpu.launch_func @gdn_kernels::@decode_recurrent_0 blocks in (...) threads in (...) args(...)
+        gpu.launch_func @gdn_kernels::@decode_recurrent blocks in (...) threads in (...) args(...)
       }
       gpu.module @gdn_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80", O = 3>] {
-        gpu.func @decode_recurrent_0(...) kernel { ... }
+        gpu.func @decode_recurrent(...) kernel { ... }
       }
     }
     ```
@@ -101,21 +106,31 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
   let summary = "Choose the GPU schedule of every gdn.recurrent (cost model)";
   let description = [{
     Attaches `gdn.schedule = {rows_per_warp, warps_per_block, v_lanes,
-    stage_tokens, unroll_tokens}` to every `gdn.recurrent` (memref or tensor
-    form); `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0
-    is chosen by the cost model measured on the H200 (bench/results): decode is
+    stage_tokens, unroll_tokens, overlap_reductions}` to every `gdn.recurrent`
+    (memref or tensor form), always with all six entries;
+    `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0 is
+    chosen by the cost model measured on the H200 (bench/results): decode is
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
     the most V columns (8, 4, 2, 1) that still leave about half the device's
     warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`); staged
     multi-token kernels (T > 1 or varlen) take at least 4 columns a lane and
-    stage up to 16 tokens' inputs in shared memory; bandwidth-bound `vk`
-    decode runs one-warp CTAs. An attribute already on the op pins its
+    stage up to 16 tokens' inputs (8 varlen) in shared memory; bandwidth-bound
+    `vk` decode runs one-warp CTAs. A token's K-reductions run side by side
+    (overlap_reductions = 1, a shorter dependent chain) unless the grid is
+    bandwidth-bound (rows_per_warp left to the cost model, whose first
+    candidate, 8 columns a lane or 4 in kv, already leaves that many warps),
+    then in turn (-1, fewer registers); a per-key decay (KDA) or a
+    per-channel beta is always built side by side. An attribute already on the op pins its
     entries unless an option overrides them. Schedules the kernel cannot take
     are diagnostics on the op.
 
+    Decode on a 16-SM part (bandwidth-bound: 8 columns a lane, one-warp CTAs,
+    reductions in turn):
+
     ```mlir
-    gdn.recurrent ... {gdn.schedule = {rows_per_warp = 8 : i64, stage_tokens = -1 : i64,
-                       unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}}
+    gdn.recurrent ... {gdn.schedule = {overlap_reductions = -1 : i64, rows_per_warp = 8 : i64,
+                       stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64,
+                       warps_per_block = 1 : i64}}
     ```
   }];
   let options = [
@@ -128,7 +143,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",
            "Warps per CTA (0: chosen from the shapes)">,
     Option<"vLanes", "v-lanes", "int64_t", "0",
-           "Lanes of a warp along V, the rest along K (0: 1 for vk, up to 4 for kv)">,
+           "Lanes of a warp along V, the rest along K (0: 1 for vk; for kv the "
+           "first of 16, 8, 4, 2 with rows-per-warp * v-lanes <= 16 that the "
+           "shapes divide and that keeps a lane's state tile <= 64 values, else 1)">,
     Option<"stageTokens", "stage-tokens", "int64_t", "0",
            "Tokens whose q, k, v and gates are staged in shared memory at a "
            "time (0: chosen from the shapes, -1: none)">,

@@ -58,9 +58,11 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       [N, T, HV, K]; or `a` [N, T, HV, K] with `A_log` [HV] and `dt_bias`
       [HV · K];
     - `beta` or `b`: [N, T, HV], or per value channel [N, T, HV, V];
-    - `initial_state` (read) and `final_state` (written), f32, [N, HV, K, V]
+    - `initial_state` (read) and `final_state` (written), [N, HV, K, V]
       for `state_layout = #gdn.layout<kv>` or [N, HV, V, K] for
-      `#gdn.layout<vk>`; no initial state means S starts at zero.
+      `#gdn.layout<vk>`, f32, bf16 or f16 (both the same dtype; loaded and
+      widened to f32, computed in f32, rounded once on store); no initial
+      state means S starts at zero.
       `initial_state` and `final_state` may alias exactly (same buffer); any
       other overlap is undefined. The exact alias is an in-place update: every
       kernel reads the part of the state it owns before writing it;
