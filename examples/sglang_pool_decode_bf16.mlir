@@ -4,7 +4,7 @@
 // HV=32, K=V=128), bf16 q/k/v, fused gating, beta logits, q/k L2 norm, and a
 // pool of 12 bf16 state slots [slots, HV, V, K] updated in place at
 // state_indices (i32; < 0 marks a padding row: no state touched, o rows 0).
-// Run: gdn-run --check examples/sglang_pool_decode.mlir
+// Run: gdn-run --check examples/sglang_pool_decode_bf16.mlir
 func.func @pool_decode_bf16(%q: memref<8x1x16x128xbf16>,
     %k: memref<8x1x16x128xbf16>,
     %v: memref<8x1x32x128xbf16>,

@@ -6,6 +6,12 @@ def softplus(x):
     return np.where(x <= 20.0, np.log1p(np.exp(np.minimum(x, 20.0))), x)
 
 
+def sigmoid(x):
+    """1 / (1 + exp(-x)); exp overflows to inf for x < -709, giving 0 (no warning)."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
 def recurrent(q, k, v, g=None, a=None, A_log=None, dt_bias=None, beta=None, b=None,
               initial_state=None, scale=None, qk_l2norm=False, layout="kv",
               allow_neg_eigval=False):
@@ -47,7 +53,7 @@ def recurrent(q, k, v, g=None, a=None, A_log=None, dt_bias=None, beta=None, b=No
                 if beta is not None:
                     bt = np.asarray(beta[n, t, hv], np.float64)
                 elif b is not None:
-                    bt = 1.0 / (1.0 + np.exp(-np.asarray(b[n, t, hv], np.float64)))
+                    bt = sigmoid(np.asarray(b[n, t, hv], np.float64))
                     if allow_neg_eigval:
                         bt = 2.0 * bt
                 u = bt * (v[n, t, hv] - S[n, hv].T @ kk)

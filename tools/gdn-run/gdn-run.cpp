@@ -99,7 +99,7 @@ static cl::opt<unsigned> itersOpt("iters", cl::desc("Timed repetitions"),
 static cl::opt<int> deviceOpt("device", cl::desc("CUDA device ordinal"),
                               cl::init(0), cl::cat(category));
 static cl::opt<double> tolO("tol-o",
-                            cl::desc("RMS-relative tolerance on o"),
+                            cl::desc("RMS-relative tolerance on o (default 2e-3)"),
                             cl::init(2e-3), cl::cat(category));
 static cl::opt<double> tolState(
     "tol-state",
