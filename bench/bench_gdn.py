@@ -85,6 +85,10 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         s["a_kda"] = r(N, T, HV, K).to(bf).to(dev)
         s["dt_bias_kda"] = r(HV * K).to(dev)
     if steps:  # SGLang's verify buffer [slots, cache_steps, HV, V, K]
+        # An EAGLE tree per row: token t's parent step (step 0 starts from the
+        # pool); two branches off step 0, one off step 1, then chains.
+        tree = [-1, 0, 0, 1] + list(range(3, steps - 1))
+        s["parents"] = torch.tensor([tree[:steps]] * N, dtype=torch.int64, device=dev)
         s["inter"] = torch.empty(N, steps, HV, V, K, dtype=state_dtype, device=dev)
     return s
 
@@ -187,6 +191,16 @@ def workloads(args, sglang, fla_fr):
     sgl_kda = None if sglang is None else lambda s: sglang(
         s["A_log"], s["a_kda"], s["dt_bias_kda"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
         s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, is_kda=True)
+    tree = lambda s: ops.fused_sigmoid_gating_delta_rule_update(
+        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, disable_state_update=True,
+        intermediate_states_buffer=s["inter"], intermediate_state_indices=s["idx"],
+        cache_steps=s["inter"].shape[1], retrieve_parent_token=s["parents"])
+    sgl_tree = None if sglang is None else lambda s: sglang(
+        s["A_log"], s["a"], s["dt_bias"], 1.0, 20.0, s["q"], s["k"], s["v"], s["b"],
+        s["state_vk"], s["idx"], use_qk_l2norm_in_kernel=True, disable_state_update=True,
+        intermediate_states_buffer=s["inter"], intermediate_state_indices=s["idx"],
+        cache_steps=s["inter"].shape[1], retrieve_parent_token=s["parents"])
     fla_style = lambda s: ops.fused_recurrent_gated_delta_rule(
         s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
         output_final_state=True, use_qk_l2norm_in_kernel=True)
@@ -202,6 +216,8 @@ def workloads(args, sglang, fla_fr):
          ("SGLang", sgl_verify)),
         ("final state only (FLA-style)", (1, 4, 12), f32, "rw", fla_style, ("FLA", fla)),
         ("KDA decode, bf16 pool", (1,), bf, "rw", kda, ("SGLang", sgl_kda)),
+        ("verify with an EAGLE tree, bf16 pool + per-token states", (4,), bf, "verify", tree,
+         ("SGLang", sgl_tree)),
     ]
 
 
