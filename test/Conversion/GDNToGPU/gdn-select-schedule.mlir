@@ -60,3 +60,25 @@ func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: t
       o(%o : tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32>
   return %r : tensor<2x4x2x32xf32>
 }
+
+// -----
+
+// Bandwidth-bound decode (N = 64: 8 columns a lane fill the device) takes its
+// reductions in turn (fewer registers) — except with a per-key decay (KDA),
+// which is built side by side only.
+// CHECK-LABEL: func.func @bandwidth_bound
+// CHECK: gdn.schedule = {overlap_reductions = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {overlap_reductions = 1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
+                           %g: memref<64x1x32xf32>, %gk: memref<64x1x32x128xf32>,
+                           %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%g : memref<64x1x32xf32>)
+      initial_state(%s : memref<64x32x128x128xf32>) final_state(%s : memref<64x32x128x128xf32>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%gk : memref<64x1x32x128xf32>)
+      initial_state(%s : memref<64x32x128x128xf32>) final_state(%s : memref<64x32x128x128xf32>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
