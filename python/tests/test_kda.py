@@ -13,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import gdn.ops as ops  # noqa: E402
 from reference import recurrent, rms_rel  # noqa: E402
+from inputs import place  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -33,11 +34,7 @@ def kda_inputs(N, T, H, HV, K, V, device="cpu", dtype=torch.bfloat16, seed=0):
              b=r(N, T, HV), bc=r(N, T, HV, V),
              A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV * K),
              state=r(N, HV, V, K))
-    out = {}
-    for name, t in x.items():
-        dt = torch.float32 if name in ("A_log", "dt_bias", "state") else dtype
-        out[name] = t.to(dt).to(device).contiguous()
-    return out
+    return place(x, device, dtype)
 
 
 @pytest.mark.parametrize("device", DEVICES)

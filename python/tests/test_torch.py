@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import gdn.ops as ops  # noqa: E402
 from reference import recurrent, rms_rel  # noqa: E402
+from inputs import place  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -22,11 +23,7 @@ def qwen_inputs(N, T=1, H=16, HV=32, K=128, V=128, device="cpu", dtype=torch.bfl
     x = dict(q=r(N, T, H, K), k=r(N, T, H, K), v=r(N, T, HV, V), a=r(N, T, HV), b=r(N, T, HV),
              A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV),
              state=r(N, HV, V, K))
-    out = {}
-    for name, t in x.items():
-        dt = torch.float32 if name in ("A_log", "dt_bias", "state") else dtype
-        out[name] = t.to(dt).to(device).contiguous()
-    return out
+    return place(x, device, dtype)
 
 
 @pytest.mark.parametrize("device", DEVICES)
