@@ -322,6 +322,8 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.unrollTokens = options.unrollTokens;
   ptxOptions.smCount = options.smCount;
   ptxOptions.overlapReductions = options.overlapReductions;
+  ptxOptions.pipelineStages = options.pipelineStages;
+  ptxOptions.consumerRegisters = options.consumerRegisters;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

@@ -22,6 +22,8 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.stageTokens = options.stageTokens;
   scheduleOptions.unrollTokens = options.unrollTokens;
   scheduleOptions.overlapReductions = options.overlapReductions;
+  scheduleOptions.pipelineStages = options.pipelineStages;
+  scheduleOptions.consumerRegisters = options.consumerRegisters;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

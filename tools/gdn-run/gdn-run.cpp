@@ -82,6 +82,16 @@ static cl::opt<int64_t> overlapOpt(
     "overlap-reductions",
     cl::desc("A token's K-reductions side by side (1) or in turn (-1); 0: automatic"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> pipelineOpt(
+    "pipeline-stages",
+    cl::desc("Ring slots of a producer warp feeding staged chunks with "
+             "cp.async.bulk and mbarriers (0 or -1: none)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> consumerRegsOpt(
+    "consumer-registers",
+    cl::desc("setmaxnreg of the consumer warps under a producer warpgroup "
+             "(0: none)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -469,8 +479,9 @@ int main(int argc, char **argv) {
                   " entries, got " + llvm::Twine(items.size()));
   }
 
-  GPUOptions gpuOptions{chipOpt,  rowsOpt,   warpsOpt,  vLanesOpt,
-                        stageOpt, unrollOpt, smCountOpt, overlapOpt};
+  GPUOptions gpuOptions{chipOpt,    rowsOpt,   warpsOpt,    vLanesOpt,
+                        stageOpt,   unrollOpt, smCountOpt,  overlapOpt,
+                        pipelineOpt, consumerRegsOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

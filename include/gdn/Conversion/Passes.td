@@ -106,8 +106,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
   let summary = "Choose the GPU schedule of every gdn.recurrent (cost model)";
   let description = [{
     Attaches `gdn.schedule = {rows_per_warp, warps_per_block, v_lanes,
-    stage_tokens, unroll_tokens, overlap_reductions}` to every `gdn.recurrent`
-    (memref or tensor form), always with all six entries;
+    stage_tokens, unroll_tokens, overlap_reductions, pipeline_stages,
+    consumer_registers}` to every `gdn.recurrent` (memref or tensor form),
+    always with all eight entries;
     `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0 is
     chosen by the cost model measured on the H200 (bench/results): decode is
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
@@ -155,7 +156,16 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     Option<"overlapReductions", "overlap-reductions", "int64_t", "0",
            "A token's K-reductions side by side on the carried state (1), or "
            "one after another with fewer registers (-1); 0: chosen (side by "
-           "side unless bandwidth-bound)">
+           "side unless bandwidth-bound)">,
+    Option<"pipelineStages", "pipeline-stages", "int64_t", "0",
+           "Warp specialization: slots of the shared-memory ring a producer "
+           "warp fills with cp.async.bulk copies of each staged chunk, "
+           "guarded by mbarriers (needs staging; sm_90 or later); -1 or 0: "
+           "no producer warp">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
+           "With a producer: registers a consumer thread gets through "
+           "setmaxnreg (sm_90a; a multiple of 8 in [24, 256], warps-per-block "
+           "a multiple of 4); 0: no setmaxnreg">
   ];
 }
 

@@ -39,6 +39,16 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::desc("Tokens staged in shared memory at a time (0: chosen "
                      "from the shapes, -1: none)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> pipelineStages{
+      *this, "pipeline-stages",
+      llvm::cl::desc("Ring slots of a producer warp feeding staged chunks "
+                     "through cp.async.bulk and mbarriers (0 or -1: none)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> consumerRegisters{
+      *this, "consumer-registers",
+      llvm::cl::desc("setmaxnreg of the consumer warps under a producer "
+                     "warpgroup (0: no setmaxnreg)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> unrollTokens{
       *this, "unroll-tokens",
       llvm::cl::desc("Unroll factor of the staged token loop (0: chosen, -1 "

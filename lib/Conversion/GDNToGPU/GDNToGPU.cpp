@@ -120,6 +120,11 @@ public:
     Value hi;
     std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
     std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
+    if (s.stages > 0) {
+      buildWarpSpecialized(tid, warp, lane, vBlock, hi);
+      unrollTokenLoops();
+      return;
+    }
     SmallVector<Value> state = loadState();
     if (s.chunk == 0) {
       auto loop = scf::ForOp::create(
@@ -152,8 +157,13 @@ public:
         });
       storeState(loop.getResults());
     }
-    // Unrolled tokens overlap the next token's shared-memory loads, norms and
-    // gates with this token's dependent chain, at the cost of code size.
+    unrollTokenLoops();
+  }
+
+private:
+  /// Unrolled tokens overlap the next token's shared-memory loads, norms and
+  /// gates with this token's dependent chain, at the cost of code size.
+  void unrollTokenLoops() {
     for (scf::ForOp loop : tokenLoops) {
       std::optional<int64_t> trips = getConstantIntValue(loop.getUpperBound());
       if (trips && *trips <= s.unroll)
@@ -163,7 +173,202 @@ public:
     }
   }
 
-private:
+  /// The warp-specialized kernel (s.stages > 0). Warps [0, W) consume: they
+  /// hold the state tile and run the tokens; warp W produces: per chunk it
+  /// waits until ring slot `i % stages` is empty, lane j issues the bulk
+  /// async copies (cp.async.bulk, completing on the slot's `full` mbarrier
+  /// as transactions) of token j's q and k rows and the CTA's columns of v,
+  /// computes the token's gates into the slot, and every producer lane
+  /// arrives on `full`. Consumers wait on `full` with the chunk's phase
+  /// parity, run its tokens from the slot and arrive on `empty`. With
+  /// consumer_registers the producer is a warpgroup that gives registers
+  /// back (setmaxnreg.dec) and the consumers take them (setmaxnreg.inc).
+  void buildWarpSpecialized(Value tid, Value warp, Value lane, Value vBlock,
+                            Value hi) {
+    createStagingBuffers(tid, vBlock);
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto barriers = [&]() {
+      Value buf = kernel.addWorkgroupAttribution(
+          MemRefType::get({s.stages}, b.getI64Type(), MemRefLayoutAttrInterface(),
+                          space),
+          loc);
+      kernel.setWorkgroupAttributionAttr(
+          kernel.getNumWorkgroupAttributions() - 1,
+          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(8));
+      return buf;
+    };
+    full = barriers();
+    empty = barriers();
+    Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            tid, m.index(0));
+    {
+      auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (int64_t i = 0; i < s.stages; ++i) {
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(full, m.index(i)),
+                                     i32(kWarpSize), Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(empty, m.index(i)),
+                                     i32(s.warps * kWarpSize), Value());
+      }
+    }
+    gpu::BarrierOp::create(b, loc); // the barriers exist before anyone waits
+    Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             warp, m.index(s.warps));
+    auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    if (s.consumerRegisters > 0)
+      NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    Value isCopier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           warp, m.index(s.warps));
+    auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&copier.getThenRegion().front());
+    forEachChunk(hi, ValueRange{}, [&](Value c, Value count, Value slot,
+                                       Value phase, ValueRange) {
+      produceChunk(c, count, slot, phase, lane);
+      return SmallVector<Value>{};
+    });
+
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    if (s.consumerRegisters > 0)
+      NVVM::SetMaxRegisterOp::create(b, loc, s.consumerRegisters,
+                                     NVVM::SetMaxRegisterAction::increase);
+    SmallVector<Value> state = loadState();
+    SmallVector<Value> last = forEachChunk(
+        hi, state, [&](Value c, Value count, Value slot, Value phase,
+                       ValueRange carried) {
+          wait(full, slot, phase);
+          SmallVector<Value> next = runChunk(
+              c, count, arith::MulIOp::create(b, loc, slot, m.index(s.chunk)),
+              carried);
+          NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(empty, slot),
+                                         Value());
+          return next;
+        });
+    storeState(last);
+  }
+
+  /// for c in [tokenLo, hi) step chunk, with the chunk's token count, ring
+  /// slot (i % stages of chunk i) and phase parity ((i / stages) % 2, i32).
+  SmallVector<Value>
+  forEachChunk(Value hi, ValueRange init,
+               function_ref<SmallVector<Value>(Value, Value, Value, Value,
+                                               ValueRange)>
+                   body) {
+    auto loop = scf::ForOp::create(
+        b, loc, tokenLo, hi, m.index(s.chunk), init,
+        [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value count = arith::MinUIOp::create(
+              b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
+          Value i = arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, c, tokenLo), m.index(s.chunk));
+          Value slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
+          Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
+          Value phase = arith::IndexCastOp::create(
+              b, loc, b.getI32Type(),
+              arith::RemUIOp::create(b, loc, round, m.index(2)));
+          scf::YieldOp::create(b, loc, body(c, count, slot, phase, carried));
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// The producer warp's part of chunk [c, c + count) into ring `slot`. Its
+  /// first use of a slot waits on parity 1, which a fresh mbarrier reports
+  /// complete (the phase before its first).
+  void produceChunk(Value c, Value count, Value slot, Value phase, Value lane) {
+    Value one = i32(1);
+    wait(empty, slot, arith::XOrIOp::create(b, loc, phase, one));
+    Value rowBase = arith::MulIOp::create(b, loc, slot, m.index(s.chunk));
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          lane, count);
+    {
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value t = arith::AddIOp::create(b, loc, c, lane);
+      Value row = plus(rowBase, lane);
+      int64_t qBytes = d.K * elementBytes(op.getQ());
+      int64_t vBytes = s.blockRows() * elementBytes(op.getV());
+      Value bar = barrierAt(full, slot);
+      // The transactions are expected before this lane's arrival, so the
+      // phase cannot complete before the copies do.
+      NVVM::MBarrierExpectTxOp::create(b, loc, bar, i32(2 * qBytes + vBytes));
+      auto copy = [&](Value dst, Value src, ValueRange idx, int64_t bytes) {
+        NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+            b, loc, clusterAddress(dst, {row, m.index(0)}),
+            globalAddress(src, idx), bar, i32(bytes), Value(), Value());
+      };
+      copy(qStage, op.getQ(), {tokenRow, t, h, m.index(0)}, qBytes);
+      copy(kStage, op.getK(), {tokenRow, t, h, m.index(0)}, qBytes);
+      copy(vStage, op.getV(), {tokenRow, t, hv, blockV0}, vBytes);
+    }
+    stageGates(c, count, rowBase, lane, kWarpSize);
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(full, slot), Value());
+  }
+
+  /// Waits until the mbarrier of ring `slot` in `bars` completes the phase
+  /// of parity `phase` (mbarrier.try_wait.parity in a loop).
+  void wait(Value bars, Value slot, Value phase) {
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(bars, slot), phase,
+                                          i32(0x989680));
+  }
+
+  /// The shared-memory address of mbarrier `bars[slot]`.
+  Value barrierAt(Value bars, Value slot) { return sharedAddress(bars, {slot}); }
+
+  /// The address of element `idx` of `mem` (a dense buffer) as an integer.
+  Value byteAddress(Value mem, ValueRange idx) {
+    auto type = cast<MemRefType>(mem.getType());
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+    Value linear = meta.getOffset();
+    for (auto [i, stride] : llvm::zip(idx, meta.getStrides()))
+      linear = arith::AddIOp::create(b, loc, linear,
+                                     arith::MulIOp::create(b, loc, i, stride));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+    Value bytes = arith::MulIOp::create(
+        b, loc, linear, m.index(type.getElementTypeBitWidth() / 8));
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                      arith::AddIOp::create(b, loc, base, bytes));
+  }
+  Value sharedAddress(Value mem, ValueRange idx) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3),
+        byteAddress(mem, idx));
+  }
+  /// The same shared memory in the shared::cluster window, which holds the
+  /// CTA's own shared::cta window (PTX ISA, state spaces): the bulk copy's
+  /// PTX 8.0 form takes that (its shared::cta form needs PTX 8.6).
+  Value clusterAddress(Value mem, ValueRange idx) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*cluster=*/7),
+        byteAddress(mem, idx));
+  }
+  Value globalAddress(Value mem, ValueRange idx) {
+    Value generic = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), byteAddress(mem, idx));
+    return LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*global=*/1),
+        generic);
+  }
+  /// base + x, or x itself when base is the constant 0 (the kernels without
+  /// a producer keep their staging rows unshifted).
+  Value plus(Value base, Value x) {
+    if (getConstantIntValue(base) == 0)
+      return x;
+    return arith::AddIOp::create(b, loc, base, x);
+  }
+  Value i32(int64_t c) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), c);
+  }
+  static int64_t elementBytes(Value x) {
+    return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
+  }
+
   /// The element type of `g` or `a`.
   Type gateElementType() {
     Value gate = op.getG() ? op.getG() : op.getA();
@@ -363,7 +568,8 @@ private:
     return extractAll(m.toF32(loadVector(stage, {j, k0}, s.kPerLane)));
   }
 
-  /// The shared-memory buffers of one chunk of tokens: q and k [chunk, K],
+  /// The shared-memory buffers of one chunk of tokens (of `stages` chunks,
+  /// one after another, with a producer warp): q and k [chunk, K],
   /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
   /// or per key [chunk, K] and beta [chunk] or per value channel
   /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
@@ -382,16 +588,18 @@ private:
     };
     Type qk = cast<MemRefType>(op.getQ().getType()).getElementType();
     Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
-    qStage = buffer({s.chunk, d.K}, qk);
-    kStage = buffer({s.chunk, d.K}, qk);
-    vStage = buffer({s.chunk, s.blockRows()}, ve);
+    // A producer's ring: its slots one after another along the token rows.
+    int64_t rows = s.chunk * std::max<int64_t>(s.stages, 1);
+    qStage = buffer({rows, d.K}, qk);
+    kStage = buffer({rows, d.K}, qk);
+    vStage = buffer({rows, s.blockRows()}, ve);
     Type f32 = b.getF32Type();
-    decayStage = op.hasPerKeyDecay() ? buffer({s.chunk, d.K}, f32)
-                                     : buffer({s.chunk}, f32);
-    betaStage = op.hasPerChannelBeta() ? buffer({s.chunk, s.blockRows()}, f32)
-                                       : buffer({s.chunk}, f32);
+    decayStage = op.hasPerKeyDecay() ? buffer({rows, d.K}, f32)
+                                     : buffer({rows}, f32);
+    betaStage = op.hasPerChannelBeta() ? buffer({rows, s.blockRows()}, f32)
+                                       : buffer({rows}, f32);
     if (op.hasParentTable())
-      sourceStage = buffer({s.chunk}, b.getI32Type());
+      sourceStage = buffer({rows}, b.getI32Type());
     threadId = tid;
     blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
   }
@@ -402,15 +610,18 @@ private:
   void stageRows(Value src, Value dst, int64_t width, Value c, Value count,
                  function_ref<SmallVector<Value>(Value, Value)> idx) {
     Type et = cast<MemRefType>(src.getType()).getElementType();
-    stageRows(et, dst, width, c, count, [&](Value t, Value col, int64_t vec) {
-      return loadVector(src, idx(t, col), vec);
-    });
+    stageRows(et, dst, width, c, count, m.index(0), threadId,
+              s.warps * kWarpSize, [&](Value t, Value col, int64_t vec) {
+                return loadVector(src, idx(t, col), vec);
+              });
   }
 
   /// The general form: `load(t, col, vec)` gives the vector of `vec` values
   /// of token t at columns [col, col + vec) to store (vectors of 16 bytes of
-  /// `srcType`).
+  /// `srcType`) at row `rowBase` + (t - c) of `dst`, spread over `threads`
+  /// threads of which this is `thread`.
   void stageRows(Type srcType, Value dst, int64_t width, Value c, Value count,
+                 Value rowBase, Value thread, int64_t threads,
                  function_ref<Value(Value, Value, int64_t)> load) {
     int64_t vec = 16 / (srcType.getIntOrFloatBitWidth() / 8);
     while (width % vec != 0)
@@ -418,8 +629,7 @@ private:
     int64_t perRow = width / vec;
     Type dstType = cast<MemRefType>(dst.getType()).getElementType();
     scf::ForOp::create(
-        b, loc, threadId, m.index(s.chunk * perRow),
-        m.index(s.warps * kWarpSize), ValueRange{},
+        b, loc, thread, m.index(s.chunk * perRow), m.index(threads), ValueRange{},
         [&](OpBuilder &nb, Location, Value i, ValueRange) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -434,7 +644,8 @@ private:
             OpBuilder::InsertionGuard inIf(b);
             b.setInsertionPointToStart(&ifOp.getThenRegion().front());
             Value x = load(arith::AddIOp::create(b, loc, c, j), col, vec);
-            vector::StoreOp::create(b, loc, x, dst, ValueRange{j, col},
+            Value row = plus(rowBase, j);
+            vector::StoreOp::create(b, loc, x, dst, ValueRange{row, col},
                                     /*nontemporal=*/false,
                                     llvm::MaybeAlign(vectorAlignment(vec, dstType)));
           }
@@ -490,58 +701,75 @@ private:
       return SmallVector<Value>{tokenRow, t, hv,
                                 arith::AddIOp::create(b, loc, blockV0, col)};
     });
+    stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> results = runChunk(c, count, m.index(0), state);
+    // The buffers are refilled by the next chunk only after every warp is done.
+    if (op.isVarlen() || d.T > s.chunk)
+      gpu::BarrierOp::create(b, loc);
+    return results;
+  }
+
+  /// The gates of tokens [c, c + count) into staging rows [rowBase, rowBase
+  /// + count), computed by `threads` threads of which this is `thread`.
+  void stageGates(Value c, Value count, Value rowBase, Value thread,
+                  int64_t threads) {
     bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
     // Per-channel gates: every thread computes some (token, channel)
     // vectors, each once a CTA.
     if (perKey)
-      stageRows(gateElementType(), decayStage, d.K, c, count,
-                [&](Value t, Value col, int64_t vec) {
+      stageRows(gateElementType(), decayStage, d.K, c, count, rowBase, thread,
+                threads, [&](Value t, Value col, int64_t vec) {
                   return fromElements(perKeyDecay(t, col, vec));
                 });
     if (perChannel) {
       Value input = op.getBeta() ? op.getBeta() : op.getB();
       stageRows(cast<MemRefType>(input.getType()).getElementType(), betaStage,
-                s.blockRows(), c, count, [&](Value t, Value col, int64_t vec) {
+                s.blockRows(), c, count, rowBase, thread, threads,
+                [&](Value t, Value col, int64_t vec) {
                   Value v = arith::AddIOp::create(b, loc, blockV0, col);
                   return fromElements(perChannelBeta(t, v, vec));
                 });
     }
-    if (!perKey || !perChannel || op.hasParentTable()) {
-      // Thread j computes token j's per-head gates and its parent source
-      // (chunk <= threads).
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            threadId, count);
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value t = arith::AddIOp::create(b, loc, c, threadId);
-      if (!perKey)
-        memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
-                                decayStage, ValueRange{threadId});
-      if (!perChannel)
-        memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
-                                betaStage, ValueRange{threadId});
-      if (op.hasParentTable())
-        memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
-                                ValueRange{threadId});
-    }
-    gpu::BarrierOp::create(b, loc);
+    if (perKey && perChannel && !op.hasParentTable())
+      return;
+    // Thread j computes token j's per-head gates and its parent source
+    // (chunk <= threads).
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          thread, count);
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value t = arith::AddIOp::create(b, loc, c, thread);
+    Value row = plus(rowBase, thread);
+    if (!perKey)
+      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                              decayStage, ValueRange{row});
+    if (!perChannel)
+      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                              betaStage, ValueRange{row});
+    if (op.hasParentTable())
+      memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
+                              ValueRange{row});
+  }
+
+  /// Tokens [c, c + count) from staging rows [rowBase, rowBase + count);
+  /// returns the state after.
+  SmallVector<Value> runChunk(Value c, Value count, Value rowBase,
+                              ValueRange state) {
     auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
       Value t = arith::AddIOp::create(b, loc, c, j);
-      SmallVector<Value> next = token(t, j, carried);
+      SmallVector<Value> next =
+          token(t, plus(rowBase, j), carried);
       storeIntermediate(t, next);
       scf::YieldOp::create(b, loc, next);
     };
     auto loop = scf::ForOp::create(b, loc, m.index(0), count, m.index(1),
                                    state, body);
     tokenLoops.push_back(loop); // unrolled once its results have their uses
-    SmallVector<Value> results(loop.getResults());
-    // The buffers are refilled by the next chunk only after every warp is done.
-    if (op.isVarlen() || d.T > s.chunk)
-      gpu::BarrierOp::create(b, loc);
-    return results;
+    return SmallVector<Value>(loop.getResults());
   }
 
   /// The i32 parent source of token t (KernelMath::emitParentSource).
@@ -711,6 +939,7 @@ private:
   gpu::GPUFuncOp kernel;
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
   Value sourceStage; ///< staged parent sources (EAGLE tree)
+  Value full, empty; ///< a producer's ring: mbarriers of full / empty slots
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
   SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll
 };
@@ -819,8 +1048,28 @@ struct ConvertGDNToGPUPass
                                          b.getFunctionType(argTypes, {}));
     symbols.insert(kernel); // uniquifies the name
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    int32_t threads = s->warps * kWarpSize;
-    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+    int32_t threads = s->threads();
+    if (s->stages > 0 && !StringRef(chip).starts_with("sm_90"))
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: pipeline-stages (a producer warp: "
+                "cp.async.bulk, mbarrier transactions) needs sm_90 or sm_90a, not "
+             << chip;
+    if (s->consumerRegisters > 0) {
+      if (StringRef(chip) != "sm_90a")
+        return op.emitOpError() << "cannot be lowered to the GPU: "
+                                   "consumer-registers (setmaxnreg) needs "
+                                   "sm_90a, not "
+                                << chip;
+      // setmaxnreg needs a register count fixed at entry: the exact block
+      // size and one CTA an SM guaranteed (known_block_size must then go:
+      // ptxas rejects it together with reqntid), ptxas warning C7508.
+      kernel->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
+                      b.getDenseI32ArrayAttr({threads, 1, 1}));
+      kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      b.getI32IntegerAttr(1));
+    } else {
+      kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+    }
 
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);

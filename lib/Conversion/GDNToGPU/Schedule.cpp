@@ -64,12 +64,11 @@ int64_t autoChunk(RecurrentOp op) {
   return op.isVarlen() ? 8 : std::min<int64_t>(d.T, 16);
 }
 
+int64_t elementBytes(Value x);
+
 int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   auto d = op.getDims();
-  auto bytes = [](Value x) {
-    // Either form (gdn-select-schedule also runs before bufferization).
-    return cast<ShapedType>(x.getType()).getElementTypeBitWidth() / 8;
-  };
+  auto bytes = elementBytes;
   // Gates in f32: a token's decay (K of them when per key, KDA) and beta
   // (the CTA's V columns when per value channel).
   int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
@@ -84,6 +83,77 @@ constexpr int64_t kMaxStagingBytes = 32 * 1024;
 /// measured slower from N = 8 on (code size; kv T = 12: 1.2-2x) and gained at
 /// most 7% at N = 1.
 constexpr int64_t kAutoUnroll = 1;
+
+/// Bytes of one element of `x` (either form: gdn-select-schedule also runs
+/// before bufferization).
+int64_t elementBytes(Value x) {
+  return cast<ShapedType>(x.getType()).getElementTypeBitWidth() / 8;
+}
+
+/// The producer warp of `s` (pipeline_stages, consumer_registers) and its
+/// checks: cp.async.bulk moves 16-byte multiples between 16-byte aligned
+/// addresses, so a token's q and k rows and the CTA's slice of v must be
+/// whole 16-byte multiples in identity layouts (the C API guarantees
+/// 16-byte aligned buffers); one producer lane computes each token's gates.
+LogicalResult selectWarpSpecialization(RecurrentOp op,
+                                       const GPUScheduleOptions &options,
+                                       GPUSchedule &s) {
+  auto d = op.getDims();
+  s.stages = options.pipelineStages > 0 ? options.pipelineStages : 0;
+  s.consumerRegisters = options.consumerRegisters;
+  if (s.consumerRegisters != 0 && s.stages == 0)
+    return op.emitOpError() << "cannot be lowered to the GPU: consumer-registers "
+                               "needs a producer warp (pipeline-stages > 0)";
+  if (s.stages == 0)
+    return success();
+  auto fail = [&]() {
+    return op.emitOpError() << "cannot be lowered to the GPU: pipeline-stages = "
+                            << s.stages << " ";
+  };
+  if (s.stages > 8)
+    return fail() << "must be at most 8";
+  if (s.chunk == 0)
+    return fail() << "needs staged tokens (stage-tokens > 0)";
+  if (s.chunk > kWarpSize)
+    return fail() << "needs stage-tokens <= 32 (one producer lane a token), not "
+                  << s.chunk;
+  int64_t qRow = d.K * elementBytes(op.getQ());
+  int64_t vRow = d.V * elementBytes(op.getV());
+  int64_t vSlice = s.blockRows() * elementBytes(op.getV());
+  if (qRow % 16 != 0 || vRow % 16 != 0 || vSlice % 16 != 0)
+    return fail() << "copies rows of q and k (" << qRow << " bytes), v ("
+                  << vRow << ") and the CTA's columns of v (" << vSlice
+                  << ") with cp.async.bulk, which needs multiples of 16 bytes";
+  for (Value x : {op.getQ(), op.getK(), op.getV()})
+    if (auto type = dyn_cast<MemRefType>(x.getType());
+        type && !type.getLayout().isIdentity())
+      return fail() << "needs q, k and v in identity layouts (bulk copies "
+                       "address them as dense rows)";
+  int64_t bytes = s.stages * (stagingBytes(op, s, s.chunk) + 16);
+  if (bytes > 48 * 1024)
+    return fail() << "with stage-tokens = " << s.chunk << " needs " << bytes
+                  << " bytes of shared memory, more than 48 KiB";
+  if (s.consumerRegisters == 0)
+    return success();
+  if (s.warps % 4 != 0)
+    return op.emitOpError()
+           << "cannot be lowered to the GPU: consumer-registers needs whole "
+              "consumer warpgroups (setmaxnreg acts on warpgroups), but "
+              "warps-per-block = "
+           << s.warps << " is not a multiple of 4";
+  // setmaxnreg takes multiples of 8 in [24, 256]; the producer warpgroup
+  // keeps kProducerRegisters and the CTA's total stays within 64K.
+  int64_t total = 4 * kWarpSize * kProducerRegisters +
+                  s.warps * kWarpSize * s.consumerRegisters;
+  if (s.consumerRegisters % 8 != 0 || s.consumerRegisters < 24 ||
+      s.consumerRegisters > 256 || total > 65536)
+    return op.emitOpError()
+           << "cannot be lowered to the GPU: consumer-registers = "
+           << s.consumerRegisters
+           << " must be a multiple of 8 in [24, 256] with the CTA's registers ("
+           << total << ") at most 65536";
+  return success();
+}
 
 } // namespace
 
@@ -197,6 +267,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << s.chunk << " needs "
                             << stagingBytes(op, s, s.chunk)
                             << " bytes of shared memory, more than 48 KiB";
+  if (failed(selectWarpSpecialization(op, options, s)))
+    return failure();
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV
@@ -215,6 +287,8 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
       b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
+      b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
+      b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
   });
 }
 
@@ -236,16 +310,20 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("stage_tokens", &options.stageTokens)
                          .Case("unroll_tokens", &options.unrollTokens)
                          .Case("overlap_reductions", &options.overlapReductions)
+                         .Case("pipeline_stages", &options.pipelineStages)
+                         .Case("consumer_registers", &options.consumerRegisters)
                          .Default(nullptr);
     if (!field || !value)
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
-                "stage_tokens, unroll_tokens or overlap_reductions";
+                "stage_tokens, unroll_tokens, overlap_reductions, "
+                "pipeline_stages or consumer_registers";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
       options.stageTokens < -1 || options.unrollTokens < -1 ||
+      options.pipelineStages < -1 || options.consumerRegisters < 0 ||
       options.overlapReductions < -1 || options.overlapReductions > 1)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "

@@ -19,6 +19,9 @@ namespace gdn {
 class RecurrentOp;
 
 constexpr int64_t kWarpSize = 32;
+/// Registers a producer thread keeps under setmaxnreg (the instruction's
+/// minimum: the producer only issues copies and computes gates).
+constexpr int64_t kProducerRegisters = 24;
 
 /// The thread-to-data mapping of one kernel: one CTA per (sequence n, value
 /// head hv, block of blockRows() V columns); a warp's lanes split lanesV along
@@ -35,7 +38,23 @@ struct GPUSchedule {
   /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
   /// registers): see GDNToGPU.cpp's token().
   bool overlapReductions;
+  /// Warp specialization: slots of the shared-memory ring a producer warp
+  /// fills with bulk async copies (cp.async.bulk) of each chunk's tokens,
+  /// guarded by full/empty mbarriers, while the `warps` consumer warps
+  /// compute (0: no producer, every thread stages then waits at a barrier).
+  int64_t stages = 0;
+  /// With a producer, registers a consumer thread gets by `setmaxnreg`
+  /// (sm_90a) once the producer warpgroup gave its own back (0: no
+  /// setmaxnreg). The producer is then a whole warpgroup (4 warps, one of
+  /// them copying) and `warps` a multiple of 4.
+  int64_t consumerRegisters = 0;
   int64_t lanesK() const { return kWarpSize / lanesV; }
+  /// Warps of the producer: a warp, or a warpgroup with setmaxnreg.
+  int64_t producerWarps() const {
+    return stages == 0 ? 0 : consumerRegisters > 0 ? 4 : 1;
+  }
+  /// Threads of a CTA, producer included.
+  int64_t threads() const { return (warps + producerWarps()) * kWarpSize; }
   int64_t warpRows() const { return rows * lanesV; }
   int64_t blockRows() const { return rows * lanesV * warps; }
 };
@@ -51,6 +70,8 @@ struct GPUScheduleOptions {
   int64_t stageTokens = 0;
   int64_t unrollTokens = 0;
   int64_t overlapReductions = 0; ///< 0: chosen, 1: on, -1: off
+  int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
+  int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
   int64_t smCount = 0;
 };
 
@@ -71,7 +92,8 @@ constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
 
 /// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
 /// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
-/// -1)} (all i64).
+/// -1), pipeline_stages (-1: no producer warp), consumer_registers (0: no
+/// setmaxnreg)} (all i64).
 DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
 
 /// The explicit options an op's `gdn.schedule` attribute pins (all options 0
