@@ -322,6 +322,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.unrollTokens = options.unrollTokens;
   ptxOptions.smCount = options.smCount;
   ptxOptions.overlapReductions = options.overlapReductions;
+  ptxOptions.chunkedSolve = options.chunkedSolve;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

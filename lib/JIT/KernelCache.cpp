@@ -42,7 +42,8 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
      << options.chip << '\0' << options.rowsPerWarp << '\0'
      << options.warpsPerBlock << '\0' << options.vLanes << '\0'
      << options.stageTokens << '\0' << options.unrollTokens << '\0'
-     << options.smCount << '\0' << options.overlapReductions << '\0' << mlirText;
+     << options.smCount << '\0' << options.overlapReductions << '\0'
+     << options.chunkedSolve << '\0' << mlirText;
   llvm::XXH128_hash_t h = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(blob));
   return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
          llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);

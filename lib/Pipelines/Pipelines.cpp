@@ -22,6 +22,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.stageTokens = options.stageTokens;
   scheduleOptions.unrollTokens = options.unrollTokens;
   scheduleOptions.overlapReductions = options.overlapReductions;
+  scheduleOptions.chunkedSolve = options.chunkedSolve;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

@@ -82,6 +82,11 @@ static cl::opt<int64_t> overlapOpt(
     "overlap-reductions",
     cl::desc("A token's K-reductions side by side (1) or in turn (-1); 0: automatic"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> chunkedSolveOpt(
+    "chunked-solve",
+    cl::desc("A staged chunk's tokens solved at once in the WY form (1) or "
+             "token by token (-1); 0: automatic (token by token)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -469,8 +474,9 @@ int main(int argc, char **argv) {
                   " entries, got " + llvm::Twine(items.size()));
   }
 
-  GPUOptions gpuOptions{chipOpt,  rowsOpt,   warpsOpt,  vLanesOpt,
-                        stageOpt, unrollOpt, smCountOpt, overlapOpt};
+  GPUOptions gpuOptions{chipOpt,    rowsOpt,    warpsOpt,
+                        vLanesOpt,  stageOpt,   unrollOpt,
+                        smCountOpt, overlapOpt, chunkedSolveOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

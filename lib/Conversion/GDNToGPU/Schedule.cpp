@@ -75,8 +75,11 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
                   4 * (op.hasPerChannelBeta() ? s.blockRows() : 1) +
                   (op.hasParentTable() ? 4 : 0); // i32 parent source (tree)
+  // Chunked solve: the f32 Gram matrices [2, chunk, chunk] and the per-token
+  // norms and decays [3, chunk].
+  int64_t gram = s.chunkedSolve ? 4 * (2 * chunk + 3) : 0;
   return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
-                  gates);
+                  gates + gram);
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;
@@ -94,7 +97,10 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t unrollOpt = options.unrollTokens;
   int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
   auto d = op.getDims();
-  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false};
+  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
+  // The chunked solve stays off unless asked for: it waits for measurements
+  // on the H200.
+  s.chunkedSolve = options.chunkedSolve > 0;
   bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
   bool bandwidthBound = false;
   if (s.rows == 0) {
@@ -181,6 +187,22 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   } else {
     s.chunk = chunkOpt;
   }
+  if (s.chunkedSolve) {
+    auto refuse = [&](StringRef why) {
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: chunked-solve needs " << why;
+    };
+    if (op.getIntermediateStates())
+      return refuse("the final state only (no intermediate_states)");
+    if (op.hasParentTable())
+      return refuse("a chain of tokens (no parent table, EAGLE tree)");
+    if (op.hasPerKeyDecay())
+      return refuse("a decay per head (no per-key decay, KDA)");
+    if (op.hasPerChannelBeta())
+      return refuse("a beta per head (no per-channel beta)");
+    if (s.chunk == 0)
+      return refuse("tokens staged in shared memory (stage-tokens > 0)");
+  }
   if (s.unroll == 0)
     s.unroll = kAutoUnroll;
   else if (s.unroll < 0)
@@ -215,6 +237,7 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
       b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
+      b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? 1 : -1)),
   });
 }
 
@@ -236,19 +259,21 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("stage_tokens", &options.stageTokens)
                          .Case("unroll_tokens", &options.unrollTokens)
                          .Case("overlap_reductions", &options.overlapReductions)
+                         .Case("chunked_solve", &options.chunkedSolve)
                          .Default(nullptr);
     if (!field || !value)
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
-                "stage_tokens, unroll_tokens or overlap_reductions";
+                "stage_tokens, unroll_tokens, overlap_reductions or chunked_solve";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
       options.stageTokens < -1 || options.unrollTokens < -1 ||
-      options.overlapReductions < -1 || options.overlapReductions > 1)
+      options.overlapReductions < -1 || options.overlapReductions > 1 ||
+      options.chunkedSolve < -1 || options.chunkedSolve > 1)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "
-                               "overlap_reductions outside -1, 0, 1)";
+                               "overlap_reductions or chunked_solve outside -1, 0, 1)";
   return options;
 }

@@ -42,6 +42,7 @@ struct GDNSelectSchedulePass
       pin(options->stageTokens, stageTokens);
       pin(options->unrollTokens, unrollTokens);
       pin(options->overlapReductions, overlapReductions);
+      pin(options->chunkedSolve, chunkedSolve);
       options->smCount = smCount > 0 ? int64_t(smCount) : defaultSMCount(chip);
       FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);
       if (failed(schedule))
