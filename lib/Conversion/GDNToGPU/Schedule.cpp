@@ -192,10 +192,10 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       return op.emitOpError()
              << "cannot be lowered to the GPU: chunked-solve needs " << why;
     };
-    if (op.getIntermediateStates())
-      return refuse("the final state only (no intermediate_states)");
     if (op.hasParentTable())
       return refuse("a chain of tokens (no parent table, EAGLE tree)");
+    if (op.getIntermediateStates())
+      return refuse("the final state only (no intermediate_states)");
     if (op.hasPerKeyDecay())
       return refuse("a decay per head (no per-key decay, KDA)");
     if (op.hasPerChannelBeta())
