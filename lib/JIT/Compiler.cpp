@@ -322,6 +322,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.unrollTokens = options.unrollTokens;
   ptxOptions.smCount = options.smCount;
   ptxOptions.overlapReductions = options.overlapReductions;
+  ptxOptions.chunkedSolve = options.chunkedSolve;
   ptxOptions.pipelineStages = options.pipelineStages;
   ptxOptions.consumerRegisters = options.consumerRegisters;
   buildLowerToPTXPipeline(pm, ptxOptions);

@@ -22,6 +22,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.stageTokens = options.stageTokens;
   scheduleOptions.unrollTokens = options.unrollTokens;
   scheduleOptions.overlapReductions = options.overlapReductions;
+  scheduleOptions.chunkedSolve = options.chunkedSolve;
   scheduleOptions.pipelineStages = options.pipelineStages;
   scheduleOptions.consumerRegisters = options.consumerRegisters;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));

@@ -82,6 +82,11 @@ static cl::opt<int64_t> overlapOpt(
     "overlap-reductions",
     cl::desc("A token's K-reductions side by side (1) or in turn (-1); 0: automatic"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> chunkedSolveOpt(
+    "chunked-solve",
+    cl::desc("A staged chunk's tokens solved at once in the WY form (1) or "
+             "token by token (-1); 0: automatic (token by token)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> pipelineOpt(
     "pipeline-stages",
     cl::desc("Ring slots of a producer warp feeding staged chunks with "
@@ -479,8 +484,9 @@ int main(int argc, char **argv) {
                   " entries, got " + llvm::Twine(items.size()));
   }
 
-  GPUOptions gpuOptions{chipOpt,    rowsOpt,   warpsOpt,    vLanesOpt,
-                        stageOpt,   unrollOpt, smCountOpt,  overlapOpt,
+  GPUOptions gpuOptions{chipOpt,    rowsOpt,    warpsOpt,
+                        vLanesOpt,  stageOpt,   unrollOpt,
+                        smCountOpt, overlapOpt, chunkedSolveOpt,
                         pipelineOpt, consumerRegsOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);

@@ -53,6 +53,11 @@ public:
   /// or a[n, t, hv, k] with dt_bias[hv * K + k].
   Value emitDecay(RecurrentOp op, Value n, Value t, Value hv,
                   Value key = Value());
+  /// The same decay in log space: g itself (0 without decay,
+  /// fusedGate(...) for fused gating), so that sums of gates never form
+  /// products of exponentials (-inf stays -inf, never NaN).
+  Value emitLogDecay(RecurrentOp op, Value n, Value t, Value hv,
+                     Value key = Value());
   /// beta of token (n, t), head hv: 1, beta, or sigmoid(b) (2 sigmoid(b) with
   /// allow_neg_eigval). With a per-channel beta `column` is the V column.
   Value emitBeta(RecurrentOp op, Value n, Value t, Value hv,
@@ -60,6 +65,8 @@ public:
   /// The decay factor from a gate input x already in f32 (scalar): exp(x)
   /// for a log-space g, exp(fusedGate(x, aLog, dtBias)) for fused gating.
   Value decayOf(RecurrentOp op, Value x, Value aLog, Value dtBias);
+  /// log of decayOf: x for a log-space g, fusedGate(x, aLog, dtBias).
+  Value logDecayOf(RecurrentOp op, Value x, Value aLog, Value dtBias);
   /// beta from its input x in f32: x (given), sigmoid(x) or 2 sigmoid(x).
   Value betaOf(RecurrentOp op, Value x);
   /// The state row of sequence n: n itself, or with a pool its slot

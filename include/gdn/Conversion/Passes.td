@@ -106,9 +106,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
   let summary = "Choose the GPU schedule of every gdn.recurrent (cost model)";
   let description = [{
     Attaches `gdn.schedule = {rows_per_warp, warps_per_block, v_lanes,
-    stage_tokens, unroll_tokens, overlap_reductions, pipeline_stages,
-    consumer_registers}` to every `gdn.recurrent` (memref or tensor form),
-    always with all eight entries;
+    stage_tokens, unroll_tokens, overlap_reductions, chunked_solve,
+    pipeline_stages, consumer_registers}` to every `gdn.recurrent` (memref or
+    tensor form), always with all nine entries;
     `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0 is
     chosen by the cost model measured on the H200 (bench/results): decode is
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
@@ -121,7 +121,11 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     bandwidth-bound (rows_per_warp left to the cost model, whose first
     candidate, 8 columns a lane or 4 in kv, already leaves that many warps),
     then in turn (-1, fewer registers); a per-key decay (KDA) or a
-    per-channel beta is always built side by side. An attribute already on the op pins its
+    per-channel beta is always built side by side. The chunked (WY) solve of
+    a staged chunk (chunked_solve = 1: the chunk's Gram matrices once a CTA,
+    all its reductions side by side, one rank-C state update) is off unless
+    asked for, and needs staged tokens, the final state only, no tree, and a
+    decay and beta per head. An attribute already on the op pins its
     entries unless an option overrides them. Schedules the kernel cannot take
     are diagnostics on the op.
 
@@ -129,7 +133,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     reductions in turn):
 
     ```mlir
-    gdn.recurrent ... {gdn.schedule = {overlap_reductions = -1 : i64, rows_per_warp = 8 : i64,
+    gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
+                       overlap_reductions = -1 : i64, rows_per_warp = 8 : i64,
                        stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64,
                        warps_per_block = 1 : i64}}
     ```
@@ -157,6 +162,11 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "A token's K-reductions side by side on the carried state (1), or "
            "one after another with fewer registers (-1); 0: chosen (side by "
            "side unless bandwidth-bound)">,
+    Option<"chunkedSolve", "chunked-solve", "int64_t", "0",
+           "A staged chunk's tokens solved at once in the WY (UT-transform) "
+           "form (1) or token by token (-1); 0: chosen (token by token). Needs "
+           "staged tokens, the final state only, no tree, and a decay and "
+           "beta per head">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", "0",
            "Warp specialization: slots of the shared-memory ring a producer "
            "warp fills with cp.async.bulk copies of each staged chunk, "

@@ -17,6 +17,11 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       *this, "overlap-reductions",
       llvm::cl::desc("K-reductions side by side (1) or in turn (-1); 0: chosen"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> chunkedSolve{
+      *this, "chunked-solve",
+      llvm::cl::desc("A staged chunk solved at once in the WY form (1) or "
+                     "token by token (-1); 0: chosen (token by token)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> smCount{
       *this, "sm-count",
       llvm::cl::desc("Multiprocessors of the target device (0: the chip's "

@@ -573,7 +573,9 @@ private:
   /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
   /// or per key [chunk, K] and beta [chunk] or per value channel
   /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
-  /// (i32).
+  /// (i32). The chunked solve stages the log gate g [chunk] instead of
+  /// exp(g) and adds the Gram matrices [2, chunk, chunk] and the per-token
+  /// decays and norms [3, chunk] (f32, see buildGram).
   void createStagingBuffers(Value tid, Value vBlock) {
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
@@ -600,6 +602,10 @@ private:
                                        : buffer({rows}, f32);
     if (op.hasParentTable())
       sourceStage = buffer({rows}, b.getI32Type());
+    if (s.chunkedSolve) {
+      gramStage = buffer({2, s.chunk, s.chunk}, f32);
+      tokenStage = buffer({3, s.chunk}, f32);
+    }
     threadId = tid;
     blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
   }
@@ -639,7 +645,10 @@ private:
               m.index(vec));
           Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                                 j, count);
-          auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+          // The chunked solve reads every row of the chunk: rows past
+          // `count` are zeros, never stale or uninitialized values.
+          auto ifOp = scf::IfOp::create(b, loc, inRange,
+                                        /*withElseRegion=*/s.chunkedSolve);
           {
             OpBuilder::InsertionGuard inIf(b);
             b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -648,6 +657,18 @@ private:
             vector::StoreOp::create(b, loc, x, dst, ValueRange{row, col},
                                     /*nontemporal=*/false,
                                     llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+            if (s.chunkedSolve) {
+              b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+              auto type = cast<VectorType>(x.getType());
+              Value zeros = arith::ConstantOp::create(
+                  b, loc, type,
+                  DenseElementsAttr::get(
+                      type, b.getFloatAttr(type.getElementType(), 0.0)));
+              vector::StoreOp::create(
+                  b, loc, zeros, dst, ValueRange{plus(rowBase, j), col},
+                  /*nontemporal=*/false,
+                  llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+            }
           }
           scf::YieldOp::create(b, loc);
         });
@@ -701,9 +722,14 @@ private:
       return SmallVector<Value>{tokenRow, t, hv,
                                 arith::AddIOp::create(b, loc, blockV0, col)};
     });
-    stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+    if (s.chunkedSolve)
+      stageLogGates(c, count);
+    else
+      stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
     gpu::BarrierOp::create(b, loc);
-    SmallVector<Value> results = runChunk(c, count, m.index(0), state);
+    SmallVector<Value> results = s.chunkedSolve
+                                     ? chunkedSolve(c, count, state)
+                                     : runChunk(c, count, m.index(0), state);
     // The buffers are refilled by the next chunk only after every warp is done.
     if (op.isVarlen() || d.T > s.chunk)
       gpu::BarrierOp::create(b, loc);
@@ -761,8 +787,7 @@ private:
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
       Value t = arith::AddIOp::create(b, loc, c, j);
-      SmallVector<Value> next =
-          token(t, plus(rowBase, j), carried);
+      SmallVector<Value> next = token(t, plus(rowBase, j), carried);
       storeIntermediate(t, next);
       scf::YieldOp::create(b, loc, next);
     };
@@ -770,6 +795,260 @@ private:
                                    state, body);
     tokenLoops.push_back(loop); // unrolled once its results have their uses
     return SmallVector<Value>(loop.getResults());
+  }
+
+  /// Chunked solve: thread j < chunk stages token j's log gate g_j and
+  /// beta_j, or zeros past `count` (such a token then neither decays nor
+  /// updates anything).
+  void stageLogGates(Value c, Value count) {
+    Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          threadId, m.index(s.chunk));
+    auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          threadId, count);
+    Type f32 = b.getF32Type();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32, f32}, inRange,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value t = arith::AddIOp::create(b, loc, c, threadId);
+      scf::YieldOp::create(b, loc,
+                           ValueRange{m.emitLogDecay(op, tokenRow, t, hv),
+                                      m.emitBeta(op, tokenRow, t, hv)});
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{m.f32(0.0), m.f32(0.0)});
+    }
+    memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
+                            ValueRange{threadId});
+    memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
+                            ValueRange{threadId});
+  }
+
+  /// The rows of the chunked solve: the chunk, or T when every token fits
+  /// in one (fixed T).
+  int64_t solveRows() {
+    return op.isVarlen() ? s.chunk : std::min<int64_t>(s.chunk, d.T);
+  }
+
+  /// The chunk's Gram matrices, once a CTA from the staged q, k and log
+  /// gates g (rows past `count` are zeros, g = 0): the threads split the
+  /// (i, j) pairs, each a full K-long dot product from shared memory. With
+  /// d(i, j) = exp(g_{j+1} + ... + g_i) = exp(G_i - G_j) (G the in-chunk
+  /// cumulative log gate, summed directly, so a -inf gate gives 0, never a
+  /// NaN from -inf - -inf):
+  ///   gram[0, i, j] = d(i, j) k_i.k_j (j < i), gram[0, i, i] = k_i.k_i,
+  ///   gram[1, i, j] = d(i, j) q_i.k_j (j <= i),
+  ///   tok[0, i] = exp(G_i), tok[1, i] = exp(G_last - G_i), tok[2, i] = q_i.q_i
+  /// all on the raw (un-normalized, unscaled) q and k.
+  void buildGram() {
+    int64_t rows = solveRows();
+    Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
+    int64_t vec = 16 / (qkType.getIntOrFloatBitWidth() / 8);
+    while (d.K % vec != 0)
+      vec /= 2;
+    auto total = [&](SmallVector<Value> parts) { // a sum as a tree
+      for (int64_t w = int64_t(parts.size()) / 2; w >= 1; w /= 2)
+        for (int64_t x = 0; x < w; ++x)
+          parts[x] = m.add(parts[x], parts[x + w]);
+      return parts.front();
+    };
+    scf::ForOp::create(
+        b, loc, threadId, m.index(rows * rows), m.index(s.warps * kWarpSize),
+        ValueRange{}, [&](OpBuilder &nb, Location, Value p, ValueRange) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value i = arith::DivUIOp::create(b, loc, p, m.index(rows));
+          Value j = arith::RemUIOp::create(b, loc, p, m.index(rows));
+          Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                              j, i);
+          auto ifLower = scf::IfOp::create(b, loc, lower, /*withElseRegion=*/false);
+          b.setInsertionPointToStart(&ifLower.getThenRegion().front());
+          // One K-long pass over k_i, q_i, k_j: a loop, so that only one
+          // step's loads are live (unrolled, all of them are hoisted).
+          auto dots = scf::ForOp::create(
+              b, loc, m.index(0), m.index(d.K), m.index(vec),
+              ValueRange{m.f32(0.0), m.f32(0.0), m.f32(0.0)},
+              [&](OpBuilder &lb, Location, Value e, ValueRange acc) {
+                OpBuilder::InsertionGuard inLoop(b);
+                b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+                auto ki = extractAll(m.toF32(loadVector(kStage, {i, e}, vec)));
+                auto qi = extractAll(m.toF32(loadVector(qStage, {i, e}, vec)));
+                auto kj = extractAll(m.toF32(loadVector(kStage, {j, e}, vec)));
+                SmallVector<Value> kk, qk, qq;
+                for (int64_t x = 0; x < vec; ++x) {
+                  kk.push_back(m.mul(ki[x], kj[x]));
+                  qk.push_back(m.mul(qi[x], kj[x]));
+                  qq.push_back(m.mul(qi[x], qi[x]));
+                }
+                scf::YieldOp::create(
+                    b, loc,
+                    ValueRange{m.add(acc[0], total(kk)), m.add(acc[1], total(qk)),
+                               m.add(acc[2], total(qq))});
+              });
+          // Masked sums of the log gates: (j, i], [0, i] and (i, rows).
+          Value between = m.f32(0.0), upTo = m.f32(0.0), after = m.f32(0.0);
+          for (int64_t l = 0; l < rows; ++l) {
+            Value gl = memref::LoadOp::create(b, loc, decayStage,
+                                              ValueRange{m.index(l)});
+            auto pick = [&](Value cond) -> Value {
+              return arith::SelectOp::create(b, loc, cond, gl, m.f32(0.0));
+            };
+            Value le = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                             m.index(l), i);
+            Value gt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                             m.index(l), j);
+            Value notLe = arith::XOrIOp::create(
+                b, loc, le, arith::ConstantIntOp::create(b, loc, 1, 1));
+            between = m.add(between, pick(arith::AndIOp::create(b, loc, le, gt)));
+            upTo = m.add(upTo, pick(le));
+            after = m.add(after, pick(notLe));
+          }
+          Value decay = m.exp(between);
+          Value diag = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             i, j);
+          Value kkTotal = dots.getResult(0);
+          memref::StoreOp::create(
+              b, loc,
+              arith::SelectOp::create(b, loc, diag, kkTotal,
+                                      m.mul(decay, kkTotal)),
+              gramStage, ValueRange{m.index(0), i, j});
+          memref::StoreOp::create(b, loc, m.mul(decay, dots.getResult(1)), gramStage,
+                                  ValueRange{m.index(1), i, j});
+          auto ifDiag = scf::IfOp::create(b, loc, diag, /*withElseRegion=*/false);
+          b.setInsertionPointToStart(&ifDiag.getThenRegion().front());
+          memref::StoreOp::create(b, loc, m.exp(upTo), tokenStage,
+                                  ValueRange{m.index(0), i});
+          memref::StoreOp::create(b, loc, m.exp(after), tokenStage,
+                                  ValueRange{m.index(1), i});
+          memref::StoreOp::create(b, loc, dots.getResult(2), tokenStage,
+                                  ValueRange{m.index(2), i});
+          b.setInsertionPointAfter(ifLower);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// Tokens [c, c + count) of a staged chunk solved at once in the WY /
+  /// UT-transform form of the chunked delta rule (FLA's
+  /// chunk_gated_delta_rule; Yang et al. 2024, "Parallelizing Linear
+  /// Transformers with the Delta Rule over Sequence Length"). With S0 the
+  /// state at the chunk start, G_i the in-chunk cumulative log gate,
+  /// k̂_i = ik_i k_i and q̂_i = iq_i scale q_i (ik, iq the L2-norm factors, 1
+  /// without qk_l2norm), unrolling the per-token rule gives
+  ///   S_i = exp(G_i) S0 + sum_{j<=i} exp(G_i - G_j) k̂_j u_jᵀ, so
+  ///   u_i = beta_i (v_i - exp(G_i) S0ᵀk̂_i
+  ///                 - sum_{j<i} exp(G_i - G_j) (k̂_i.k̂_j) u_j),
+  ///   o_i = exp(G_i) S0ᵀq̂_i + sum_{j<=i} exp(G_i - G_j) (q̂_i.k̂_j) u_j,
+  ///   S_C = exp(G_C) S0 + sum_j exp(G_C - G_j) k̂_j u_jᵀ.
+  /// The Gram terms come from buildGram (once a CTA, raw q and k); S0ᵀk_i
+  /// and S0ᵀq_i of every token are independent shuffle trees that run side
+  /// by side; the forward substitution is per V column, in registers, on
+  /// w_j = ik_j u_j:
+  ///   w_i = ik_i beta_i (v_i - ik_i (exp(G_i) S0ᵀk_i + sum_{j<i} gram0_ij w_j)),
+  ///   o_i = iq_i (exp(G_i) S0ᵀq_i + sum_{j<=i} gram1_ij w_j),
+  ///   S_C = exp(G_C) S0 + sum_j tok1_j k_j w_jᵀ   (C FMAs an element).
+  /// Rows past `count` hold zeros with g = beta = 0: w = 0 there, so they
+  /// change nothing, and their outputs are not stored.
+  SmallVector<Value> chunkedSolve(Value c, Value count, ValueRange state) {
+    buildGram();
+    gpu::BarrierOp::create(b, loc);
+    int64_t rows = solveRows();
+    SmallVector<Value> S(state.begin(), state.end());
+    std::optional<int64_t> staticCount = getConstantIntValue(count);
+    auto tok = [&](int64_t which, int64_t i) -> Value {
+      return memref::LoadOp::create(b, loc, tokenStage,
+                                    ValueRange{m.index(which), m.index(i)});
+    };
+    auto gram = [&](int64_t which, int64_t i, int64_t j) -> Value {
+      return memref::LoadOp::create(
+          b, loc, gramStage, ValueRange{m.index(which), m.index(i), m.index(j)});
+    };
+    // S0ᵀk_i and S0ᵀq_i (raw k, q) of every token and column: rows * R
+    // independent shuffle trees each, side by side (Sᵀq's are built after
+    // the substitution has consumed Sᵀk's, to hold fewer registers).
+    auto reduceAll = [&](Value stage) {
+      SmallVector<SmallVector<Value>> sums(rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        SmallVector<Value> x = loadStagedKeyChunk(stage, m.index(i));
+        for (int64_t r = 0; r < s.rows; ++r) {
+          Value sum = m.f32(0.0);
+          for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+            sum = m.add(sum, m.mul(at(S, r, jj), x[jj]));
+          sums[i].push_back(warpSum(sum));
+        }
+      }
+      return sums;
+    };
+    Value col = arith::SubIOp::create(b, loc, v0, blockV0);
+    Value scale = m.f32(op.getScaleOrDefault());
+    SmallVector<Value> ik(rows, m.f32(1.0)), iq(rows, scale), decay(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+        ik[i] = m.div(m.f32(1.0), m.sqrt(m.add(gram(0, i, i), m.f32(1e-6))));
+        iq[i] = m.div(scale, m.sqrt(m.add(tok(2, i), m.f32(1e-6))));
+      }
+      decay[i] = tok(0, i);
+    }
+    // w_i = ik_i beta_i (v_i - ik_i (exp(G_i) S0ᵀk_i + sum_{j<i} gram0_ij w_j)).
+    SmallVector<SmallVector<Value>> A = reduceAll(kStage), w(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      Value beta = memref::LoadOp::create(b, loc, betaStage,
+                                          ValueRange{m.index(i)});
+      Value ikBeta = m.mul(ik[i], beta);
+      SmallVector<Value> vf = extractAll(
+          m.toF32(loadVector(vStage, {m.index(i), col}, s.rows)));
+      SmallVector<Value> kkRow;
+      for (int64_t j = 0; j < i; ++j)
+        kkRow.push_back(gram(0, i, j));
+      for (int64_t r = 0; r < s.rows; ++r) {
+        Value acc = m.mul(decay[i], A[i][r]);
+        for (int64_t j = 0; j < i; ++j)
+          acc = m.add(acc, m.mul(kkRow[j], w[j][r]));
+        w[i].push_back(m.mul(ikBeta, m.sub(vf[r], m.mul(ik[i], acc))));
+      }
+    }
+    // o_i = iq_i (exp(G_i) S0ᵀq_i + sum_{j<=i} gram1_ij w_j).
+    SmallVector<SmallVector<Value>> B = reduceAll(qStage);
+    for (int64_t i = 0; i < rows; ++i) {
+      SmallVector<Value> qkRow;
+      for (int64_t j = 0; j <= i; ++j)
+        qkRow.push_back(gram(1, i, j));
+      SmallVector<Value> outputs;
+      for (int64_t r = 0; r < s.rows; ++r) {
+        Value out = m.mul(decay[i], B[i][r]);
+        for (int64_t j = 0; j <= i; ++j)
+          out = m.add(out, m.mul(qkRow[j], w[j][r]));
+        outputs.push_back(m.mul(iq[i], out));
+      }
+      Value t = arith::AddIOp::create(b, loc, c, m.index(i));
+      if (staticCount && i < *staticCount) {
+        storeOutputs(t, outputs);
+        continue;
+      }
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            m.index(i), count);
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      storeOutputs(t, outputs);
+    }
+    // S_C = exp(G_C) S0 + sum_j exp(G_C - G_j) k_j w_jᵀ, k_j read again
+    // from shared memory.
+    Value last = decay[rows - 1];
+    for (Value &e : S)
+      e = m.mul(last, e);
+    for (int64_t j = 0; j < rows; ++j) {
+      Value f = tok(1, j);
+      SmallVector<Value> kf = loadStagedKeyChunk(kStage, m.index(j));
+      for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+        Value fk = m.mul(f, kf[jj]);
+        for (int64_t r = 0; r < s.rows; ++r)
+          at(S, r, jj) = m.add(at(S, r, jj), m.mul(fk, w[j][r]));
+      }
+    }
+    return S;
   }
 
   /// The i32 parent source of token t (KernelMath::emitParentSource).
@@ -939,6 +1218,7 @@ private:
   gpu::GPUFuncOp kernel;
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
   Value sourceStage; ///< staged parent sources (EAGLE tree)
+  Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
   Value full, empty; ///< a producer's ring: mbarriers of full / empty slots
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
   SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll

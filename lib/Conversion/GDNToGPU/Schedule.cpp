@@ -74,8 +74,11 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
                   4 * (op.hasPerChannelBeta() ? s.blockRows() : 1) +
                   (op.hasParentTable() ? 4 : 0); // i32 parent source (tree)
+  // Chunked solve: the f32 Gram matrices [2, chunk, chunk] and the per-token
+  // norms and decays [3, chunk].
+  int64_t gram = s.chunkedSolve ? 4 * (2 * chunk + 3) : 0;
   return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
-                  gates);
+                  gates + gram);
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;
@@ -114,6 +117,8 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
     return fail() << "must be at most 8";
   if (s.chunk == 0)
     return fail() << "needs staged tokens (stage-tokens > 0)";
+  if (s.chunkedSolve)
+    return fail() << "(a producer warp) and chunked-solve cannot be combined";
   if (s.chunk > kWarpSize)
     return fail() << "needs stage-tokens <= 32 (one producer lane a token), not "
                   << s.chunk;
@@ -164,7 +169,10 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t unrollOpt = options.unrollTokens;
   int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
   auto d = op.getDims();
-  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false};
+  GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
+  // The chunked solve stays off unless asked for: it waits for measurements
+  // on the H200.
+  s.chunkedSolve = options.chunkedSolve > 0;
   bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
   bool bandwidthBound = false;
   if (s.rows == 0) {
@@ -251,6 +259,22 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   } else {
     s.chunk = chunkOpt;
   }
+  if (s.chunkedSolve) {
+    auto refuse = [&](StringRef why) {
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: chunked-solve needs " << why;
+    };
+    if (op.hasParentTable())
+      return refuse("a chain of tokens (no parent table, EAGLE tree)");
+    if (op.getIntermediateStates())
+      return refuse("the final state only (no intermediate_states)");
+    if (op.hasPerKeyDecay())
+      return refuse("a decay per head (no per-key decay, KDA)");
+    if (op.hasPerChannelBeta())
+      return refuse("a beta per head (no per-channel beta)");
+    if (s.chunk == 0)
+      return refuse("tokens staged in shared memory (stage-tokens > 0)");
+  }
   if (s.unroll == 0)
     s.unroll = kAutoUnroll;
   else if (s.unroll < 0)
@@ -287,6 +311,7 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
       b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
+      b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? 1 : -1)),
       b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
       b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
   });
@@ -310,6 +335,7 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("stage_tokens", &options.stageTokens)
                          .Case("unroll_tokens", &options.unrollTokens)
                          .Case("overlap_reductions", &options.overlapReductions)
+                         .Case("chunked_solve", &options.chunkedSolve)
                          .Case("pipeline_stages", &options.pipelineStages)
                          .Case("consumer_registers", &options.consumerRegisters)
                          .Default(nullptr);
@@ -317,16 +343,17 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
-                "stage_tokens, unroll_tokens, overlap_reductions, "
+                "stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, "
                 "pipeline_stages or consumer_registers";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
       options.stageTokens < -1 || options.unrollTokens < -1 ||
       options.pipelineStages < -1 || options.consumerRegisters < 0 ||
-      options.overlapReductions < -1 || options.overlapReductions > 1)
+      options.overlapReductions < -1 || options.overlapReductions > 1 ||
+      options.chunkedSolve < -1 || options.chunkedSolve > 1)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "
-                               "overlap_reductions outside -1, 0, 1)";
+                               "overlap_reductions or chunked_solve outside -1, 0, 1)";
   return options;
 }

@@ -42,6 +42,7 @@ struct GDNSelectSchedulePass
       pin(options->stageTokens, stageTokens);
       pin(options->unrollTokens, unrollTokens);
       pin(options->overlapReductions, overlapReductions);
+      pin(options->chunkedSolve, chunkedSolve);
       pin(options->pipelineStages, pipelineStages);
       pin(options->consumerRegisters, consumerRegisters);
       options->smCount = smCount > 0 ? int64_t(smCount) : defaultSMCount(chip);

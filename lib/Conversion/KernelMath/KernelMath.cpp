@@ -100,22 +100,33 @@ Value KernelMath::fusedGate(Value a, Value aLog, Value dtBias) {
 }
 
 Value KernelMath::decayOf(RecurrentOp op, Value x, Value aLog, Value dtBias) {
-  if (op.getG())
-    return exp(x);
-  return exp(fusedGate(x, aLog, dtBias));
+  return exp(logDecayOf(op, x, aLog, dtBias));
 }
 
 Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv,
                             Value key) {
+  if (!op.getG() && !op.getA())
+    return f32(1.0);
+  return exp(emitLogDecay(op, n, t, hv, key));
+}
+
+Value KernelMath::logDecayOf(RecurrentOp op, Value x, Value aLog, Value dtBias) {
+  if (op.getG())
+    return x;
+  return fusedGate(x, aLog, dtBias);
+}
+
+Value KernelMath::emitLogDecay(RecurrentOp op, Value n, Value t, Value hv,
+                               Value key) {
   Value gate = op.getG() ? op.getG() : op.getA();
   if (!gate)
-    return f32(1.0);
+    return f32(0.0);
   SmallVector<Value> idx = {n, t, hv};
   if (op.hasPerKeyDecay())
     idx.push_back(key);
   Value x = toF32(memref::LoadOp::create(b, loc, gate, idx));
   if (!op.hasFusedGating())
-    return decayOf(op, x, Value(), Value());
+    return logDecayOf(op, x, Value(), Value());
   Value aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
   // Per key: dt_bias is [HV * K], entry hv * K + k.
   Value biasIdx = hv;
@@ -123,7 +134,7 @@ Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv,
     biasIdx = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, hv, index(op.getDims().K)), key);
   Value dtBias = memref::LoadOp::create(b, loc, op.getDtBias(), ValueRange{biasIdx});
-  return decayOf(op, x, aLog, dtBias);
+  return logDecayOf(op, x, aLog, dtBias);
 }
 
 std::tuple<Value, Value, Value> KernelMath::emitTokenRange(RecurrentOp op,

@@ -12,7 +12,7 @@ func.func @not_a_dictionary(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, 
 // -----
 
 func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an integer rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, pipeline_stages or consumer_registers}}
+  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an integer rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, pipeline_stages or consumer_registers}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {rows = 4 : i64}}
   return
 }
@@ -20,7 +20,7 @@ func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v:
 // -----
 
 func.func @negative(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1)}}
+  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions or chunked_solve outside -1, 0, 1)}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {warps_per_block = -2 : i64}}
   return
 }

@@ -9,11 +9,11 @@
 // CTAs, and being bandwidth-bound takes its reductions in turn (fewer
 // registers) rather than side by side.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
 // SMALL-LABEL: func.func @decode_n1
-// SMALL: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// SMALL: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // PIN-LABEL: func.func @decode_n1
-// PIN: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
+// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
 // GPU-LABEL: func.func @decode_n1
 // GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c32, %c32{{.*}}, %c1{{.*}}) threads in (%c128
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
@@ -31,9 +31,9 @@ func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %
 // convert-gdn-to-gpu builds exactly the pinned kernel (V / 2 = 64 CTAs of one
 // warp per head). The tensor form gets a schedule as well.
 // CHECK-LABEL: func.func @pinned
-// CHECK: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // PIN-LABEL: func.func @pinned
-// PIN: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // GPU-LABEL: func.func @pinned
 // GPU: gpu.launch_func @gdn_kernels::@pinned_recurrent blocks in (%c64, %c32{{.*}}, %c1{{.*}}) threads in (%c32
 func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
@@ -53,7 +53,7 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
 // GPU-LABEL: func.func @tensor_form
 // GPU: gpu.launch_func @gdn_kernels::@tensor_form_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64
 // CHECK-LABEL: func.func @tensor_form
-// CHECK: gdn.recurrent {{.*}}gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
+// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
 func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: tensor<2x4x2x32xf32>,
                        %o: tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32> {
   %r = gdn.recurrent q(%q : tensor<2x4x2x32xf32>) k(%k : tensor<2x4x2x32xf32>) v(%v : tensor<2x4x2x32xf32>)
@@ -67,8 +67,8 @@ func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: t
 // reductions in turn (fewer registers) — except with a per-key decay (KDA),
 // which is built side by side only.
 // CHECK-LABEL: func.func @bandwidth_bound
-// CHECK: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
-// CHECK: gdn.schedule = {consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                            %g: memref<64x1x32xf32>, %gk: memref<64x1x32x128xf32>,
                            %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {

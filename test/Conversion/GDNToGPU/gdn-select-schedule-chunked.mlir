@@ -1,0 +1,43 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=DEFAULT
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=1" | FileCheck %s --check-prefix=ON
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=-1" | FileCheck %s --check-prefix=OFF
+// RUN: gdn-opt %s -split-input-file -pass-pipeline="builtin.module(gdn-lower-to-ptx{chunked-solve=1})" | FileCheck %s --check-prefix=PTX
+
+// The chunked (WY) solve is off unless asked for (the cost model does not
+// choose it yet); chunked-solve=1 turns it on for a staged chunk, and an
+// option overrides the attribute already on the op.
+
+// DEFAULT-LABEL: func.func @t12
+// DEFAULT: gdn.schedule = {chunked_solve = -1 : i64, {{.*}}stage_tokens = 12 : i64
+// ON-LABEL: func.func @t12
+// ON: gdn.schedule = {chunked_solve = 1 : i64, {{.*}}stage_tokens = 12 : i64
+// OFF-LABEL: func.func @t12
+// OFF: gdn.schedule = {chunked_solve = -1 : i64,
+// PTX-LABEL: func.func @t12
+// PTX: gpu.launch_func @gdn_kernels::@t12_recurrent
+func.func @t12(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
+               %g: memref<1x12x32xf32>, %beta: memref<1x12x32xf32>,
+               %s: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>) v(%v : memref<1x12x32x128xbf16>)
+      g(%g : memref<1x12x32xf32>) beta(%beta : memref<1x12x32xf32>)
+      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
+      o(%o : memref<1x12x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// DEFAULT-LABEL: func.func @pinned
+// DEFAULT: gdn.schedule = {chunked_solve = 1 : i64,
+// ON-LABEL: func.func @pinned
+// ON: gdn.schedule = {chunked_solve = 1 : i64,
+// OFF-LABEL: func.func @pinned
+// OFF: gdn.schedule = {chunked_solve = -1 : i64,
+func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
+                  %s: memref<1x32x128x128xf32>, %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>) k(%k : memref<1x4x16x128xbf16>) v(%v : memref<1x4x32x128xbf16>)
+      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
+      o(%o : memref<1x4x32x128xbf16>)
+      {gdn.schedule = {chunked_solve = 1 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
