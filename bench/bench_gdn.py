@@ -44,6 +44,16 @@ SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens
                 dict(rows_per_warp=8, warps_per_block=1), dict(rows_per_warp=4, warps_per_block=1)]
 
 
+# Other kernel forms timed for every T > 1 workload at HV = 32 (None where the
+# form does not apply, e.g. the chunked solve with per-token states): the
+# chunked (WY) solve of a staged chunk at 4 (the default), 2 and 1 columns a
+# lane, and a producer warp feeding a 2-slot ring (cp.async.bulk, mbarriers).
+FORMS = {"chunked": dict(chunked_solve=1),
+         "chunked_r2": dict(chunked_solve=1, rows_per_warp=2),
+         "chunked_r1": dict(chunked_solve=1, rows_per_warp=1),
+         "producer": dict(pipeline_stages=2)}
+
+
 def schedule_name(sched):
     keys = (("rows_per_warp", "r"), ("warps_per_block", "w"), ("v_lanes", "l"),
             ("stage_tokens", "s"), ("unroll_tokens", "u"))
@@ -259,6 +269,9 @@ def run(args):
                     if T > 1 and HV == 32:  # what staging the token inputs buys
                         ops.set_schedule(stage_tokens=-1)
                         res["gdn_unstaged"] = time_graph(gdn_fn, sets)
+                        for form, sched in FORMS.items():
+                            ops.set_schedule(**sched)  # None: the form does not apply
+                            res["gdn_" + form] = time_graph(gdn_fn, sets)
                         ops.set_schedule()
                     if args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
                             T > 1 or (name.startswith("decode") and N != 1024)):
@@ -284,6 +297,19 @@ def report(rows, out):
         lines.append(f"| {r['workload']} | {r['T']} | {r['H']} | {r['HV']} | {r['N']} | "
                      f"{r['bytes'] / 1e6:.1f} | {r['copy']:.2f} | {cell(r['gdn'])} | {r['anchor']} | "
                      f"{cell(r['anchor_us'])} | {ratio} |")
+    formed = [r for r in rows if "gdn_unstaged" in r]
+    if formed:
+        names = ["unstaged"] + list(FORMS)
+        lines += ["", "Other kernel forms at T > 1 (HV=32; us): unstaged = no shared-memory "
+                  "staging; chunked = the WY solve of a staged chunk (chunked_solve=1; r2, r1: "
+                  "2 or 1 columns a lane); producer = a producer warp feeding a 2-slot ring "
+                  "with cp.async.bulk and mbarriers (pipeline_stages=2); — = does not apply.", "",
+                  "| workload | T | N | default | " + " | ".join(names) + " |",
+                  "|---|---|---|---|" + "---|" * len(names)]
+        for r in formed:
+            lines.append(f"| {r['workload']} | {r['T']} | {r['N']} | {r['gdn']:.2f} | " +
+                         " | ".join("—" if r.get("gdn_" + n) is None else f"{r['gdn_' + n]:.2f}"
+                                    for n in names) + " |")
     sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
     if sweep:
         lines += ["", "Schedule sweep (HV=32; us; sched_ names: r rows-per-warp, w warps-per-block, "

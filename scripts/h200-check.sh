@@ -38,6 +38,25 @@ for f in examples/*.mlir; do
     i=$((i+1))
     echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 --v-lanes=$3 --stage-tokens=$4 --seed=3 $f"
   done
+  # Staged kernels only: a producer warp (ring of 2-3 slots, several chunks
+  # a sequence so slots are reused and phases flip, setmaxnreg) and the
+  # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane).
+  case $(basename "$f") in
+    qwen3_next_mtp.mlir|kv_k128_v64.mlir|sglang_varlen_extend.mlir) extra=chunked ;;
+    sglang_verify_t4.mlir|sglang_verify_tree.mlir|kimi_linear_kda_verify_t4.mlir) extra=ws ;;
+    *) extra= ;;
+  esac
+  [ -n "$extra" ] && for flags in "--pipeline-stages=2" "--pipeline-stages=3 --stage-tokens=2" \
+      "--pipeline-stages=2 --stage-tokens=1" \
+      "--pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128"; do
+    i=$((i+1))
+    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
+  done
+  [ "$extra" = chunked ] && for flags in "--chunked-solve=1" "--chunked-solve=1 --stage-tokens=3" \
+      "--chunked-solve=1 --rows-per-warp=1" "--chunked-solve=1 --rows-per-warp=2 --stage-tokens=8"; do
+    i=$((i+1))
+    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
+  done
 done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'
 cat "$jobs"/*.log >> "$log"
 fails=$((fails + $(grep -c "^FAILED" "$jobs"/*.log | awk -F: '{s+=$2} END {print s+0}')))

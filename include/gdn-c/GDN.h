@@ -122,6 +122,16 @@ typedef struct gdnRecurrentDesc {
   int overlap_reductions; /* GPU schedule: a token's K-reductions side by
                              side (1) or in turn with fewer registers (-1);
                              0: automatic */
+  int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
+                            once in the WY form (1, final state only, decay
+                            and beta per head) or token by token (-1); 0:
+                            automatic */
+  int pipeline_stages;   /* GPU schedule: ring slots of a producer warp that
+                            feeds staged chunks with cp.async.bulk under
+                            mbarriers (sm_90+; 0 or -1: none) */
+  int consumer_registers; /* GPU schedule: with a producer, registers of a
+                             consumer thread through setmaxnreg (sm_90a; 0:
+                             none) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

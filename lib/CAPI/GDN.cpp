@@ -356,6 +356,13 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->overlap_reductions < -1 || desc->overlap_reductions > 1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: overlap_reductions must be -1, 0 or 1");
+  if (desc->chunked_solve < -1 || desc->chunked_solve > 1)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: chunked_solve must be -1, 0 or 1");
+  if (desc->pipeline_stages < -1 || desc->consumer_registers < 0)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: pipeline_stages must be >= -1 and "
+                "consumer_registers >= 0");
   if (desc->sm_count < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
   GPUOptions options;
@@ -367,6 +374,9 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   options.unrollTokens = desc->unroll_tokens;
   options.smCount = desc->sm_count;
   options.overlapReductions = desc->overlap_reductions;
+  options.chunkedSolve = desc->chunked_solve;
+  options.pipelineStages = desc->pipeline_stages;
+  options.consumerRegisters = desc->consumer_registers;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

@@ -111,7 +111,8 @@ class Compiler:
                 intermediate_dtype="float32", parent_index_dtype=None,
                 per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
-                unroll_tokens=0, sm_count=0, overlap_reductions=0, target="cpu", chip=None):
+                unroll_tokens=0, sm_count=0, overlap_reductions=0, chunked_solve=0,
+                pipeline_stages=0, consumer_registers=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -138,7 +139,11 @@ class Compiler:
         sm_count: multiprocessors of the target device for the cost model
         (0: the chip's largest part). overlap_reductions: a token's
         K-reductions side by side (1) or in turn with fewer registers (-1);
-        0: automatic."""
+        0: automatic. chunked_solve: a staged chunk's tokens solved at once
+        (WY form, 1) or token by token (-1); 0: automatic. pipeline_stages >
+        0: a producer warp feeds staged chunks through a ring of that many
+        slots (cp.async.bulk, mbarriers; sm_90+); consumer_registers > 0:
+        setmaxnreg of the consumers under a producer warpgroup (sm_90a)."""
         d = RecurrentDesc()
         d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
@@ -158,6 +163,9 @@ class Compiler:
         d.unroll_tokens = int(unroll_tokens)
         d.sm_count = int(sm_count)
         d.overlap_reductions = int(overlap_reductions)
+        d.chunked_solve = int(chunked_solve)
+        d.pipeline_stages = int(pipeline_stages)
+        d.consumer_registers = int(consumer_registers)
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))

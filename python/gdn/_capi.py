@@ -48,6 +48,8 @@ class RecurrentDesc(ctypes.Structure):
         ("sm_count", ctypes.c_int),
         ("per_key_decay", ctypes.c_int), ("per_channel_beta", ctypes.c_int),
         ("parent_index_bits", ctypes.c_int), ("overlap_reductions", ctypes.c_int),
+        ("chunked_solve", ctypes.c_int), ("pipeline_stages", ctypes.c_int),
+        ("consumer_registers", ctypes.c_int),
     ]
 
 

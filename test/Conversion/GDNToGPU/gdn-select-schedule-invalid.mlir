@@ -32,3 +32,67 @@ func.func @does_not_divide(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {rows_per_warp = 3 : i64, warps_per_block = 1 : i64}, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+func.func @producer_without_staging(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{pipeline-stages = 2 needs staged tokens (stage-tokens > 0)}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, stage_tokens = -1 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @producer_too_deep(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{pipeline-stages = 9 must be at most 8}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 9 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @producer_chunk_over_a_warp(%q: memref<1x64x1x32xf32>, %k: memref<1x64x1x32xf32>, %v: memref<1x64x1x8xf32>, %o: memref<1x64x1x8xf32>) {
+  // expected-error @+1 {{pipeline-stages = 2 needs stage-tokens <= 32 (one producer lane a token), not 64}}
+  gdn.recurrent q(%q : memref<1x64x1x32xf32>) k(%k : memref<1x64x1x32xf32>) v(%v : memref<1x64x1x8xf32>) o(%o : memref<1x64x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, stage_tokens = 64 : i64, rows_per_warp = 1 : i64, warps_per_block = 8 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @producer_copy_not_16_bytes(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{pipeline-stages = 2 copies rows of q and k (128 bytes), v (32) and the CTA's columns of v (8) with cp.async.bulk, which needs multiples of 16 bytes}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, rows_per_warp = 1 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @producer_with_chunked_solve(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{pipeline-stages = 2 (a producer warp) and chunked-solve cannot be combined}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, chunked_solve = 1 : i64, rows_per_warp = 4 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @registers_without_producer(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{consumer-registers needs a producer warp (pipeline-stages > 0)}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {consumer_registers = 128 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @registers_not_warpgroups(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{consumer-registers needs whole consumer warpgroups (setmaxnreg acts on warpgroups), but warps-per-block = 2 is not a multiple of 4}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, consumer_registers = 128 : i64, rows_per_warp = 4 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @registers_out_of_range(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
+  // expected-error @+1 {{consumer-registers = 260 must be a multiple of 8 in [24, 256] with the CTA's registers (69632) at most 65536}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, consumer_registers = 260 : i64, rows_per_warp = 1 : i64, warps_per_block = 8 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}

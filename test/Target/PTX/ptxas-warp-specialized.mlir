@@ -1,0 +1,41 @@
+// REQUIRES: ptxas
+// A producer warp's kernels (pipeline-stages) assemble for sm_90a with no
+// stack frame and no spills, and their PTX holds what the schedule asks for:
+// the ring's mbarriers, bulk async copies completing on them as transactions,
+// the consumers' parity waits and, with consumer-registers, setmaxnreg under
+// a register count fixed at entry (reqntid, minnctapersm 1: without them
+// ptxas ignores setmaxnreg, warning C7508). Without pipeline-stages none of
+// it is emitted.
+// RUN: gdn-run --emit=ptx --pipeline-stages=2 %examples/sglang_verify_t4.mlir > %t.ws.ptx
+// RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ws.ptx -o %t.ws.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --pipeline-stages=3 --stage-tokens=2 %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: FileCheck %s --check-prefix=WS < %t.varlen.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --pipeline-stages=2 %examples/kimi_linear_kda_verify_t4.mlir > %t.kda.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --pipeline-stages=2 %examples/sglang_verify_tree.mlir > %t.tree.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.tree.ptx -o %t.tree.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128 %examples/sglang_verify_t4.mlir > %t.regs.ptx
+// RUN: FileCheck %s --check-prefixes=WS,REGS < %t.regs.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.regs.ptx -o %t.regs.cubin 2>&1 | FileCheck %s --check-prefix=ASM-REGS
+// RUN: gdn-run --emit=ptx %examples/sglang_verify_t4.mlir | FileCheck %s --check-prefix=NONE
+
+// CHECK-NOT: warning
+// CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ASM-REGS-NOT: C7508
+// ASM-REGS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ASM-REGS: Used 128 registers
+
+// REGS: .reqntid 256, 1, 1
+// REGS: .minnctapersm 1
+// WS: mbarrier.init.shared.b64
+// REGS-DAG: setmaxnreg.inc.sync.aligned.u32 128;
+// WS-DAG: mbarrier.try_wait.parity.shared.b64
+// WS-DAG: mbarrier.arrive
+// REGS-DAG: setmaxnreg.dec.sync.aligned.u32 24;
+// WS-DAG: mbarrier.expect_tx
+// WS-DAG: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+// NONE-NOT: mbarrier
+// NONE-NOT: cp.async.bulk
+// NONE-NOT: setmaxnreg
