@@ -44,14 +44,18 @@ SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens
                 dict(rows_per_warp=8, warps_per_block=1), dict(rows_per_warp=4, warps_per_block=1)]
 
 
-# Other kernel forms timed for every T > 1 workload at HV = 32 (None where the
-# form does not apply, e.g. the chunked solve with per-token states): the
-# chunked (WY) solve of a staged chunk at 4 (the default), 2 and 1 columns a
-# lane, and a producer warp feeding a 2-slot ring (cp.async.bulk, mbarriers).
+# Other kernel forms timed for T > 1 workloads at HV = 32 and N in QUICK_NS
+# (None where the form does not apply, e.g. the chunked solve with per-token
+# states): the chunked (WY) solve of a staged chunk, a producer warp feeding a
+# 2-slot ring (cp.async.bulk, mbarriers) or none, and one lane along V (the
+# cost model's choice before 2026-11-29-s3) without a producer.
 FORMS = {"chunked": dict(chunked_solve=1),
-         "chunked_r2": dict(chunked_solve=1, rows_per_warp=2),
-         "chunked_r1": dict(chunked_solve=1, rows_per_warp=1),
-         "producer": dict(pipeline_stages=2)}
+         "producer": dict(pipeline_stages=2),
+         "no_producer": dict(pipeline_stages=-1),
+         "one_v_lane": dict(v_lanes=1, pipeline_stages=-1)}
+
+
+QUICK_NS = (1, 8, 64, 256)
 
 
 def schedule_name(sched):
@@ -236,7 +240,7 @@ def run(args):
     sglang = load_sglang(args.sglang)
     from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule as fla_fr
     K, V = 128, 128
-    Ns = [1, 8, 64, 256] if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    Ns = QUICK_NS if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     if args.Ns:
         Ns = [int(x) for x in args.Ns.split(",")]
     # (H, HV): Qwen3-Next one rank (16, 32); Qwen3.5-122B at TP1 (16, 64) and TP8 (2, 8).
@@ -245,11 +249,14 @@ def run(args):
     for name, Ts, sdt, passes, gdn_fn, (anchor, anchor_fn) in workloads(args, sglang, fla_fr):
         if args.only and args.only not in name:
             continue
-        for H, HV in heads:
+        # The issue-4 sweep (N, T, state dtype, HV) covers decode, verify and
+        # the final-state form; KDA and trees stay at the quick points.
+        extra = name.startswith(("KDA", "verify with an EAGLE"))
+        for H, HV in heads if not extra else [(16, 32)]:
             for T in Ts:
                 if HV != 32 and T != Ts[0]:
                     continue  # other head counts: the first T only
-                for N in Ns:
+                for N in Ns if not extra else [n for n in Ns if n in QUICK_NS]:
                     esz = torch.finfo(sdt).bits // 8
                     state = N * HV * K * V * esz
                     io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
@@ -266,7 +273,7 @@ def run(args):
                     res["copy"] = time_copy(nbytes, dev)
                     res["gdn"] = time_graph(gdn_fn, sets)
                     res["anchor_us"] = time_graph(anchor_fn, sets) if anchor_fn else None
-                    if T > 1 and HV == 32:  # what staging the token inputs buys
+                    if T > 1 and HV == 32 and N in QUICK_NS:  # what staging buys
                         ops.set_schedule(stage_tokens=-1)
                         res["gdn_unstaged"] = time_graph(gdn_fn, sets)
                         for form, sched in FORMS.items():
@@ -283,10 +290,11 @@ def run(args):
                     print(json.dumps(res), flush=True)
                     del sets
                     torch.cuda.empty_cache()
+        report(rows, args.out, quiet=True)  # a time limit keeps what is done
     return rows
 
 
-def report(rows, out):
+def report(rows, out, quiet=False):
     os.makedirs(out, exist_ok=True)
     lines = ["| workload | T | H | HV | N | MB | copy us | gdn us (of copy) | anchor | anchor us (of copy) | anchor / gdn |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -361,7 +369,8 @@ def report(rows, out):
         fig.savefig(os.path.join(out, "bench_gdn.png"), dpi=90)
     except Exception as e:  # the table is the result; the plot is a convenience
         print("plot skipped:", e)
-    print(table)
+    if not quiet:
+        print(table)
 
 
 if __name__ == "__main__":

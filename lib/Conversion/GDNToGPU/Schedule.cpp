@@ -93,6 +93,22 @@ int64_t elementBytes(Value x) {
   return cast<ShapedType>(x.getType()).getElementTypeBitWidth() / 8;
 }
 
+/// Whether cp.async.bulk can move a token's q and k rows and the CTA's
+/// columns of v: 16-byte multiples in identity layouts (dense rows from
+/// 16-byte aligned buffers, which the C API guarantees).
+bool bulkCopies(RecurrentOp op, const GPUSchedule &s) {
+  auto d = op.getDims();
+  if ((d.K * elementBytes(op.getQ())) % 16 != 0 ||
+      (d.V * elementBytes(op.getV())) % 16 != 0 ||
+      (s.blockRows() * elementBytes(op.getV())) % 16 != 0)
+    return false;
+  for (Value x : {op.getQ(), op.getK(), op.getV()})
+    if (auto type = dyn_cast<MemRefType>(x.getType());
+        type && !type.getLayout().isIdentity())
+      return false;
+  return true;
+}
+
 /// The producer warp of `s` (pipeline_stages, consumer_registers) and its
 /// checks: cp.async.bulk moves 16-byte multiples between 16-byte aligned
 /// addresses, so a token's q and k rows and the CTA's slice of v must be
@@ -100,9 +116,18 @@ int64_t elementBytes(Value x) {
 /// 16-byte aligned buffers); one producer lane computes each token's gates.
 LogicalResult selectWarpSpecialization(RecurrentOp op,
                                        const GPUScheduleOptions &options,
-                                       GPUSchedule &s) {
+                                       int64_t targetWarps, GPUSchedule &s) {
   auto d = op.getDims();
   s.stages = options.pipelineStages > 0 ? options.pipelineStages : 0;
+  // Chosen: a producer for verify (per-token states) while the grid is at
+  // most the machine's target warps (N <= 8 at HV = 32, 8 columns a warp):
+  // N = 8 6% faster, N = 1 1%; from N = 64 on 10% slower
+  // (bench/results/2026-11-29-s3-forms/sweep_flags2.md).
+  if (options.pipelineStages == 0 && s.chunk > 0 && s.chunk <= kWarpSize &&
+      !s.chunkedSolve && op.getIntermediateStates() &&
+      d.N * d.HV * (d.V / s.warpRows()) <= targetWarps &&
+      bulkCopies(op, s))
+    s.stages = 2;
   s.consumerRegisters = options.consumerRegisters;
   if (s.consumerRegisters != 0 && s.stages == 0)
     return op.emitOpError() << "cannot be lowered to the GPU: consumer-registers "
@@ -122,18 +147,13 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   if (s.chunk > kWarpSize)
     return fail() << "needs stage-tokens <= 32 (one producer lane a token), not "
                   << s.chunk;
-  int64_t qRow = d.K * elementBytes(op.getQ());
-  int64_t vRow = d.V * elementBytes(op.getV());
-  int64_t vSlice = s.blockRows() * elementBytes(op.getV());
-  if (qRow % 16 != 0 || vRow % 16 != 0 || vSlice % 16 != 0)
-    return fail() << "copies rows of q and k (" << qRow << " bytes), v ("
-                  << vRow << ") and the CTA's columns of v (" << vSlice
-                  << ") with cp.async.bulk, which needs multiples of 16 bytes";
-  for (Value x : {op.getQ(), op.getK(), op.getV()})
-    if (auto type = dyn_cast<MemRefType>(x.getType());
-        type && !type.getLayout().isIdentity())
-      return fail() << "needs q, k and v in identity layouts (bulk copies "
-                       "address them as dense rows)";
+  if (!bulkCopies(op, s))
+    return fail() << "copies rows of q and k (" << d.K * elementBytes(op.getQ())
+                  << " bytes), v (" << d.V * elementBytes(op.getV())
+                  << ") and the CTA's columns of v ("
+                  << s.blockRows() * elementBytes(op.getV())
+                  << ") of identity-layout buffers with cp.async.bulk, which "
+                     "needs multiples of 16 bytes";
   int64_t bytes = s.stages * (stagingBytes(op, s, s.chunk) + 16);
   if (bytes > 48 * 1024)
     return fail() << "with stage-tokens = " << s.chunk << " needs " << bytes
@@ -197,6 +217,25 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         bandwidthBound = r == candidates.front();
         break;
       }
+    }
+  }
+  // Staged kernels (T > 1, varlen) split a warp's 8 V columns over more
+  // lanes than decode does: shallower K trees for the token chain and, in vk,
+  // 16-byte bf16 state rows. vk: 4 columns x 2 lanes once the grid fills the
+  // machine (verify N = 8 / 64: 7% faster, varlen extend: 31%), 2 x 4 below
+  // (verify N = 1: 5%, T = 12 N = 1: 8%); kv: 2 x 4 instead of 4 x 4 while
+  // the grid is tiny (FLA-style N = 1, T = 4 / 12: 11-14% faster; from N = 8
+  // on slower). bench/results/2026-11-29-s3-forms/sweep_flags*.md.
+  // (Head sizes of real models only: K a power of two >= 64.)
+  if (staged && rowsOpt == 0 && lanesVOpt == 0 && d.V % 8 == 0 &&
+      d.K >= 64 && llvm::isPowerOf2_64(d.K)) {
+    bool smallGrid = d.N * d.HV * (d.V / 8) * 8 <= targetWarps;
+    if (op.isVKLayout()) {
+      s.lanesV = bandwidthBound ? 2 : 4;
+      s.rows = 8 / s.lanesV;
+    } else if (!op.isVKLayout() && smallGrid) {
+      s.lanesV = 4;
+      s.rows = 2;
     }
   }
   if (s.lanesV == 0)
@@ -291,7 +330,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << s.chunk << " needs "
                             << stagingBytes(op, s, s.chunk)
                             << " bytes of shared memory, more than 48 KiB";
-  if (failed(selectWarpSpecialization(op, options, s)))
+  if (failed(selectWarpSpecialization(op, options, targetWarps, s)))
     return failure();
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N

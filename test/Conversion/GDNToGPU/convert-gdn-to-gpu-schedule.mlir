@@ -31,10 +31,10 @@ func.func @decode_n64(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>
 
 // -----
 
-// Staged tokens (T = 4), N = 1: at least 4 columns a lane (independent chains
-// per token), 1024 warps in CTAs of 4: 8 CTAs per head.
+// Staged tokens (T = 4), N = 1: a warp's 8 V columns split 2 a lane over 4
+// lanes along V (K trees 3 deep), 512 warps in CTAs of 4: 4 CTAs per head.
 // CHECK-LABEL: func.func @mtp_n1
-// CHECK: gpu.launch_func @gdn_kernels::@mtp_n1_recurrent blocks in (%c8, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
+// CHECK: gpu.launch_func @gdn_kernels::@mtp_n1_recurrent blocks in (%c4, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
 func.func @mtp_n1(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
                   %s: memref<1x32x128x128xf32>, %o: memref<1x4x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x4x16x128xbf16>) k(%k : memref<1x4x16x128xbf16>) v(%v : memref<1x4x32x128xbf16>)

@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -gdn-select-schedule="rows-per-warp=4 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 pipeline-stages=-1" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
 
 // EAGLE tree verify: before a token's math the state tile is replaced by the

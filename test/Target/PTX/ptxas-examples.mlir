@@ -20,11 +20,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_verify_t4.mlir > %t.kdaverify.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kdaverify.ptx -o %t.kdaverify.cubin 2>&1 | FileCheck %s
-// EAGLE tree verify: staged tokens (the default) and straight from global
-// memory. In the staged token loop (after the one barrier) the only global
-// loads are the reloads of a parent's or the initial state, vectors of 4 bf16
-// (K / 32 a lane) as loadState reads them; no second barrier.
-// RUN: gdn-run --emit=ptx %examples/sglang_verify_tree.mlir > %t.tree.ptx
+// EAGLE tree verify: staged tokens by every thread before one barrier (the
+// default stages them through a producer warp, ptxas-warp-specialized.mlir)
+// and straight from global memory. In the staged token loop (after the one
+// barrier) the only global loads are the reloads of a parent's or the
+// initial state, 16-byte vectors (8 bf16: K / 16 a lane, 2 lanes along V) as
+// loadState reads them; no second barrier.
+// RUN: gdn-run --emit=ptx --pipeline-stages=-1 %examples/sglang_verify_tree.mlir > %t.tree.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.tree.ptx -o %t.tree.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=TREE < %t.tree.ptx
 // RUN: gdn-run --emit=ptx --stage-tokens=-1 %examples/sglang_verify_tree.mlir > %t.tree-global.ptx
@@ -39,6 +41,6 @@
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // TREE: bar.sync
 // TREE-NOT: bar.sync
-// TREE: ld.global.v4.b16
+// TREE: ld.global.v4.b32
 // TREE-NOT: bar.sync
 // TREE: ret;

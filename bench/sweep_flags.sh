@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Times gdn-run --bench (CUDA-graph replay medians, rotating input sets) for
+# every (file, schedule flags) pair and prints a markdown table, the kernel
+# `--check`ed against the fp64 reference each time. For schedule questions
+# the side-by-side benchmark (bench_gdn.py --sweep) does not cover.
+#   bench/sweep_flags.sh GDN_RUN "FLAGS1;FLAGS2;..." FILE...
+# ("" in the list: the default schedule).
+set -u
+run=$1; IFS=';' read -r -a sets <<< "$2"; shift 2
+echo "| file | flags | us | check |"
+echo "|---|---|---|---|"
+for f in "$@"; do
+  for flags in "${sets[@]}"; do
+    line=$($run --target=cuda --check --bench --json $flags "$f" 2>&1 | tail -1)
+    us=$(echo "$line" | python3 -c '
+import json, sys
+try:
+    r = json.loads(sys.stdin.read())
+    print("%.2f | %s" % (r["us"], r["check"]))
+except Exception:
+    print("— | error")')
+    echo "| $(basename "$f") | ${flags:-default} | $us |"
+  done
+done
