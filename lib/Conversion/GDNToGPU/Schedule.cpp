@@ -119,13 +119,16 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                                        int64_t targetWarps, GPUSchedule &s) {
   auto d = op.getDims();
   s.stages = options.pipelineStages > 0 ? options.pipelineStages : 0;
-  // Chosen: a producer for verify (per-token states) while the grid is at
-  // most the machine's target warps (N <= 8 at HV = 32, 8 columns a warp):
-  // N = 8 6% faster, N = 1 1%; from N = 64 on 10% slower
-  // (bench/results/2026-11-29-s3-forms/sweep_flags2.md).
+  // Chosen: a producer for verify (per-token states) with T <= 4 (N = 64 /
+  // 256: 5% / 11% faster, N = 1 / 8 even), or any T while the grid is at
+  // most the machine's target warps (N <= 8 at HV = 32: T = 12 even; from N
+  // = 64 on 10% slower). The final-state form gains nothing (T = 4 N = 1:
+  // 2%) and loses from N = 8 on. bench/results/2026-11-29-s3-final (forms
+  // table) and -s3-forms/sweep_flags2.md.
   if (options.pipelineStages == 0 && s.chunk > 0 && s.chunk <= kWarpSize &&
       !s.chunkedSolve && op.getIntermediateStates() &&
-      d.N * d.HV * (d.V / s.warpRows()) <= targetWarps &&
+      ((!op.isVarlen() && d.T <= 4) ||
+       d.N * d.HV * (d.V / s.warpRows()) <= targetWarps) &&
       bulkCopies(op, s))
     s.stages = 2;
   s.consumerRegisters = options.consumerRegisters;

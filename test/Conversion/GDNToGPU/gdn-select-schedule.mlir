@@ -87,14 +87,14 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
-// (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds both
-// (grids of at most 4096 warps); N = 64 takes none.
+// (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds all of
+// them (T <= 4).
 // CHECK-LABEL: func.func @verify_n1
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 2 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n8
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 func.func @verify_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -175,6 +175,40 @@ func.func @verify_n64(%q: memref<64x4x16x128xbf16>,
       initial_state(%pool : memref<80x32x128x128xbf16>)
       intermediate_states(%intermediate : memref<80x4x32x128x128xbf16>)
       o(%o : memref<64x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// Verify with T = 12 at N = 64: no producer (the grid is past the machine's
+// target warps and T > 4).
+// CHECK-LABEL: func.func @verify_t12_n64
+// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64
+func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
+    %k: memref<64x12x16x128xbf16>,
+    %v: memref<64x12x32x128xbf16>,
+    %a: memref<64x12x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<64x12x32xbf16>,
+    %state_indices: memref<64xi32>,
+    %intermediate_state_indices: memref<64xi32>,
+    %pool: memref<80x32x128x128xbf16>,
+    %intermediate: memref<80x12x32x128x128xbf16>,
+    %o: memref<64x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x12x16x128xbf16>)
+      k(%k : memref<64x12x16x128xbf16>)
+      v(%v : memref<64x12x32x128xbf16>)
+      a(%a : memref<64x12x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<64x12x32xbf16>)
+      state_indices(%state_indices : memref<64xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<64xi32>)
+      initial_state(%pool : memref<80x32x128x128xbf16>)
+      intermediate_states(%intermediate : memref<80x12x32x128x128xbf16>)
+      o(%o : memref<64x12x32x128xbf16>)
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
