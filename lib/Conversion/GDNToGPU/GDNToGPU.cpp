@@ -284,14 +284,7 @@ private:
     Value one = i32(1);
     wait(empty, slot, arith::XOrIOp::create(b, loc, phase, one));
     Value rowBase = arith::MulIOp::create(b, loc, slot, m.index(s.chunk));
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          lane, count);
-    {
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value t = arith::AddIOp::create(b, loc, c, lane);
-      Value row = plus(rowBase, lane);
+    forTokenOfThread(c, count, rowBase, lane, [&](Value t, Value row) {
       int64_t qBytes = d.K * elementBytes(op.getQ());
       int64_t vBytes = s.blockRows() * elementBytes(op.getV());
       Value bar = barrierAt(full, slot);
@@ -306,7 +299,7 @@ private:
       copy(qStage, op.getQ(), {tokenRow, t, h, m.index(0)}, qBytes);
       copy(kStage, op.getK(), {tokenRow, t, h, m.index(0)}, qBytes);
       copy(vStage, op.getV(), {tokenRow, t, hv, blockV0}, vBytes);
-    }
+    });
     stageGates(c, count, rowBase, lane, kWarpSize);
     NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(full, slot), Value());
   }
@@ -761,22 +754,29 @@ private:
       return;
     // Thread j computes token j's per-head gates and its parent source
     // (chunk <= threads).
+    forTokenOfThread(c, count, rowBase, thread, [&](Value t, Value row) {
+      if (!perKey)
+        memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                                decayStage, ValueRange{row});
+      if (!perChannel)
+        memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                                betaStage, ValueRange{row});
+      if (op.hasParentTable())
+        memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
+                                ValueRange{row});
+    });
+  }
+
+  /// `body(t, row)` for thread `thread` < count: token t = c + thread, at
+  /// staging row rowBase + thread.
+  void forTokenOfThread(Value c, Value count, Value rowBase, Value thread,
+                        function_ref<void(Value, Value)> body) {
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           thread, count);
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value t = arith::AddIOp::create(b, loc, c, thread);
-    Value row = plus(rowBase, thread);
-    if (!perKey)
-      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
-                              decayStage, ValueRange{row});
-    if (!perChannel)
-      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
-                              betaStage, ValueRange{row});
-    if (op.hasParentTable())
-      memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
-                              ValueRange{row});
+    body(arith::AddIOp::create(b, loc, c, thread), plus(rowBase, thread));
   }
 
   /// Tokens [c, c + count) from staging rows [rowBase, rowBase + count);
