@@ -317,9 +317,11 @@ def report(rows, out, quiet=False, device=None):
     if formed:
         names = ["unstaged"] + list(FORMS)
         lines += ["", "Other kernel forms at T > 1 (HV=32; us): unstaged = no shared-memory "
-                  "staging; chunked = the WY solve of a staged chunk (chunked_solve=1; r2, r1: "
-                  "2 or 1 columns a lane); producer = a producer warp feeding a 2-slot ring "
-                  "with cp.async.bulk and mbarriers (pipeline_stages=2); — = does not apply.", "",
+                  "staging; chunked = the WY solve of a staged chunk (chunked_solve=1); "
+                  "producer / no_producer = a producer warp feeding a 2-slot ring with "
+                  "cp.async.bulk and mbarriers (pipeline_stages=2) or none (-1); one_v_lane = "
+                  "no producer and one lane along V (v_lanes=1, the columns a lane chosen "
+                  "again); — = does not apply.", "",
                   "| workload | T | N | default | " + " | ".join(names) + " |",
                   "|---|---|---|---|" + "---|" * len(names)]
         for r in formed:
