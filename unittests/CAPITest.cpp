@@ -232,6 +232,25 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   d.input_dtype = static_cast<gdnDType>(7);
   EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
             GDN_ERROR_INVALID_ARGUMENT);
+  // Schedule fields out of range, and a producer warp the kernel cannot take
+  // (its bulk copies need staged tokens): errors with messages, not kernels.
+  for (auto set : {+[](gdnRecurrentDesc &x) { x.chunked_solve = 2; },
+                   +[](gdnRecurrentDesc &x) { x.pipeline_stages = -2; },
+                   +[](gdnRecurrentDesc &x) { x.consumer_registers = -8; }}) {
+    d = smallDesc();
+    set(d);
+    EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k),
+              GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gdnGetLastError()).find("gdnCompileDesc:"),
+              std::string::npos);
+  }
+  d = smallDesc();
+  d.pipeline_stages = 2;
+  d.stage_tokens = -1;
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_ERROR_COMPILE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("needs staged tokens"),
+            std::string::npos)
+      << gdnGetLastError();
   d = smallDesc();
   ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
   std::vector<float> buf(4096);
