@@ -146,16 +146,11 @@ public:
     if (!op.isVarlen() && d.T <= s.chunk) {
       storeState(chunk(m.index(0), m.index(d.T), state));
     } else {
-      auto loop = scf::ForOp::create(
-        b, loc, tokenLo, hi, m.index(s.chunk), state,
-        [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value count = arith::MinUIOp::create(
-              b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
-          scf::YieldOp::create(b, loc, chunk(c, count, carried));
-        });
-      storeState(loop.getResults());
+      storeState(forEachChunk(hi, state,
+                              [&](Value c, Value count, Value, Value,
+                                  ValueRange carried) {
+                                return chunk(c, count, carried);
+                              }));
     }
     unrollTokenLoops();
   }
@@ -251,8 +246,9 @@ private:
     storeState(last);
   }
 
-  /// for c in [tokenLo, hi) step chunk, with the chunk's token count, ring
-  /// slot (i % stages of chunk i) and phase parity ((i / stages) % 2, i32).
+  /// for c in [tokenLo, hi) step chunk, with the chunk's token count and,
+  /// with a producer's ring, its slot (i % stages of chunk i) and phase
+  /// parity ((i / stages) % 2, i32).
   SmallVector<Value>
   forEachChunk(Value hi, ValueRange init,
                function_ref<SmallVector<Value>(Value, Value, Value, Value,
@@ -265,13 +261,17 @@ private:
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           Value count = arith::MinUIOp::create(
               b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
-          Value i = arith::DivUIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, c, tokenLo), m.index(s.chunk));
-          Value slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
-          Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
-          Value phase = arith::IndexCastOp::create(
-              b, loc, b.getI32Type(),
-              arith::RemUIOp::create(b, loc, round, m.index(2)));
+          Value slot, phase; // only with a producer's ring
+          if (s.stages > 0) {
+            Value i = arith::DivUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
+                m.index(s.chunk));
+            slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
+            Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
+            phase = arith::IndexCastOp::create(
+                b, loc, b.getI32Type(),
+                arith::RemUIOp::create(b, loc, round, m.index(2)));
+          }
           scf::YieldOp::create(b, loc, body(c, count, slot, phase, carried));
         });
     return SmallVector<Value>(loop.getResults());
