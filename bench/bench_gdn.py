@@ -13,11 +13,15 @@ input sets so the bytes touched between two runs of one set exceed the L2
 (60 MB) four times: the state is cold, as in a model with 30-60 layers.
 Bytes: state read + state written (or, for verify, each intermediate state
 written) + q, k, v, o and the gates.
-Workloads: decode (fp32 state in place, bf16 pool) and verify (bf16 pool +
-per-token states, T = 4, 12) against SGLang; final-state-only T = 1, 4, 12
-against FLA.
+Workloads: decode (fp32 state in place, bf16 pool), verify (bf16 pool +
+per-token states, T = 4, 12), KDA decode and EAGLE-tree verify (T = 4)
+against SGLang; final-state-only T = 1, 4, 12 against FLA. For T > 1 at
+HV = 32 and N in QUICK_NS also the kernel forms (FORMS).
 
-Usage: python3 bench/bench_gdn.py [--quick] [--out DIR] [--sglang PATH]
+Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--only TEXT,...]
+           [--Ns 1,8] [--hv 8,32,64] [--out DIR] [--sglang PATH]
+       python3 bench/bench_gdn.py --from-json A.json,B.log [--device-name NAME]
+           [--out DIR]   (no GPU: redraws the table and plot)
 """
 import argparse
 import importlib.util

@@ -1,10 +1,10 @@
 // SGLang speculative verify (MTP, T=12 draft tokens): N=512 requests, Qwen3-Next
 // rank shapes (H=16, HV=32, K=V=128), fused gating, beta logits, L2 norm.
-// The pool of 12 bf16 slots is read at state_indices and NOT written (no
+// The pool of 520 bf16 slots is read at state_indices and NOT written (no
 // final_state: SGLang's disable_state_update); the state after every draft
 // token goes to the pool-scoped buffer [slots, T, HV, V, K] at
 // intermediate_state_indices, from which the caller commits the accepted step.
-// Run: gdn-run --check examples/sglang_verify_t4.mlir
+// Run: gdn-run --check bench/sweeps/verify_t12_n512.mlir (or bench/sweep_flags.sh)
 func.func @verify(%q: memref<512x12x16x128xbf16>,
     %k: memref<512x12x16x128xbf16>,
     %v: memref<512x12x32x128xbf16>,

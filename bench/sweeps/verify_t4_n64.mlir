@@ -4,7 +4,7 @@
 // final_state: SGLang's disable_state_update); the state after every draft
 // token goes to the pool-scoped buffer [slots, T, HV, V, K] at
 // intermediate_state_indices, from which the caller commits the accepted step.
-// Run: gdn-run --check examples/sglang_verify_t4.mlir
+// Run: gdn-run --check bench/sweeps/verify_t4_n64.mlir (or bench/sweep_flags.sh)
 func.func @verify(%q: memref<64x4x16x128xbf16>,
     %k: memref<64x4x16x128xbf16>,
     %v: memref<64x4x32x128xbf16>,

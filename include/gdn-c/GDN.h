@@ -87,7 +87,8 @@ typedef struct gdnRecurrentDesc {
   int has_initial_state;
   int has_final_state;
   int state_in_place;   /* initial and final state are one argument */
-  int rows_per_warp;    /* GPU schedule: V rows per warp (0: automatic) */
+  int rows_per_warp;    /* GPU schedule: V columns per lane, rows_per_warp *
+                           v_lanes per warp (0: automatic) */
   int warps_per_block;  /* GPU schedule: warps per CTA (0: automatic) */
   int v_lanes;          /* GPU schedule: lanes of a warp along V (0: automatic) */
   int64_t num_slots;    /* > 0: the states are a pool [num_slots, HV, ...] */
@@ -123,15 +124,20 @@ typedef struct gdnRecurrentDesc {
                              side (1) or in turn with fewer registers (-1);
                              0: automatic */
   int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
-                            once in the WY form (1, final state only, decay
-                            and beta per head) or token by token (-1); 0:
-                            automatic */
-  int pipeline_stages;   /* GPU schedule: ring slots of a producer warp that
-                            feeds staged chunks with cp.async.bulk under
-                            mbarriers (sm_90+; 0 or -1: none) */
+                            once in the WY form (1, final state only, no
+                            tree, decay and beta per head, no producer warp)
+                            or token by token (-1); 0: automatic (token by
+                            token) */
+  int pipeline_stages;   /* GPU schedule: ring slots (<= 8) of a producer
+                            warp that feeds staged chunks (stage_tokens
+                            <= 32) with cp.async.bulk under full/empty
+                            mbarriers (sm_90, sm_90a); -1: none; 0:
+                            automatic (2 for verify with T <= 4 or a small
+                            grid, else none) */
   int consumer_registers; /* GPU schedule: with a producer, registers of a
-                             consumer thread through setmaxnreg (sm_90a; 0:
-                             none) */
+                             consumer thread through setmaxnreg (sm_90a; a
+                             multiple of 8 in [24, 256], warps_per_block a
+                             multiple of 4; 0: none, never automatic) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

@@ -64,6 +64,21 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     (`overlap_reductions`); fused gating and sigmoid(b) are computed in the
     kernel from the raw inputs.
 
+    With `stage_tokens` (T > 1, varlen) the tokens' q, k, the CTA's columns
+    of v and the gates go through shared memory `stage_tokens` tokens at a
+    time: every thread loads them before one barrier a chunk, or, with
+    `pipeline_stages` > 0 (warp specialization, sm_90/sm_90a), one producer
+    warp after the `warps_per_block` consumer warps fills a ring of that
+    many chunk slots with `cp.async.bulk` copies (lane j: token j's rows)
+    and the gates, under a `full` and an `empty` mbarrier a slot, while the
+    consumers run the previous chunk; `consumer_registers` (sm_90a) makes the
+    producer a warpgroup that gives registers back (`setmaxnreg.dec` to 24)
+    and raises the consumers' to that count (`setmaxnreg.inc`). With
+    `chunked_solve` a chunk's tokens are solved at once in the WY
+    (UT-transform) form: its Gram matrices once a CTA in shared memory, every
+    token's Sᵀk and Sᵀq side by side, a forward substitution in registers and
+    one rank-C state update.
+
     Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
     module launched over (chunks of a head, HV, N): each CTA reads row n's
     count and indices once, returns unless the row commits, and copies its
@@ -113,19 +128,28 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     chosen by the cost model measured on the H200 (bench/results): decode is
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
     the most V columns (8, 4, 2, 1) that still leave about half the device's
-    warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`); staged
-    multi-token kernels (T > 1 or varlen) take at least 4 columns a lane and
-    stage up to 16 tokens' inputs (8 varlen) in shared memory; bandwidth-bound
-    `vk` decode runs one-warp CTAs. A token's K-reductions run side by side
+    warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`);
+    bandwidth-bound `vk` decode runs one-warp CTAs. Staged multi-token
+    kernels (T > 1 or varlen) stage up to 16 tokens' inputs (8 varlen) in
+    shared memory and, for K a power of two >= 64 and V a multiple of 8, split
+    a warp's 8 V columns over lanes along V: in `vk` 4 columns x 2 lanes when
+    8 columns a lane already leave that many warps, else 2 x 4; in `kv` 2 x 4
+    while N * HV * V is at most that warp count (else 4 columns x 4 lanes, as
+    decode). A token's K-reductions run side by side
     (overlap_reductions = 1, a shorter dependent chain) unless the grid is
     bandwidth-bound (rows_per_warp left to the cost model, whose first
     candidate, 8 columns a lane or 4 in kv, already leaves that many warps),
     then in turn (-1, fewer registers); a per-key decay (KDA) or a
-    per-channel beta is always built side by side. The chunked (WY) solve of
-    a staged chunk (chunked_solve = 1: the chunk's Gram matrices once a CTA,
-    all its reductions side by side, one rank-C state update) is off unless
-    asked for, and needs staged tokens, the final state only, no tree, and a
-    decay and beta per head. An attribute already on the op pins its
+    per-channel beta is always built side by side. Verify (intermediate
+    states) takes a producer warp with a 2-slot ring (pipeline_stages = 2)
+    when T <= 4 (fixed T) or the grid has at most that many warps, where
+    stage_tokens <= 32, no chunked solve and 16-byte bulk copies allow it;
+    other kernels none (-1); consumer_registers is never chosen (0). The
+    chunked (WY) solve of a staged chunk (chunked_solve = 1: the chunk's Gram
+    matrices once a CTA, all its reductions side by side, one rank-C state
+    update) is off (-1) unless asked for (measured slower on the H200), and
+    needs staged tokens, the final state only, no tree, no producer warp, and
+    a decay and beta per head. An attribute already on the op pins its
     entries unless an option overrides them. Schedules the kernel cannot take
     are diagnostics on the op.
 
@@ -134,9 +158,21 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
 
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
-                       overlap_reductions = -1 : i64, rows_per_warp = 8 : i64,
+                       consumer_registers = 0 : i64, overlap_reductions = -1 : i64,
+                       pipeline_stages = -1 : i64, rows_per_warp = 8 : i64,
                        stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64,
                        warps_per_block = 1 : i64}}
+    ```
+
+    Verify with T = 4 (examples/sglang_verify_t4.mlir, 132 SMs: 4 columns x
+    2 lanes along V, 4 consumer warps and a producer warp with 2 ring slots):
+
+    ```mlir
+    gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
+                       consumer_registers = 0 : i64, overlap_reductions = -1 : i64,
+                       pipeline_stages = 2 : i64, rows_per_warp = 4 : i64,
+                       stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64,
+                       warps_per_block = 4 : i64}}
     ```
   }];
   let options = [
@@ -145,13 +181,16 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     Option<"smCount", "sm-count", "int64_t", "0",
            "Multiprocessors of the target device (0: the chip's largest part)">,
     Option<"rowsPerWarp", "rows-per-warp", "int64_t", "0",
-           "V rows of the state held by each warp (0: chosen from the shapes)">,
+           "V columns of the state held by each lane (a warp holds "
+           "rows-per-warp * v-lanes; 0: chosen from the shapes)">,
     Option<"warpsPerBlock", "warps-per-block", "int64_t", "0",
            "Warps per CTA (0: chosen from the shapes)">,
     Option<"vLanes", "v-lanes", "int64_t", "0",
            "Lanes of a warp along V, the rest along K (0: 1 for vk; for kv the "
            "first of 16, 8, 4, 2 with rows-per-warp * v-lanes <= 16 that the "
-           "shapes divide and that keeps a lane's state tile <= 64 values, else 1)">,
+           "shapes divide and that keeps a lane's state tile <= 64 values, else 1; "
+           "staged kernels (T > 1, varlen) with rows-per-warp also 0: 2 or 4 "
+           "in vk, 4 in kv on tiny grids)">,
     Option<"stageTokens", "stage-tokens", "int64_t", "0",
            "Tokens whose q, k, v and gates are staged in shared memory at a "
            "time (0: chosen from the shapes, -1: none)">,
@@ -165,17 +204,19 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     Option<"chunkedSolve", "chunked-solve", "int64_t", "0",
            "A staged chunk's tokens solved at once in the WY (UT-transform) "
            "form (1) or token by token (-1); 0: chosen (token by token). Needs "
-           "staged tokens, the final state only, no tree, and a decay and "
-           "beta per head">,
+           "staged tokens, the final state only, no tree, no producer warp, and "
+           "a decay and beta per head">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", "0",
            "Warp specialization: slots of the shared-memory ring a producer "
            "warp fills with cp.async.bulk copies of each staged chunk, "
-           "guarded by mbarriers (needs staging; sm_90 or later); -1 or 0: "
-           "no producer warp">,
+           "guarded by mbarriers (at most 8; needs stage-tokens <= 32, 16-byte "
+           "rows and the ring within 48 KiB; sm_90 or sm_90a); -1: no producer "
+           "warp; 0: chosen (2 for verify with T <= 4 or a small grid, else none)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
            "With a producer: registers a consumer thread gets through "
            "setmaxnreg (sm_90a; a multiple of 8 in [24, 256], warps-per-block "
-           "a multiple of 4); 0: no setmaxnreg">
+           "a multiple of 4, the CTA's registers with the producer warpgroup's "
+           "4 x 32 x 24 at most 65536); 0: no setmaxnreg (never chosen)">
   ];
 }
 
