@@ -62,7 +62,7 @@ static cl::opt<std::string> functionOpt(
 static cl::opt<std::string> chipOpt("chip", cl::desc("GPU architecture"),
                                     cl::init("sm_90a"), cl::cat(category));
 static cl::opt<int64_t> rowsOpt("rows-per-warp",
-                                cl::desc("V rows per warp (0: automatic)"),
+                                cl::desc("V columns of the state a lane holds (0: automatic)"),
                                 cl::init(0), cl::cat(category));
 static cl::opt<int64_t> warpsOpt("warps-per-block",
                                  cl::desc("Warps per CTA (0: automatic)"),
@@ -90,7 +90,7 @@ static cl::opt<int64_t> chunkedSolveOpt(
 static cl::opt<int64_t> pipelineOpt(
     "pipeline-stages",
     cl::desc("Ring slots of a producer warp feeding staged chunks with "
-             "cp.async.bulk and mbarriers (0 or -1: none)"),
+             "cp.async.bulk and mbarriers (0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> consumerRegsOpt(
     "consumer-registers",

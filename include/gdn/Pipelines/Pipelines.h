@@ -29,7 +29,8 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> rowsPerWarp{
       *this, "rows-per-warp",
-      llvm::cl::desc("V rows per warp (0: chosen from the shapes)"),
+      llvm::cl::desc("V columns of the state a lane holds (a warp: rows-per-warp * "
+                     "v-lanes; 0: chosen from the shapes)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> warpsPerBlock{
       *this, "warps-per-block",
@@ -47,7 +48,7 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
   PassOptions::Option<int64_t> pipelineStages{
       *this, "pipeline-stages",
       llvm::cl::desc("Ring slots of a producer warp feeding staged chunks "
-                     "through cp.async.bulk and mbarriers (0 or -1: none)"),
+                     "through cp.async.bulk and mbarriers (0: chosen, -1: none)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> consumerRegisters{
       *this, "consumer-registers",

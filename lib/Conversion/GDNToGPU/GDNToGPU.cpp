@@ -1311,6 +1311,7 @@ struct ConvertGDNToGPUPass
     if (failed(options))
       return failure();
     options->smCount = defaultSMCount(chip);
+    options->bulkAsyncCopies = hasBulkAsyncCopies(StringRef(chip));
     FailureOr<Schedule> s =
         selectGPUSchedule(op, *options);
     if (failed(s))
@@ -1329,11 +1330,6 @@ struct ConvertGDNToGPUPass
     symbols.insert(kernel); // uniquifies the name
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t threads = s->threads();
-    if (s->stages > 0 && !StringRef(chip).starts_with("sm_90"))
-      return op.emitOpError()
-             << "cannot be lowered to the GPU: pipeline-stages (a producer warp: "
-                "cp.async.bulk, mbarrier transactions) needs sm_90 or sm_90a, not "
-             << chip;
     if (s->consumerRegisters > 0) {
       if (StringRef(chip) != "sm_90a")
         return op.emitOpError() << "cannot be lowered to the GPU: "

@@ -22,6 +22,10 @@ int64_t gdn::defaultSMCount(StringRef chip) {
       .Default(132);
 }
 
+bool gdn::hasBulkAsyncCopies(StringRef chip) {
+  return chip.starts_with("sm_90");
+}
+
 namespace {
 /// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous); in kv
 /// as many as make a key row's share of a warp 64 contiguous bytes (two
@@ -125,11 +129,12 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   // = 64 on 10% slower). The final-state form gains nothing (T = 4 N = 1:
   // 2%) and loses from N = 8 on. bench/results/2026-11-29-s3-final (forms
   // table) and -s3-forms/sweep_flags2.md.
-  if (options.pipelineStages == 0 && s.chunk > 0 && s.chunk <= kWarpSize &&
-      !s.chunkedSolve && op.getIntermediateStates() &&
+  // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
+  if (options.pipelineStages == 0 && options.bulkAsyncCopies && s.chunk > 0 &&
+      s.chunk <= kWarpSize && !s.chunkedSolve && op.getIntermediateStates() &&
       ((!op.isVarlen() && d.T <= 4) ||
        d.N * d.HV * (d.V / s.warpRows()) <= targetWarps) &&
-      bulkCopies(op, s))
+      bulkCopies(op, s) && 2 * (stagingBytes(op, s, s.chunk) + 16) <= 48 * 1024)
     s.stages = 2;
   s.consumerRegisters = options.consumerRegisters;
   if (s.consumerRegisters != 0 && s.stages == 0)
@@ -141,6 +146,9 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
     return op.emitOpError() << "cannot be lowered to the GPU: pipeline-stages = "
                             << s.stages << " ";
   };
+  if (!options.bulkAsyncCopies)
+    return fail() << "needs bulk async copies and mbarrier transactions "
+                     "(sm_90 or sm_90a)";
   if (s.stages > 8)
     return fail() << "must be at most 8";
   if (s.chunk == 0)
@@ -193,8 +201,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
   auto d = op.getDims();
   GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
-  // The chunked solve stays off unless asked for: it waits for measurements
-  // on the H200.
+  // The chunked solve only when asked for: measured slower than the token
+  // loop everywhere (bench/results/2026-11-29-s3-final, forms table).
   s.chunkedSolve = options.chunkedSolve > 0;
   bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
   bool bandwidthBound = false;
@@ -232,11 +240,12 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // (Head sizes of real models only: K a power of two >= 64.)
   if (staged && rowsOpt == 0 && lanesVOpt == 0 && d.V % 8 == 0 &&
       d.K >= 64 && llvm::isPowerOf2_64(d.K)) {
-    bool smallGrid = d.N * d.HV * (d.V / 8) * 8 <= targetWarps;
+    // Tiny: warps of 8 columns fill at most an eighth of the target.
+    bool smallGrid = d.N * d.HV * (d.V / 8) <= targetWarps / 8;
     if (op.isVKLayout()) {
       s.lanesV = bandwidthBound ? 2 : 4;
       s.rows = 8 / s.lanesV;
-    } else if (!op.isVKLayout() && smallGrid) {
+    } else if (smallGrid) {
       s.lanesV = 4;
       s.rows = 2;
     }

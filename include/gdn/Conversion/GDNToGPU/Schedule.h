@@ -80,7 +80,13 @@ struct GPUScheduleOptions {
   int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
   int64_t smCount = 0;
+  /// The target has bulk async copies and mbarrier transactions (sm_90,
+  /// sm_90a): without them a producer warp is neither chosen nor allowed.
+  bool bulkAsyncCopies = true;
 };
+
+/// Whether `chip` has cp.async.bulk and mbarrier transactions (sm_90+).
+bool hasBulkAsyncCopies(StringRef chip);
 
 /// Multiprocessors of the largest part of each supported chip (sm_90/sm_90a:
 /// H100 SXM / H200, 132; sm_80: A100, 108; sm_86: 84; sm_87: 16; sm_89: 128);

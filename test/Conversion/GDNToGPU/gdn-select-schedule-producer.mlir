@@ -1,0 +1,64 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
+// RUN: not gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_80 pipeline-stages=2" 2>&1 | FileCheck %s --check-prefix=PINNED
+
+// Where the cost model's producer warp (verify, T <= 4) may not go: a chip
+// without bulk async copies (sm_80: the default stays without one, a pinned
+// one is a diagnostic), and a ring over 48 KiB (a per-key decay and f32
+// inputs, 16 tokens a slot: no producer, the staged chunk alone fits).
+// SM80-LABEL: func.func @verify
+// SM80: pipeline_stages = -1
+// CHECK-LABEL: func.func @verify
+// CHECK: pipeline_stages = 2
+// PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: pipeline-stages = 2 needs bulk async copies and mbarrier transactions (sm_90 or sm_90a)
+func.func @verify(%q: memref<8x4x16x128xbf16>,
+    %k: memref<8x4x16x128xbf16>,
+    %v: memref<8x4x32x128xbf16>,
+    %a: memref<8x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<8x4x32xbf16>,
+    %state_indices: memref<8xi32>,
+    %intermediate_state_indices: memref<8xi32>,
+    %pool: memref<12x32x128x128xbf16>,
+    %intermediate: memref<12x4x32x128x128xbf16>,
+    %o: memref<8x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
+      k(%k : memref<8x4x16x128xbf16>)
+      v(%v : memref<8x4x32x128xbf16>)
+      a(%a : memref<8x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<8x4x32xbf16>)
+      state_indices(%state_indices : memref<8xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<8xi32>)
+      initial_state(%pool : memref<12x32x128x128xbf16>)
+      intermediate_states(%intermediate : memref<12x4x32x128x128xbf16>)
+      o(%o : memref<8x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @kda_verify
+// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 16 : i64
+func.func @kda_verify(%q: memref<1x16x32x128xf32>,
+    %k: memref<1x16x32x128xf32>,
+    %v: memref<1x16x32x128xf32>,
+    %g: memref<1x16x32x128xf32>,
+    %beta: memref<1x16x32xf32>,
+    %s: memref<1x32x128x128xf32>,
+    %inter: memref<1x16x32x128x128xf32>,
+    %o: memref<1x16x32x128xf32>) {
+  gdn.recurrent q(%q : memref<1x16x32x128xf32>)
+      k(%k : memref<1x16x32x128xf32>)
+      v(%v : memref<1x16x32x128xf32>)
+      g(%g : memref<1x16x32x128xf32>)
+      beta(%beta : memref<1x16x32xf32>)
+      initial_state(%s : memref<1x32x128x128xf32>)
+      intermediate_states(%inter : memref<1x16x32x128x128xf32>)
+      o(%o : memref<1x16x32x128xf32>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
