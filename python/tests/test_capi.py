@@ -98,6 +98,31 @@ def test_schedule_options_reach_the_kernel():
         c.compile(stage_tokens=-2, **desc)
 
 
+def test_producer_warp_and_chunked_solve_reach_the_kernel():
+    """pipeline_stages, consumer_registers and chunked_solve reach the
+    kernel (PTX, no GPU needed): a producer's bulk copies and mbarriers,
+    setmaxnreg under a warpgroup producer, the chunked solve's barrier-only
+    form; where they cannot apply, errors that say why."""
+    c = gdn.Compiler()
+    desc = dict(N=8, T=4, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
+                initial_state=True, final_state=True, state_in_place=True, target="cuda")
+    plain = c.compile(**desc).ptx
+    assert "cp.async.bulk" not in plain and "mbarrier" not in plain
+    ws = c.compile(pipeline_stages=2, **desc).ptx
+    assert "cp.async.bulk.shared::cluster.global" in ws and "mbarrier.try_wait.parity" in ws
+    regs = c.compile(pipeline_stages=2, consumer_registers=128, warps_per_block=4,
+                     rows_per_warp=2, **desc).ptx
+    assert "setmaxnreg.inc.sync.aligned.u32 \t128;" in regs and ".minnctapersm 1" in regs
+    assert c.compile(chunked_solve=1, **desc).ptx != plain
+    with pytest.raises(gdn.GDNError, match="needs staged tokens"):
+        c.compile(pipeline_stages=2, stage_tokens=-1, **desc)
+    with pytest.raises(gdn.GDNError, match="chunked-solve needs the final state only"):
+        c.compile(chunked_solve=1, intermediate_rows=8, intermediate_steps=4,
+                  **{**desc, "final_state": False, "state_in_place": False})
+    with pytest.raises(gdn.GDNError, match="chunked_solve must be -1, 0 or 1"):
+        c.compile(chunked_solve=3, **desc)
+
+
 def test_errors_are_python_exceptions_naming_the_argument():
     c = gdn.Compiler()
     kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")
