@@ -1,0 +1,652 @@
+//===- KernelBuilder.cpp - the body of a gdn.recurrent GPU kernel
+//----------===//
+//
+// The state tile in registers, the token loop (one token after another,
+// its reductions side by side or in turn), staging of the tokens' inputs
+// in shared memory, the state and output stores (KernelBuilder.h).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// Byte alignment of a vector of `count` elements of `elementType` at an
+/// offset that is a multiple of `count`: the largest power of two dividing its
+/// size, at most 16.
+int64_t vectorAlignment(int64_t count, Type elementType) {
+  int64_t bytes = count * elementType.getIntOrFloatBitWidth() / 8;
+  // Never more than the 16 bytes callers guarantee for their buffers (the C
+  // API checks it); the offsets themselves are multiples of the vector size.
+  return std::min<int64_t>(bytes & -bytes, 16);
+}
+} // namespace
+
+void KernelBuilder::build() {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warpSize = m.index(kWarpSize);
+  Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+  Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+  kLane = arith::DivUIOp::create(b, loc, lane, m.index(s.lanesV));
+  Value vLane = arith::RemUIOp::create(b, loc, lane, m.index(s.lanesV));
+  Value vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
+  v0 = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+          arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
+      arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
+  k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
+
+  std::tie(stateRow, valid) = m.emitStateSlot(op, n);
+  Value hi;
+  std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
+  std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
+  if (s.stages > 0) {
+    buildWarpSpecialized(tid, warp, lane, vBlock, hi);
+    unrollTokenLoops();
+    return;
+  }
+  SmallVector<Value> state = loadState();
+  if (s.chunk == 0) {
+    auto loop = scf::ForOp::create(
+        b, loc, tokenLo, hi, m.index(1), state,
+        [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> next = token(t, Value(), carried);
+          storeIntermediate(t, next);
+          scf::YieldOp::create(b, loc, next);
+        });
+    storeState(loop.getResults());
+    return;
+  }
+  // Staged: the tokens' inputs come through shared memory, `chunk` tokens
+  // at a time, all loaded at once before the chunk's recurrence starts, so
+  // the loop pays one memory latency a chunk instead of one a token.
+  createStagingBuffers(tid, vBlock);
+  if (!op.isVarlen() && d.T <= s.chunk) {
+    storeState(chunk(m.index(0), m.index(d.T), state));
+  } else {
+    storeState(forEachChunk(
+        hi, state, [&](Value c, Value count, Value, Value, ValueRange carried) {
+          return chunk(c, count, carried);
+        }));
+  }
+  unrollTokenLoops();
+}
+
+void KernelBuilder::unrollTokenLoops() {
+  for (scf::ForOp loop : tokenLoops) {
+    std::optional<int64_t> trips = getConstantIntValue(loop.getUpperBound());
+    if (trips && *trips <= s.unroll)
+      (void)loopUnrollFull(loop);
+    else if (s.unroll > 1)
+      (void)loopUnrollByFactor(loop, s.unroll);
+  }
+}
+
+SmallVector<Value> KernelBuilder::forEachChunk(
+    Value hi, ValueRange init,
+    function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
+        body) {
+  auto loop = scf::ForOp::create(
+      b, loc, tokenLo, hi, m.index(s.chunk), init,
+      [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value count = arith::MinUIOp::create(
+            b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
+        Value slot, phase; // only with a producer's ring
+        if (s.stages > 0) {
+          Value i = arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
+              m.index(s.chunk));
+          slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
+          Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
+          phase = arith::IndexCastOp::create(
+              b, loc, b.getI32Type(),
+              arith::RemUIOp::create(b, loc, round, m.index(2)));
+        }
+        scf::YieldOp::create(b, loc, body(c, count, slot, phase, carried));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> KernelBuilder::extractAll(Value vec) {
+  SmallVector<Value> out;
+  for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+       i < e; ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, vec, i));
+  return out;
+}
+
+Value KernelBuilder::loadVector(Value src, ValueRange idx, int64_t count) {
+  Type et = cast<MemRefType>(src.getType()).getElementType();
+  return vector::LoadOp::create(b, loc, VectorType::get({count}, et), src, idx,
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(vectorAlignment(count, et)));
+}
+
+void KernelBuilder::storeVector(ArrayRef<Value> elements, Value dst,
+                                ValueRange idx) {
+  Type et = cast<MemRefType>(dst.getType()).getElementType();
+  int64_t count = elements.size();
+  Value vec = vector::FromElementsOp::create(
+      b, loc, VectorType::get({count}, b.getF32Type()), elements);
+  vector::StoreOp::create(b, loc, m.fromF32(vec, et), dst, idx,
+                          /*nontemporal=*/false,
+                          llvm::MaybeAlign(vectorAlignment(count, et)));
+}
+
+Value KernelBuilder::warpSum(Value x) {
+  for (int32_t offset = kWarpSize / 2; offset >= s.lanesV; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = m.add(x, other);
+  }
+  return x;
+}
+
+SmallVector<Value> KernelBuilder::loadTile(Value src,
+                                           SmallVector<Value> prefix) {
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
+  if (op.isVKLayout()) {
+    for (int64_t r = 0; r < s.rows; ++r) {
+      auto row = extractAll(
+          m.toF32(loadVector(src, at2(offset(v0, r), k0), s.kPerLane)));
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        at(tile, r, j) = row[j];
+    }
+  } else {
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      auto col =
+          extractAll(m.toF32(loadVector(src, at2(offset(k0, j), v0), s.rows)));
+      for (int64_t r = 0; r < s.rows; ++r)
+        at(tile, r, j) = col[r];
+    }
+  }
+  return tile;
+}
+
+SmallVector<Value> KernelBuilder::withIndices(ArrayRef<Value> prefix, Value x,
+                                              Value y) {
+  SmallVector<Value> idx(prefix);
+  idx.push_back(x);
+  idx.push_back(y);
+  return idx;
+}
+
+SmallVector<Value> KernelBuilder::loadState() {
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  Value init = op.getInitialState();
+  if (!init) {
+    for (Value &e : tile)
+      e = m.f32(0.0);
+    return tile;
+  }
+  auto load = [&]() { tile = loadTile(init, {stateRow, hv}); };
+  if (!valid) {
+    load();
+    return tile;
+  }
+  // Pool: a padding row (slot < 0) reads nothing and starts from zero.
+  SmallVector<Type> types(tile.size(), b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, types, valid, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    load();
+    scf::YieldOp::create(b, loc, tile);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> zeros(tile.size(), m.f32(0.0));
+    scf::YieldOp::create(b, loc, zeros);
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void KernelBuilder::storeIntermediate(Value t, ValueRange tile) {
+  Value inter = op.getIntermediateStates();
+  if (!inter)
+    return;
+  Value step = arith::SubIOp::create(b, loc, t, tokenLo);
+  Value cond = interValid;
+  if (op.isVarlen()) {
+    int64_t steps = cast<MemRefType>(inter.getType()).getDimSize(1);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          step, m.index(steps));
+    cond = cond ? Value(arith::AndIOp::create(b, loc, cond, inRange)) : inRange;
+  }
+  storeTile(tile, inter, {interRow, step, hv}, cond);
+}
+
+SmallVector<Value> KernelBuilder::startState(Value source, ValueRange carried) {
+  SmallVector<Type> types(carried.size(), b.getF32Type());
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value fromBuffer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source, zero);
+  auto ifBuffer = scf::IfOp::create(b, loc, types, fromBuffer,
+                                    /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
+  Value p = arith::IndexCastOp::create(b, loc, b.getIndexType(), source);
+  scf::YieldOp::create(b, loc,
+                       loadTile(op.getIntermediateStates(), {interRow, p, hv}));
+  b.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
+  Value restart =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, source,
+                            arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                         KernelMath::kRestart));
+  auto ifRoot = scf::IfOp::create(b, loc, types, restart,
+                                  /*withElseRegion=*/true);
+  scf::YieldOp::create(b, loc, ifRoot.getResults());
+  b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+  scf::YieldOp::create(b, loc, loadState());
+  b.setInsertionPointToStart(&ifRoot.getElseRegion().front());
+  scf::YieldOp::create(b, loc, carried);
+  return SmallVector<Value>(ifBuffer.getResults());
+}
+
+void KernelBuilder::storeTile(ValueRange results, Value dst,
+                              SmallVector<Value> prefix, Value cond) {
+  SmallVector<Value> tile(results.begin(), results.end());
+  OpBuilder::InsertionGuard g(b);
+  if (cond) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
+  if (op.isVKLayout()) {
+    for (int64_t r = 0; r < s.rows; ++r) {
+      SmallVector<Value> row;
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        row.push_back(at(tile, r, j));
+      storeVector(row, dst, at2(offset(v0, r), k0));
+    }
+  } else {
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      SmallVector<Value> col;
+      for (int64_t r = 0; r < s.rows; ++r)
+        col.push_back(at(tile, r, j));
+      storeVector(col, dst, at2(offset(k0, j), v0));
+    }
+  }
+}
+
+void KernelBuilder::createStagingBuffers(Value tid, Value vBlock) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto buffer = [&](ArrayRef<int64_t> shape, Type et) -> Value {
+    Value buf = kernel.addWorkgroupAttribution(
+        MemRefType::get(shape, et, MemRefLayoutAttrInterface(), space), loc);
+    // 16-byte vector accesses need 16-byte aligned buffers.
+    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                       LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
+    return buf;
+  };
+  Type qk = cast<MemRefType>(op.getQ().getType()).getElementType();
+  Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
+  // A producer's ring: its slots one after another along the token rows.
+  int64_t rows = s.chunk * std::max<int64_t>(s.stages, 1);
+  qStage = buffer({rows, d.K}, qk);
+  kStage = buffer({rows, d.K}, qk);
+  vStage = buffer({rows, s.blockRows()}, ve);
+  Type f32 = b.getF32Type();
+  decayStage =
+      op.hasPerKeyDecay() ? buffer({rows, d.K}, f32) : buffer({rows}, f32);
+  betaStage = op.hasPerChannelBeta() ? buffer({rows, s.blockRows()}, f32)
+                                     : buffer({rows}, f32);
+  if (op.hasParentTable())
+    sourceStage = buffer({rows}, b.getI32Type());
+  if (s.chunkedSolve) {
+    gramStage = buffer({2, s.chunk, s.chunk}, f32);
+    tokenStage = buffer({3, s.chunk}, f32);
+  }
+  threadId = tid;
+  blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
+}
+
+void KernelBuilder::stageRows(
+    Value src, Value dst, int64_t width, Value c, Value count,
+    function_ref<SmallVector<Value>(Value, Value)> idx) {
+  Type et = cast<MemRefType>(src.getType()).getElementType();
+  stageRows(et, dst, width, c, count, m.index(0), threadId, s.warps * kWarpSize,
+            [&](Value t, Value col, int64_t vec) {
+              return loadVector(src, idx(t, col), vec);
+            });
+}
+
+void KernelBuilder::stageRows(Type srcType, Value dst, int64_t width, Value c,
+                              Value count, Value rowBase, Value thread,
+                              int64_t threads,
+                              function_ref<Value(Value, Value, int64_t)> load) {
+  int64_t vec = 16 / (srcType.getIntOrFloatBitWidth() / 8);
+  while (width % vec != 0)
+    vec /= 2;
+  int64_t perRow = width / vec;
+  Type dstType = cast<MemRefType>(dst.getType()).getElementType();
+  scf::ForOp::create(
+      b, loc, thread, m.index(s.chunk * perRow), m.index(threads), ValueRange{},
+      [&](OpBuilder &nb, Location, Value i, ValueRange) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, i, m.index(perRow)),
+            m.index(vec));
+        Value inRange =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
+        // The chunked solve reads every row of the chunk: rows past
+        // `count` are zeros, never stale or uninitialized values.
+        auto ifOp = scf::IfOp::create(b, loc, inRange,
+                                      /*withElseRegion=*/s.chunkedSolve);
+        {
+          OpBuilder::InsertionGuard inIf(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          Value x = load(arith::AddIOp::create(b, loc, c, j), col, vec);
+          Value row = plus(rowBase, j);
+          vector::StoreOp::create(
+              b, loc, x, dst, ValueRange{row, col},
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+          if (s.chunkedSolve) {
+            b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+            auto type = cast<VectorType>(x.getType());
+            Value zeros = arith::ConstantOp::create(
+                b, loc, type,
+                DenseElementsAttr::get(
+                    type, b.getFloatAttr(type.getElementType(), 0.0)));
+            vector::StoreOp::create(
+                b, loc, zeros, dst, ValueRange{plus(rowBase, j), col},
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+          }
+        }
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+SmallVector<Value> KernelBuilder::perKeyDecay(Value t, Value col,
+                                              int64_t count) {
+  Value gate = op.getG() ? op.getG() : op.getA();
+  SmallVector<Value> x =
+      extractAll(m.toF32(loadVector(gate, {tokenRow, t, hv, col}, count)));
+  SmallVector<Value> bias(count);
+  Value aLog;
+  if (op.hasFusedGating()) {
+    aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, hv, m.index(d.K)), col);
+    bias = extractAll(loadVector(op.getDtBias(), {at}, count));
+  }
+  for (int64_t i = 0; i < count; ++i)
+    x[i] = m.decayOf(op, x[i], aLog, bias[i]);
+  return x;
+}
+
+SmallVector<Value> KernelBuilder::perChannelBeta(Value t, Value col,
+                                                 int64_t count) {
+  Value input = op.getBeta() ? op.getBeta() : op.getB();
+  SmallVector<Value> x =
+      extractAll(m.toF32(loadVector(input, {tokenRow, t, hv, col}, count)));
+  for (Value &e : x)
+    e = m.betaOf(op, e);
+  return x;
+}
+
+Value KernelBuilder::fromElements(ArrayRef<Value> elements) {
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(elements.size())}, b.getF32Type()),
+      elements);
+}
+
+SmallVector<Value> KernelBuilder::chunk(Value c, Value count,
+                                        ValueRange state) {
+  auto qkIdx = [&](Value t, Value col) {
+    return SmallVector<Value>{tokenRow, t, h, col};
+  };
+  stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
+  stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
+  stageRows(op.getV(), vStage, s.blockRows(), c, count,
+            [&](Value t, Value col) {
+              return SmallVector<Value>{
+                  tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
+            });
+  if (s.chunkedSolve)
+    stageLogGates(c, count);
+  else
+    stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> results = s.chunkedSolve
+                                   ? chunkedSolve(c, count, state)
+                                   : runChunk(c, count, m.index(0), state);
+  // The buffers are refilled by the next chunk only after every warp is done.
+  if (op.isVarlen() || d.T > s.chunk)
+    gpu::BarrierOp::create(b, loc);
+  return results;
+}
+
+void KernelBuilder::stageGates(Value c, Value count, Value rowBase,
+                               Value thread, int64_t threads) {
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  // Per-channel gates: every thread computes some (token, channel)
+  // vectors, each once a CTA.
+  if (perKey)
+    stageRows(gateElementType(), decayStage, d.K, c, count, rowBase, thread,
+              threads, [&](Value t, Value col, int64_t vec) {
+                return fromElements(perKeyDecay(t, col, vec));
+              });
+  if (perChannel) {
+    Value input = op.getBeta() ? op.getBeta() : op.getB();
+    stageRows(cast<MemRefType>(input.getType()).getElementType(), betaStage,
+              s.blockRows(), c, count, rowBase, thread, threads,
+              [&](Value t, Value col, int64_t vec) {
+                Value v = arith::AddIOp::create(b, loc, blockV0, col);
+                return fromElements(perChannelBeta(t, v, vec));
+              });
+  }
+  if (perKey && perChannel && !op.hasParentTable())
+    return;
+  // Thread j computes token j's per-head gates and its parent source
+  // (chunk <= threads).
+  forTokenOfThread(c, count, rowBase, thread, [&](Value t, Value row) {
+    if (!perKey)
+      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                              decayStage, ValueRange{row});
+    if (!perChannel)
+      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                              betaStage, ValueRange{row});
+    if (op.hasParentTable())
+      memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
+                              ValueRange{row});
+  });
+}
+
+void KernelBuilder::forTokenOfThread(Value c, Value count, Value rowBase,
+                                     Value thread,
+                                     function_ref<void(Value, Value)> body) {
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread, count);
+  auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body(arith::AddIOp::create(b, loc, c, thread), plus(rowBase, thread));
+}
+
+SmallVector<Value> KernelBuilder::runChunk(Value c, Value count, Value rowBase,
+                                           ValueRange state) {
+  auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    Value t = arith::AddIOp::create(b, loc, c, j);
+    SmallVector<Value> next = token(t, plus(rowBase, j), carried);
+    storeIntermediate(t, next);
+    scf::YieldOp::create(b, loc, next);
+  };
+  auto loop =
+      scf::ForOp::create(b, loc, m.index(0), count, m.index(1), state, body);
+  tokenLoops.push_back(loop); // unrolled once its results have their uses
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
+  SmallVector<Value> S(carried.begin(), carried.end());
+  bool staged = static_cast<bool>(j);
+  // EAGLE tree: start from the parent's state (before any of the math).
+  if (op.hasParentTable())
+    S = startState(staged ? Value(memref::LoadOp::create(b, loc, sourceStage,
+                                                         ValueRange{j}))
+                          : parentSource(t),
+                   S);
+  SmallVector<Value> kf =
+      staged ? loadStagedKeyChunk(kStage, j) : loadKeyChunk(op.getK(), t);
+  SmallVector<Value> qf =
+      staged ? loadStagedKeyChunk(qStage, j) : loadKeyChunk(op.getQ(), t);
+  // decay[j]: this lane's key rows k0 + j (one value unless per key);
+  // beta[r]: its V columns v0 + r (one value unless per value channel).
+  SmallVector<Value> decay, beta, vf;
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  if (staged) {
+    Value col = arith::SubIOp::create(b, loc, v0, blockV0);
+    decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, s.kPerLane))
+                   : SmallVector<Value>{memref::LoadOp::create(
+                         b, loc, decayStage, ValueRange{j})};
+    beta = perChannel ? extractAll(loadVector(betaStage, {j, col}, s.rows))
+                      : SmallVector<Value>{memref::LoadOp::create(
+                            b, loc, betaStage, ValueRange{j})};
+    vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
+  } else {
+    decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
+                   : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
+    beta = perChannel ? perChannelBeta(t, v0, s.rows)
+                      : SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
+    vf = extractAll(
+        m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
+  }
+  auto decayAt = [&](int64_t jj) { return decay[perKey ? jj : 0]; };
+  if (!s.overlapReductions) // the schedule never asks for it with KDA
+    return tokenInTurn(t, S, kf, qf, decay.front(), beta.front(), vf);
+
+  // Every K-reduction of a token reads only the raw q, k and the carried
+  // state, so they all run side by side instead of one after another. With
+  // k̂ = ik k and q̂ = iq scale q (ik, iq the L2-norm factors, 1 without
+  // qk_l2norm) and D = diag(exp(g)) (one value unless per key, KDA):
+  //   (D S)ᵀk̂ = ik Sᵀ(D k),        u = beta (v - ik Sᵀ(D k)),
+  //   o = (D S + k̂ uᵀ)ᵀ q̂ = iq scale Sᵀ(D q) + (k̂·q̂) u,
+  // where the norms and k·q do not depend on the state. A token's
+  // dependent chain is one shuffle tree deep instead of three.
+  Value kq = m.f32(0.0), kk = m.f32(0.0), qq = m.f32(0.0);
+  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    kq = m.add(kq, m.mul(kf[jj], qf[jj]));
+    kk = m.add(kk, m.mul(kf[jj], kf[jj]));
+    qq = m.add(qq, m.mul(qf[jj], qf[jj]));
+  }
+  Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
+  if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+    auto inverseNorm = [&](Value ss) {
+      return m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+    };
+    ik = inverseNorm(kk);
+    iq = m.mul(inverseNorm(qq), iq);
+  }
+  kq = m.mul(warpSum(kq), m.mul(ik, iq));
+  SmallVector<Value> dk, dq; // D k and D q
+  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    dk.push_back(perKey ? m.mul(kf[jj], decayAt(jj)) : kf[jj]);
+    dq.push_back(perKey ? m.mul(qf[jj], decayAt(jj)) : qf[jj]);
+  }
+  // One decay for the whole head factors out of the sums.
+  Value fk = perKey ? ik : m.mul(decayAt(0), ik);
+  Value fq = perKey ? iq : m.mul(decayAt(0), iq);
+  SmallVector<Value> A, B; // Sᵀ(D k) and Sᵀ(D q) per column
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value sk = m.f32(0.0), sq = m.f32(0.0);
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+      sk = m.add(sk, m.mul(at(S, r, jj), dk[jj]));
+      sq = m.add(sq, m.mul(at(S, r, jj), dq[jj]));
+    }
+    A.push_back(warpSum(sk));
+    B.push_back(warpSum(sq));
+  }
+  for (Value &e : kf) // k̂ for the rank-1 update
+    e = m.mul(e, ik);
+  SmallVector<Value> outputs;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value u = m.mul(beta[perChannel ? r : 0], m.sub(vf[r], m.mul(fk, A[r])));
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+      at(S, r, jj) = m.add(m.mul(at(S, r, jj), decayAt(jj)), m.mul(kf[jj], u));
+    Value out = m.add(m.mul(fq, B[r]), m.mul(kq, u));
+    outputs.push_back(out);
+  }
+  storeOutputs(t, outputs);
+  return S;
+}
+
+SmallVector<Value> KernelBuilder::tokenInTurn(Value t, SmallVector<Value> S,
+                                              SmallVector<Value> kf,
+                                              SmallVector<Value> qf,
+                                              Value decay, Value beta,
+                                              ArrayRef<Value> vf) {
+  if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+    for (SmallVector<Value> *x : {&kf, &qf}) {
+      Value ss = m.f32(0.0);
+      for (Value e : *x)
+        ss = m.add(ss, m.mul(e, e));
+      Value inv = m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+      for (Value &e : *x)
+        e = m.mul(e, inv);
+    }
+  }
+  Value scale = m.f32(op.getScaleOrDefault());
+  for (Value &e : qf)
+    e = m.mul(e, scale);
+  SmallVector<Value> outputs;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value sk = m.f32(0.0);
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+      at(S, r, jj) = m.mul(at(S, r, jj), decay);
+      sk = m.add(sk, m.mul(at(S, r, jj), kf[jj]));
+    }
+    Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));
+    Value sq = m.f32(0.0);
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+      at(S, r, jj) = m.add(at(S, r, jj), m.mul(kf[jj], u));
+      sq = m.add(sq, m.mul(at(S, r, jj), qf[jj]));
+    }
+    outputs.push_back(warpSum(sq));
+  }
+  storeOutputs(t, outputs);
+  return S;
+}
+
+void KernelBuilder::storeOutputs(Value t, SmallVector<Value> outputs) {
+  if (valid)
+    for (Value &out : outputs)
+      out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
+  Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kLane,
+                                        m.index(0));
+  auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
+}

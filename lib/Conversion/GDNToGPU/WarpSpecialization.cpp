@@ -1,0 +1,159 @@
+//===- WarpSpecialization.cpp - producer warp and chunk ring
+//---------------===//
+//
+// Schedule `pipeline_stages`: a producer warp fills a ring of staged chunks
+// with cp.async.bulk under full/empty mbarriers while the consumer warps run
+// the tokens; `consumer_registers` adds setmaxnreg (KernelBuilder.h).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
+                                         Value vBlock, Value hi) {
+  createStagingBuffers(tid, vBlock);
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto barriers = [&]() {
+    Value buf = kernel.addWorkgroupAttribution(
+        MemRefType::get({s.stages}, b.getI64Type(), MemRefLayoutAttrInterface(),
+                        space),
+        loc);
+    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                       LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(8));
+    return buf;
+  };
+  full = barriers();
+  empty = barriers();
+  Value isThread0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0));
+  {
+    auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t i = 0; i < s.stages; ++i) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(full, m.index(i)),
+                                   i32(kWarpSize), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(empty, m.index(i)),
+                                   i32(s.warps * kWarpSize), Value());
+    }
+  }
+  gpu::BarrierOp::create(b, loc); // the barriers exist before anyone waits
+  Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           warp, m.index(s.warps));
+  auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&roles.getElseRegion().front());
+  if (s.consumerRegisters > 0)
+    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+  Value isCopier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
+                                         m.index(s.warps));
+  auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&copier.getThenRegion().front());
+  forEachChunk(hi, ValueRange{},
+               [&](Value c, Value count, Value slot, Value phase, ValueRange) {
+                 produceChunk(c, count, slot, phase, lane);
+                 return SmallVector<Value>{};
+               });
+
+  b.setInsertionPointToStart(&roles.getThenRegion().front());
+  if (s.consumerRegisters > 0)
+    NVVM::SetMaxRegisterOp::create(b, loc, s.consumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+  SmallVector<Value> state = loadState();
+  SmallVector<Value> last = forEachChunk(
+      hi, state,
+      [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
+        wait(full, slot, phase);
+        SmallVector<Value> next = runChunk(
+            c, count, arith::MulIOp::create(b, loc, slot, m.index(s.chunk)),
+            carried);
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(empty, slot),
+                                       Value());
+        return next;
+      });
+  storeState(last);
+}
+
+void KernelBuilder::produceChunk(Value c, Value count, Value slot, Value phase,
+                                 Value lane) {
+  Value one = i32(1);
+  wait(empty, slot, arith::XOrIOp::create(b, loc, phase, one));
+  Value rowBase = arith::MulIOp::create(b, loc, slot, m.index(s.chunk));
+  forTokenOfThread(c, count, rowBase, lane, [&](Value t, Value row) {
+    int64_t qBytes = d.K * elementBytes(op.getQ());
+    int64_t vBytes = s.blockRows() * elementBytes(op.getV());
+    Value bar = barrierAt(full, slot);
+    // The transactions are expected before this lane's arrival, so the
+    // phase cannot complete before the copies do.
+    NVVM::MBarrierExpectTxOp::create(b, loc, bar, i32(2 * qBytes + vBytes));
+    auto copy = [&](Value dst, Value src, ValueRange idx, int64_t bytes) {
+      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+          b, loc, clusterAddress(dst, {row, m.index(0)}),
+          globalAddress(src, idx), bar, i32(bytes), Value(), Value());
+    };
+    copy(qStage, op.getQ(), {tokenRow, t, h, m.index(0)}, qBytes);
+    copy(kStage, op.getK(), {tokenRow, t, h, m.index(0)}, qBytes);
+    copy(vStage, op.getV(), {tokenRow, t, hv, blockV0}, vBytes);
+  });
+  stageGates(c, count, rowBase, lane, kWarpSize);
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(full, slot),
+                                 Value());
+}
+
+void KernelBuilder::wait(Value bars, Value slot, Value phase) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(bars, slot), phase,
+                                        i32(0x989680));
+}
+
+Value KernelBuilder::byteAddress(Value mem, ValueRange idx) {
+  auto type = cast<MemRefType>(mem.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+  Value linear = meta.getOffset();
+  for (auto [i, stride] : llvm::zip(idx, meta.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, i, stride));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+  Value bytes = arith::MulIOp::create(
+      b, loc, linear, m.index(type.getElementTypeBitWidth() / 8));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                    arith::AddIOp::create(b, loc, base, bytes));
+}
+
+Value KernelBuilder::sharedAddress(Value mem, ValueRange idx) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3),
+      byteAddress(mem, idx));
+}
+
+Value KernelBuilder::clusterAddress(Value mem, ValueRange idx) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*cluster=*/7),
+      byteAddress(mem, idx));
+}
+
+Value KernelBuilder::globalAddress(Value mem, ValueRange idx) {
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+      byteAddress(mem, idx));
+  return LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*global=*/1),
+      generic);
+}
