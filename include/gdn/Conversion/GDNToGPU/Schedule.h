@@ -36,12 +36,12 @@ struct GPUSchedule {
   int64_t unroll;   ///< unroll factor of the staged token loop (1: a loop)
   /// A token's K-reductions side by side on the carried state (one shuffle
   /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
-  /// registers): see GDNToGPU.cpp's token().
+  /// registers): see KernelBuilder.cpp's token().
   bool overlapReductions;
   /// A staged chunk's tokens solved at once in the WY (UT-transform) form:
   /// the chunk's Gram matrices once a CTA in shared memory, every Sᵀk and
   /// Sᵀq of the chunk side by side, a forward substitution in registers and
-  /// one rank-C state update (GDNToGPU.cpp's chunkedSolve()). Final state
+  /// one rank-C state update (ChunkedSolve.cpp). Final state
   /// only; no tree, per-key decay or per-channel beta.
   bool chunkedSolve;
   /// Warp specialization: slots of the shared-memory ring a producer warp
