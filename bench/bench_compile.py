@@ -17,6 +17,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+# The repository's package needs a libGDNCAPI.so: the build tree's unless named.
+_built = os.path.join(os.path.dirname(__file__), "..", "build", "lib", "libGDNCAPI.so")
+if "GDN_LIBRARY" not in os.environ and os.path.exists(_built):
+    os.environ["GDN_LIBRARY"] = os.path.abspath(_built)
 
 
 def main():

@@ -33,6 +33,10 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+# The repository's package needs a libGDNCAPI.so: the build tree's unless named.
+_built = os.path.join(os.path.dirname(__file__), "..", "build", "lib", "libGDNCAPI.so")
+if "GDN_LIBRARY" not in os.environ and os.path.exists(_built):
+    os.environ["GDN_LIBRARY"] = os.path.abspath(_built)
 import gdn.ops as ops  # noqa: E402
 
 L2_BYTES = 60 << 20

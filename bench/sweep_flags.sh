@@ -6,6 +6,10 @@
 #   bench/sweep_flags.sh GDN_RUN "FLAGS1;FLAGS2;..." FILE...
 # ("" in the list: the default schedule).
 set -u
+if [ $# -lt 3 ]; then
+  echo "usage: $0 GDN_RUN \"FLAGS1;FLAGS2;...\" FILE... (on a machine with a GPU)" >&2
+  exit 2
+fi
 run=$1; IFS=';' read -r -a sets <<< "$2"; shift 2
 echo "| file | flags | us | check |"
 echo "|---|---|---|---|"
@@ -19,6 +23,8 @@ try:
     print("%.2f | %s" % (r["us"], r["check"]))
 except Exception:
     print("— | error")')
+    # A failed run prints why (a diagnostic, no GPU) on stderr.
+    [[ "$us" == *error* ]] && echo "$line" | sed 's/^/# /' >&2
     echo "| $(basename "$f") | ${flags:-default} | $us |"
   done
 done

@@ -9,6 +9,10 @@
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
+// Schedule options out of range (flags reach the cost model unchecked otherwise).
+// RUN: not gdn-run --emit=ptx --overlap-reductions=5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
+// RUN: not gdn-run --emit=ptx --sm-count=-5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMS
+// RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="chunked-solve=7" 2>&1 | FileCheck %s --check-prefix=CHUNKED
 
 // GARBAGE: garbage.mlir:1:1: error: custom op 'this' is unknown
 // NOOP: error: no function holds a gdn.recurrent
@@ -18,6 +22,9 @@
 // MISSING: gdn-run: error: {{.*}}missing-file.mlir
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
+// SWITCH: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: overlap-reductions = 5 must be -1, 0 or 1
+// SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be >= 0
+// CHUNKED: error: 'gdn.recurrent' op cannot be lowered to the GPU: chunked-solve = 7 must be -1, 0 or 1
 // K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32
 
 //--- garbage.mlir

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -198,6 +199,24 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t rowsOpt = options.rowsPerWarp, warpsOpt = options.warpsPerBlock;
   int64_t lanesVOpt = options.vLanes, chunkOpt = options.stageTokens;
   int64_t unrollOpt = options.unrollTokens;
+  // Options from any source (pass options, gdn-run flags, the C API) in
+  // range: a switch is -1, 0 or 1, a size >= 0 (>= -1 where -1 means none).
+  for (auto [name, value, lo, hi] :
+       {std::tuple<StringRef, int64_t, int64_t, int64_t>{
+            "overlap-reductions", options.overlapReductions, -1, 1},
+        {"chunked-solve", options.chunkedSolve, -1, 1},
+        {"rows-per-warp", options.rowsPerWarp, 0, INT64_MAX},
+        {"warps-per-block", options.warpsPerBlock, 0, INT64_MAX},
+        {"v-lanes", options.vLanes, 0, INT64_MAX},
+        {"stage-tokens", options.stageTokens, -1, INT64_MAX},
+        {"unroll-tokens", options.unrollTokens, -1, INT64_MAX},
+        {"pipeline-stages", options.pipelineStages, -1, INT64_MAX},
+        {"consumer-registers", options.consumerRegisters, 0, INT64_MAX},
+        {"sm-count", options.smCount, 0, INT64_MAX}})
+    if (value < lo || value > hi)
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: " << name << " = " << value
+             << (hi == 1 ? " must be -1, 0 or 1" : lo == 0 ? " must be >= 0" : " must be >= -1");
   int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
   auto d = op.getDims();
   GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
