@@ -212,3 +212,32 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// Final state only, kv, T = 12 (FLA's layout): on a tiny grid (N = 1, 256
+// warps of 16 columns) 2 columns x 4 lanes, twice the warps; from N = 8 on
+// the kv default, 4 x 4. No producer (no per-token states).
+// CHECK-LABEL: func.func @fla_t12_n1
+// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64
+// CHECK-LABEL: func.func @fla_t12_n8
+// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64
+func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
+               %g: memref<1x12x32xf32>, %beta: memref<1x12x32xbf16>,
+               %h0: memref<1x32x128x128xf32>, %ht: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>) v(%v : memref<1x12x32x128xbf16>)
+      g(%g : memref<1x12x32xf32>) beta(%beta : memref<1x12x32xbf16>)
+      initial_state(%h0 : memref<1x32x128x128xf32>) final_state(%ht : memref<1x32x128x128xf32>)
+      o(%o : memref<1x12x32x128xbf16>) {qk_l2norm}
+  return
+}
+
+func.func @fla_t12_n8(%q: memref<8x12x16x128xbf16>, %k: memref<8x12x16x128xbf16>, %v: memref<8x12x32x128xbf16>,
+               %g: memref<8x12x32xf32>, %beta: memref<8x12x32xbf16>,
+               %h0: memref<8x32x128x128xf32>, %ht: memref<8x32x128x128xf32>, %o: memref<8x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x12x16x128xbf16>) k(%k : memref<8x12x16x128xbf16>) v(%v : memref<8x12x32x128xbf16>)
+      g(%g : memref<8x12x32xf32>) beta(%beta : memref<8x12x32xbf16>)
+      initial_state(%h0 : memref<8x32x128x128xf32>) final_state(%ht : memref<8x32x128x128xf32>)
+      o(%o : memref<8x12x32x128xbf16>) {qk_l2norm}
+  return
+}
