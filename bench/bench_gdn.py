@@ -54,10 +54,13 @@ SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens
 
 # Other kernel forms timed for T > 1 workloads at HV = 32 and N in QUICK_NS
 # (None where the form does not apply, e.g. the chunked solve with per-token
-# states): the chunked (WY) solve of a staged chunk, a producer warp feeding a
+# states): the chunked (WY) solve of a staged chunk on CUDA cores and on
+# tensor cores, the token loop (no chunked solve), a producer warp feeding a
 # 2-slot ring (cp.async.bulk, mbarriers) or none, and one lane along V (the
 # cost model's choice before 2026-11-29-s3) without a producer.
 FORMS = {"chunked": dict(chunked_solve=1),
+         "tensor_cores": dict(chunked_solve=2),
+         "token_loop": dict(chunked_solve=-1),
          "producer": dict(pipeline_stages=2),
          "no_producer": dict(pipeline_stages=-1),
          "one_v_lane": dict(v_lanes=1, pipeline_stages=-1)}
@@ -325,7 +328,9 @@ def report(rows, out, quiet=False, device=None):
     if formed:
         names = ["unstaged"] + list(FORMS)
         lines += ["", "Other kernel forms at T > 1 (HV=32; us): unstaged = no shared-memory "
-                  "staging; chunked = the WY solve of a staged chunk (chunked_solve=1); "
+                  "staging; chunked / tensor_cores = the WY solve of a staged chunk on CUDA "
+                  "cores (chunked_solve=1) or tensor cores (2); token_loop = no chunked solve "
+                  "(-1); "
                   "producer / no_producer = a producer warp feeding a 2-slot ring with "
                   "cp.async.bulk and mbarriers (pipeline_stages=2) or none (-1); one_v_lane = "
                   "no producer and one lane along V (v_lanes=1, the columns a lane chosen "

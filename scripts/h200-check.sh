@@ -4,8 +4,8 @@
 # schedule (CUDA-graph replays, rotating input sets) and checks every example
 # on the GPU against the fp64 reference (RMS-relative <= 2e-3 on o; on the
 # state <= 1e-5 for f32, 4e-3 for bf16, 1e-3 for f16) under the default and
-# 17 other schedules (and, for staged examples, producer-warp and
-# chunked-solve schedules). Writes the log to $OUT/h200-check.log and prints a
+# 17 other schedules (and producer-warp and chunked-solve schedules, on
+# CUDA and tensor cores, where the example takes them). Writes the log to $OUT/h200-check.log and prints a
 # short table last.
 set -u
 out=${OUT:-/tmp}
@@ -21,7 +21,8 @@ LD_LIBRARY_PATH="$bin" run "$bin/GDNUnitTests"
 # Timed runs one at a time (the GPU to itself); then the schedule checks,
 # whose cost is the CPU's fp64 reference, 8 at a time, each into its own log
 # so the combined log keeps their order.
-for f in examples/*.mlir; do
+# (and two T = 12 final-state shapes, whose default is the tensor-core solve)
+for f in examples/*.mlir bench/sweeps/fla_t12_n8_kv.mlir bench/sweeps/fused_t12_n1_vk.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"
@@ -50,11 +51,19 @@ for f in examples/*.mlir; do
   # Staged kernels only: a producer warp (ring of 2-3 slots, several chunks
   # a sequence so slots are reused and phases flip, setmaxnreg) and the
   # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane).
+  # The chunked solve on tensor cores (chunked_solve = 2) also on the decode
+  # examples, staged (a chunk of 8 rows holding one token: padding rows).
   case $(basename "$f") in
     qwen3_next_mtp.mlir|kv_k128_v64.mlir|sglang_varlen_extend.mlir) extra=chunked ;;
     sglang_verify_t4.mlir|sglang_verify_tree.mlir|kimi_linear_kda_verify_t4.mlir) extra=ws ;;
+    qwen3_next_decode.mlir|qwen35_27b_gqa3.mlir|sglang_pool_decode*.mlir) extra=decode ;;
     *) extra= ;;
   esac
+  if [ "$extra" = decode ]; then
+    i=$((i+1))
+    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check --chunked-solve=2 --stage-tokens=8 --seed=5 $f"
+    continue
+  fi
   [ -n "$extra" ] && for flags in "--pipeline-stages=2" "--pipeline-stages=3 --stage-tokens=2" \
       "--pipeline-stages=2 --stage-tokens=1" \
       "--pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128"; do
@@ -62,7 +71,9 @@ for f in examples/*.mlir; do
     echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
   done
   [ "$extra" = chunked ] && for flags in "--chunked-solve=1" "--chunked-solve=1 --stage-tokens=3" \
-      "--chunked-solve=1 --rows-per-warp=1" "--chunked-solve=1 --rows-per-warp=2 --stage-tokens=8"; do
+      "--chunked-solve=1 --rows-per-warp=1" "--chunked-solve=1 --rows-per-warp=2 --stage-tokens=8" \
+      "--chunked-solve=2" "--chunked-solve=2 --stage-tokens=8" "--chunked-solve=2 --warps-per-block=2" \
+      "--chunked-solve=2 --warps-per-block=1 --stage-tokens=8"; do
     i=$((i+1))
     echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
   done

@@ -234,7 +234,7 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
             GDN_ERROR_INVALID_ARGUMENT);
   // Schedule fields out of range, and a producer warp the kernel cannot take
   // (its bulk copies need staged tokens): errors with messages, not kernels.
-  for (auto set : {+[](gdnRecurrentDesc &x) { x.chunked_solve = 2; },
+  for (auto set : {+[](gdnRecurrentDesc &x) { x.chunked_solve = 3; },
                    +[](gdnRecurrentDesc &x) { x.pipeline_stages = -2; },
                    +[](gdnRecurrentDesc &x) { x.consumer_registers = -8; }}) {
     d = smallDesc();

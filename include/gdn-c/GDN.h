@@ -124,10 +124,12 @@ typedef struct gdnRecurrentDesc {
                              side (1) or in turn with fewer registers (-1);
                              0: automatic */
   int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
-                            once in the WY form (1, final state only, no
+                            once in the WY form (final state only, no
                             tree, decay and beta per head, no producer warp)
-                            or token by token (-1); 0: automatic (token by
-                            token) */
+                            on CUDA cores (1) or tensor cores (2: mma.sync,
+                            3xTF32; K <= 128 a multiple of 8, 8 or 16
+                            staged tokens), or token by token (-1);
+                            0: automatic */
   int pipeline_stages;   /* GPU schedule: ring slots (<= 8) of a producer
                             warp that feeds staged chunks (stage_tokens
                             <= 32) with cp.async.bulk under full/empty

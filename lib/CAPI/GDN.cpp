@@ -356,9 +356,9 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->overlap_reductions < -1 || desc->overlap_reductions > 1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: overlap_reductions must be -1, 0 or 1");
-  if (desc->chunked_solve < -1 || desc->chunked_solve > 1)
+  if (desc->chunked_solve < -1 || desc->chunked_solve > 2)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: chunked_solve must be -1, 0 or 1");
+                "gdnCompileDesc: chunked_solve must be -1, 0, 1 or 2");
   if (desc->pipeline_stages < -1 || desc->consumer_registers < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: pipeline_stages must be >= -1 and "

@@ -140,8 +140,8 @@ class Compiler:
         (0: the chip's largest part). overlap_reductions: a token's
         K-reductions side by side (1) or in turn with fewer registers (-1);
         0: automatic. chunked_solve: a staged chunk's tokens solved at once
-        (WY form, 1; final state only) or token by token (-1); 0: automatic
-        (token by token). pipeline_stages > 0: a producer warp feeds staged
+        in the WY form (final state only) on CUDA cores (1) or tensor cores
+        (2: mma.sync, 3xTF32), or token by token (-1); 0: automatic. pipeline_stages > 0: a producer warp feeds staged
         chunks through a ring of that many slots (cp.async.bulk, mbarriers;
         sm_90+); -1: none; 0: automatic (2 for verify with T <= 4 or a small
         grid). consumer_registers > 0: setmaxnreg of the consumers under a

@@ -119,7 +119,7 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
     with pytest.raises(gdn.GDNError, match="chunked-solve needs the final state only"):
         c.compile(chunked_solve=1, intermediate_rows=8, intermediate_steps=4,
                   **{**desc, "final_state": False, "state_in_place": False})
-    with pytest.raises(gdn.GDNError, match="chunked_solve must be -1, 0 or 1"):
+    with pytest.raises(gdn.GDNError, match="chunked_solve must be -1, 0, 1 or 2"):
         c.compile(chunked_solve=3, **desc)
 
 

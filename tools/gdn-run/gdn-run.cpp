@@ -84,8 +84,9 @@ static cl::opt<int64_t> overlapOpt(
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> chunkedSolveOpt(
     "chunked-solve",
-    cl::desc("A staged chunk's tokens solved at once in the WY form (1) or "
-             "token by token (-1); 0: automatic (token by token)"),
+    cl::desc("A staged chunk's tokens solved at once in the WY form on CUDA "
+             "cores (1) or tensor cores (2), or token by token (-1); 0: "
+             "automatic"),
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> pipelineOpt(
     "pipeline-stages",

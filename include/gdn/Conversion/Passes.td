@@ -203,9 +203,11 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "side unless bandwidth-bound)">,
     Option<"chunkedSolve", "chunked-solve", "int64_t", "0",
            "A staged chunk's tokens solved at once in the WY (UT-transform) "
-           "form (1) or token by token (-1); 0: chosen (token by token). Needs "
-           "staged tokens, the final state only, no tree, no producer warp, and "
-           "a decay and beta per head">,
+           "form on CUDA cores (1) or tensor cores (2: mma.sync, 3xTF32), or "
+           "token by token (-1); 0: chosen. Needs staged tokens, the final "
+           "state only, no tree, no producer warp, and a decay and beta per "
+           "head; tensor cores also K <= 128 a multiple of 8 and 8 or 16 "
+           "staged tokens">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", "0",
            "Warp specialization: slots of the shared-memory ring a producer "
            "warp fills with cp.async.bulk copies of each staged chunk, "

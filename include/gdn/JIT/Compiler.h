@@ -106,7 +106,7 @@ struct GPUOptions {
   int64_t unrollTokens = 0; ///< 0: automatic, -1: no unrolling
   int64_t smCount = 0; ///< multiprocessors of the device (0: the chip's)
   int64_t overlapReductions = 0; ///< 0: automatic, 1: on, -1: off
-  int64_t chunkedSolve = 0; ///< 0: automatic (off), 1: on, -1: off
+  int64_t chunkedSolve = 0; ///< 0: automatic, 1: CUDA cores, 2: tensor cores, -1: off
   int64_t pipelineStages = 0;    ///< producer warp's ring slots (0/-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
 };

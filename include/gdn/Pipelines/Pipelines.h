@@ -19,8 +19,9 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> chunkedSolve{
       *this, "chunked-solve",
-      llvm::cl::desc("A staged chunk solved at once in the WY form (1) or "
-                     "token by token (-1); 0: chosen (token by token)"),
+      llvm::cl::desc("A staged chunk solved at once in the WY form on CUDA "
+                     "cores (1) or tensor cores (2), or token by token (-1); "
+                     "0: chosen"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> smCount{
       *this, "sm-count",

@@ -54,6 +54,18 @@ void KernelBuilder::build() {
           arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
       arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
   k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
+  if (s.tensorCores()) { // m16n8k8 fragments (TensorCoreSolve.cpp)
+    mmaLane = lane;
+    v0 = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+            arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
+        arith::DivUIOp::create(b, loc, lane, m.index(4)));
+    k0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
+  }
 
   std::tie(stateRow, valid) = m.emitStateSlot(op, n);
   Value hi;
@@ -168,6 +180,8 @@ Value KernelBuilder::warpSum(Value x) {
 
 SmallVector<Value> KernelBuilder::loadTile(Value src,
                                            SmallVector<Value> prefix) {
+  if (s.tensorCores())
+    return loadFragments(src, prefix);
   SmallVector<Value> tile(s.rows * s.kPerLane);
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
@@ -274,6 +288,8 @@ void KernelBuilder::storeTile(ValueRange results, Value dst,
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
+  if (s.tensorCores())
+    return storeFragments(tile, dst, prefix);
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
     for (int64_t r = 0; r < s.rows; ++r) {
@@ -308,8 +324,11 @@ void KernelBuilder::createStagingBuffers(Value tid, Value vBlock) {
   Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
   // A producer's ring: its slots one after another along the token rows.
   int64_t rows = s.chunk * std::max<int64_t>(s.stages, 1);
-  qStage = buffer({rows, d.K}, qk);
-  kStage = buffer({rows, d.K}, qk);
+  // On tensor cores a row of q and k is 16 bytes longer: the 8 rows an mma
+  // fragment reads then start in 8 different banks.
+  int64_t qkRow = d.K + (s.tensorCores() ? 16 * 8 / qk.getIntOrFloatBitWidth() : 0);
+  qStage = buffer({rows, qkRow}, qk);
+  kStage = buffer({rows, qkRow}, qk);
   vStage = buffer({rows, s.blockRows()}, ve);
   Type f32 = b.getF32Type();
   decayStage =
@@ -321,6 +340,10 @@ void KernelBuilder::createStagingBuffers(Value tid, Value vBlock) {
   if (s.chunkedSolve) {
     gramStage = buffer({2, s.chunk, s.chunk}, f32);
     tokenStage = buffer({3, s.chunk}, f32);
+  }
+  if (s.tensorCores()) {
+    solveStage = buffer({2, s.chunk, s.chunk + 4}, f32);
+    factorStage = buffer({5, s.chunk}, f32);
   }
   threadId = tid;
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
@@ -359,7 +382,7 @@ void KernelBuilder::stageRows(Type srcType, Value dst, int64_t width, Value c,
         // The chunked solve reads every row of the chunk: rows past
         // `count` are zeros, never stale or uninitialized values.
         auto ifOp = scf::IfOp::create(b, loc, inRange,
-                                      /*withElseRegion=*/s.chunkedSolve);
+                                      /*withElseRegion=*/s.chunkedSolve != 0);
         {
           OpBuilder::InsertionGuard inIf(b);
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -437,9 +460,10 @@ SmallVector<Value> KernelBuilder::chunk(Value c, Value count,
   else
     stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
   gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> results = s.chunkedSolve
-                                   ? chunkedSolve(c, count, state)
-                                   : runChunk(c, count, m.index(0), state);
+  SmallVector<Value> results =
+      s.tensorCores()   ? tensorCoreSolve(c, count, state)
+      : s.chunkedSolve ? chunkedSolve(c, count, state)
+                        : runChunk(c, count, m.index(0), state);
   // The buffers are refilled by the next chunk only after every warp is done.
   if (op.isVarlen() || d.T > s.chunk)
     gpu::BarrierOp::create(b, loc);

@@ -21,7 +21,8 @@
 // Private to convert-gdn-to-gpu: KernelBuilder.cpp builds the kernel (state
 // tile, tokens, staging), WarpSpecialization.cpp its producer warp and ring
 // (schedule `pipeline_stages`), ChunkedSolve.cpp the chunked (WY) solve
-// (`chunked_solve`).
+// (`chunked_solve` = 1) and TensorCoreSolve.cpp its tensor-core form
+// (`chunked_solve` = 2, with its own mapping: see there).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELBUILDER_H
@@ -275,6 +276,36 @@ private:
   /// change nothing, and their outputs are not stored.
   SmallVector<Value> chunkedSolve(Value c, Value count, ValueRange state);
 
+  /// The chunked solve on tensor cores (schedule chunked_solve = 2): the
+  /// same math as chunkedSolve, in matrix form on the chunk's C tokens
+  /// (rows past `count` zeros). With P = S0ᵀKᵀ and R = S0ᵀQᵀ ([V, C], raw
+  /// k and q), Tm = (I + L)⁻¹ diag(beta) (L_ij = beta_i ik_i ik_j gram0_ij,
+  /// j < i), M_ij = iq_i ik_j gram1_ij (j <= i), gamma_i = exp(G_i):
+  ///   Uᵀ = (Vᵀ - P diag(gamma ik)) Tmᵀ,
+  ///   Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ,
+  ///   S_Cᵀ = gamma_C S0ᵀ + Uᵀ diag(ik tok1) K.
+  /// Every product is an m16n8k8 tf32 mma.sync with the state tile as
+  /// accumulator fragments; operands that are not exact in tf32 are split
+  /// into a high and a low part (3xTF32), so the result keeps f32 accuracy.
+  SmallVector<Value> tensorCoreSolve(Value c, Value count, ValueRange state);
+
+  /// The tensor-core solve's Gram matrices (buildGram's gramStage and
+  /// tokenStage[0, 1], from mma products of the staged q and k) and token
+  /// factors [5, chunk] (gamma ik, gamma iq, ik tok1, ik, iq). Ends with a
+  /// barrier.
+  void buildTensorCoreGram();
+
+  /// Thread j < chunk: column j of Tm and M into solveStage [2, chunk,
+  /// chunk + 4]. Ends with a barrier.
+  void buildSolveMatrices();
+
+  /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
+  /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]
+  /// [column v0 + 8r] (v0 = the warp's first column + g).
+  SmallVector<Value> loadFragments(Value src, SmallVector<Value> prefix);
+  void storeFragments(ArrayRef<Value> tile, Value dst,
+                      SmallVector<Value> prefix);
+
   /// The i32 parent source of token t (KernelMath::emitParentSource).
   Value parentSource(Value t) {
     return m.emitParentSource(op, n, arith::SubIOp::create(b, loc, t, tokenLo),
@@ -312,6 +343,8 @@ private:
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
   Value sourceStage;           ///< staged parent sources (EAGLE tree)
   Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
+  Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
+  Value mmaLane;                 ///< tensor cores: the lane in the warp
   Value full, empty; ///< a producer's ring: mbarriers of full / empty slots
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
   SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll

@@ -80,8 +80,12 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
                   4 * (op.hasPerChannelBeta() ? s.blockRows() : 1) +
                   (op.hasParentTable() ? 4 : 0); // i32 parent source (tree)
   // Chunked solve: the f32 Gram matrices [2, chunk, chunk] and the per-token
-  // norms and decays [3, chunk].
+  // norms and decays [3, chunk]; on tensor cores also the solve's matrices
+  // [2, chunk, chunk + 4] and per-token factors [5, chunk], and 16 bytes of
+  // padding a row of q and k (TensorCoreSolve.cpp).
   int64_t gram = s.chunkedSolve ? 4 * (2 * chunk + 3) : 0;
+  if (s.tensorCores())
+    gram += 4 * (2 * (chunk + 4) + 5) + 2 * 16;
   return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
                   gates + gram);
 }
@@ -204,7 +208,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   for (auto [name, value, lo, hi] :
        {std::tuple<StringRef, int64_t, int64_t, int64_t>{
             "overlap-reductions", options.overlapReductions, -1, 1},
-        {"chunked-solve", options.chunkedSolve, -1, 1},
+        {"chunked-solve", options.chunkedSolve, -1, 2},
         {"rows-per-warp", options.rowsPerWarp, 0, INT64_MAX},
         {"warps-per-block", options.warpsPerBlock, 0, INT64_MAX},
         {"v-lanes", options.vLanes, 0, INT64_MAX},
@@ -216,13 +220,41 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     if (value < lo || value > hi)
       return op.emitOpError()
              << "cannot be lowered to the GPU: " << name << " = " << value
-             << (hi == 1 ? " must be -1, 0 or 1" : lo == 0 ? " must be >= 0" : " must be >= -1");
-  int64_t targetWarps = kTargetWarps * (options.smCount > 0 ? options.smCount : 132) / 132;
+             << (hi == 1   ? " must be -1, 0 or 1"
+                 : hi == 2 ? " must be -1, 0, 1 or 2"
+                 : lo == 0 ? " must be >= 0"
+                           : " must be >= -1");
+  int64_t sms = options.smCount > 0 ? options.smCount : 132;
+  int64_t targetWarps = kTargetWarps * sms / 132;
   auto d = op.getDims();
   GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
   // The chunked solve only when asked for: measured slower than the token
   // loop everywhere (bench/results/2026-11-29-s3-final, forms table).
-  s.chunkedSolve = options.chunkedSolve > 0;
+  s.chunkedSolve = std::max<int64_t>(options.chunkedSolve, 0);
+  // Chosen: the tensor-core solve for the final state of a fixed T > 8 (more
+  // than one tile of tokens) where its mapping is free: T = 12 measured 1.1x
+  // (N = 1) to 1.7x (N = 64 / 256) faster than the token loop; T = 4 even
+  // to 9% slower (bench/results/2026-11-29-s4-tc/sweep_tc2.md). Varlen is
+  // not chosen (unmeasured; most of its chunks are partial).
+  if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 &&
+      chunkOpt >= 0 && rowsOpt == 0 && lanesVOpt == 0 &&
+      options.pipelineStages <= 0 && options.consumerRegisters == 0 &&
+      !op.getIntermediateStates() && !op.hasParentTable() &&
+      !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
+      d.K <= 128 && d.V % 32 == 0)
+    s.chunkedSolve = GPUSchedule::kTensorCoreSolve;
+  if (s.tensorCores()) {
+    // A warp holds 16 V columns x K keys as m16n8k8 accumulator fragments
+    // (TensorCoreSolve.cpp): 2 columns a lane, 8 lanes along V.
+    if ((rowsOpt != 0 && rowsOpt != 2) || (lanesVOpt != 0 && lanesVOpt != 8))
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: chunked-solve = 2 (tensor "
+                "cores) maps 16 V columns to a warp: rows-per-warp must be 2 "
+                "and v-lanes 8 (or both left 0), not "
+             << rowsOpt << " and " << lanesVOpt;
+    s.rows = 2;
+    s.lanesV = 8;
+  }
   bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
   bool bandwidthBound = false;
   if (s.rows == 0) {
@@ -257,7 +289,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // the grid is tiny (FLA-style N = 1, T = 4 / 12: 11-14% faster; from N = 8
   // on slower). bench/results/2026-11-29-s3-forms/sweep_flags*.md.
   // (Head sizes of real models only: K a power of two >= 64.)
-  if (staged && rowsOpt == 0 && lanesVOpt == 0 && d.V % 8 == 0 &&
+  if (staged && rowsOpt == 0 && lanesVOpt == 0 && !s.tensorCores() &&
+      d.V % 8 == 0 &&
       d.K >= 64 && llvm::isPowerOf2_64(d.K)) {
     // Tiny: warps of 8 columns fill at most an eighth of the target.
     bool smallGrid = d.N * d.HV * (d.V / 8) <= targetWarps / 8;
@@ -290,6 +323,18 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                         op.hasPerKeyDecay() || op.hasPerChannelBeta();
   if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
     s.warps = 1;
+  // Tensor cores: the most warps (the fewest copies of a head's Gram pass)
+  // that still give two CTAs an SM, else 2 (N = 1 / 8 / 64 at HV = 32: 2 / 4
+  // / 8 warps measured fastest, sweep_tc2.md).
+  if (s.warps == 0 && s.tensorCores()) {
+    s.warps = d.V % 32 == 0 ? 2 : 1;
+    for (int64_t w : {8, 4})
+      if (d.V % (16 * w) == 0 &&
+          d.N * d.HV * (d.V / (16 * w)) >= 2 * sms) {
+        s.warps = w;
+        break;
+      }
+  }
   if (s.warps == 0) {
     s.warps = 1;
     for (int64_t w : {4, 2})
@@ -309,7 +354,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                                "hold rows-per-warp * K / (32 / v-lanes) = "
                             << s.rows * s.kPerLane
                             << " state values, more than 64 (K = " << d.K
-                            << " must be at most 256 for this schedule)";
+                            << " must be at most " << 64 * s.lanesK() / s.rows
+                            << " for this schedule)";
   if (d.V % s.blockRows() != 0)
     return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V
                             << " is not a multiple of rows-per-warp * v-lanes * "
@@ -322,6 +368,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << " blocks exceed the grid limit 2^31 - 1";
   if (chunkOpt == 0) {
     s.chunk = autoChunk(op);
+    if (s.tensorCores()) // whole mma tiles of 8 tokens
+      s.chunk = llvm::alignTo(s.chunk, 8);
     while (s.chunk > 1 && stagingBytes(op, s, s.chunk) > kMaxStagingBytes)
       s.chunk /= 2;
   } else if (chunkOpt < 0) {
@@ -344,6 +392,12 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       return refuse("a beta per head (no per-channel beta)");
     if (s.chunk == 0)
       return refuse("tokens staged in shared memory (stage-tokens > 0)");
+    if (s.tensorCores() && s.chunk != 8 && s.chunk != 16)
+      return refuse("stage-tokens = 8 or 16 on tensor cores (mma tiles of 8 "
+                    "tokens), not " +
+                    std::to_string(s.chunk));
+    if (s.tensorCores() && d.K % 8 != 0)
+      return refuse("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
   }
   if (s.unroll == 0)
     s.unroll = kAutoUnroll;
@@ -381,7 +435,7 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
       b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
-      b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? 1 : -1)),
+      b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? s.chunkedSolve : -1)),
       b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
       b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
   });
@@ -421,9 +475,10 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
       options.stageTokens < -1 || options.unrollTokens < -1 ||
       options.pipelineStages < -1 || options.consumerRegisters < 0 ||
       options.overlapReductions < -1 || options.overlapReductions > 1 ||
-      options.chunkedSolve < -1 || options.chunkedSolve > 1)
+      options.chunkedSolve < -1 || options.chunkedSolve > 2)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "
-                               "overlap_reductions or chunked_solve outside -1, 0, 1)";
+                               "overlap_reductions outside -1, 0, 1 or "
+                               "chunked_solve outside -1, 0, 1, 2)";
   return options;
 }

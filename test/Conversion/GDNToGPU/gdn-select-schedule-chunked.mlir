@@ -3,12 +3,14 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=-1" | FileCheck %s --check-prefix=OFF
 // RUN: gdn-opt %s -split-input-file -pass-pipeline="builtin.module(gdn-lower-to-ptx{chunked-solve=1})" | FileCheck %s --check-prefix=PTX
 
-// The chunked (WY) solve is off unless asked for (the cost model does not
-// choose it yet); chunked-solve=1 turns it on for a staged chunk, and an
-// option overrides the attribute already on the op.
+// The cost model takes the chunked solve on tensor cores (chunked_solve = 2,
+// a chunk of whole 8-token tiles) for the final state of T > 8, and the
+// token loop below (the T = 4 case in gdn-select-schedule-producer.mlir and
+// @t4 here); chunked-solve=1 asks for the CUDA-core form, and an option
+// overrides the attribute already on the op.
 
 // DEFAULT-LABEL: func.func @t12
-// DEFAULT: gdn.schedule = {chunked_solve = -1 : i64, {{.*}}stage_tokens = 12 : i64
+// DEFAULT: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}stage_tokens = 16 : i64
 // ON-LABEL: func.func @t12
 // ON: gdn.schedule = {chunked_solve = 1 : i64, {{.*}}stage_tokens = 12 : i64
 // OFF-LABEL: func.func @t12
@@ -39,5 +41,19 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
       initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
       o(%o : memref<1x4x32x128xbf16>)
       {gdn.schedule = {chunked_solve = 1 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// DEFAULT-LABEL: func.func @t4
+// DEFAULT: gdn.schedule = {chunked_solve = -1 : i64,
+// ON-LABEL: func.func @t4
+// ON: gdn.schedule = {chunked_solve = 1 : i64,
+func.func @t4(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
+              %s: memref<1x32x128x128xf32>, %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>) k(%k : memref<1x4x16x128xbf16>) v(%v : memref<1x4x32x128xbf16>)
+      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
+      o(%o : memref<1x4x32x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }

@@ -20,7 +20,7 @@ func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v:
 // -----
 
 func.func @negative(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions or chunked_solve outside -1, 0, 1)}}
+  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1 or chunked_solve outside -1, 0, 1, 2)}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {warps_per_block = -2 : i64}}
   return
 }
@@ -94,5 +94,40 @@ func.func @registers_not_warpgroups(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x3
 func.func @registers_out_of_range(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
   // expected-error @+1 {{consumer-registers = 260 must be a multiple of 8 in [24, 256] with the CTA's registers (69632) at most 65536}}
   gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, consumer_registers = 260 : i64, rows_per_warp = 1 : i64, warps_per_block = 8 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// The chunked solve on tensor cores maps 16 V columns to a warp (2 a lane, 8
+// lanes along V), takes tiles of 8 tokens and 8 keys, and holds K / 2 state
+// values a thread.
+func.func @tensor_cores_mapping(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x16xf32>, %o: memref<1x4x1x16xf32>) {
+  // expected-error @+1 {{chunked-solve = 2 (tensor cores) maps 16 V columns to a warp: rows-per-warp must be 2 and v-lanes 8 (or both left 0), not 4 and 0}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x16xf32>) o(%o : memref<1x4x1x16xf32>) {gdn.schedule = {chunked_solve = 2 : i64, rows_per_warp = 4 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @tensor_cores_tokens(%q: memref<1x12x1x32xf32>, %k: memref<1x12x1x32xf32>, %v: memref<1x12x1x16xf32>, %o: memref<1x12x1x16xf32>) {
+  // expected-error @+1 {{chunked-solve needs stage-tokens = 8 or 16 on tensor cores (mma tiles of 8 tokens), not 12}}
+  gdn.recurrent q(%q : memref<1x12x1x32xf32>) k(%k : memref<1x12x1x32xf32>) v(%v : memref<1x12x1x16xf32>) o(%o : memref<1x12x1x16xf32>) {gdn.schedule = {chunked_solve = 2 : i64, stage_tokens = 12 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @tensor_cores_keys(%q: memref<1x4x1x12xf32>, %k: memref<1x4x1x12xf32>, %v: memref<1x4x1x16xf32>, %o: memref<1x4x1x16xf32>) {
+  // expected-error @+1 {{chunked-solve needs K a multiple of 8 on tensor cores (mma tiles of 8 keys)}}
+  gdn.recurrent q(%q : memref<1x4x1x12xf32>) k(%k : memref<1x4x1x12xf32>) v(%v : memref<1x4x1x16xf32>) o(%o : memref<1x4x1x16xf32>) {gdn.schedule = {chunked_solve = 2 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @tensor_cores_k256(%q: memref<1x4x1x256xbf16>, %k: memref<1x4x1x256xbf16>, %v: memref<1x4x1x16xbf16>, %o: memref<1x4x1x16xbf16>) {
+  // expected-error @+1 {{a thread would hold rows-per-warp * K / (32 / v-lanes) = 128 state values, more than 64 (K = 256 must be at most 128 for this schedule)}}
+  gdn.recurrent q(%q : memref<1x4x1x256xbf16>) k(%k : memref<1x4x1x256xbf16>) v(%v : memref<1x4x1x16xbf16>) o(%o : memref<1x4x1x16xbf16>) {gdn.schedule = {chunked_solve = 2 : i64}, state_layout = #gdn.layout<vk>}
   return
 }

@@ -38,12 +38,18 @@ struct GPUSchedule {
   /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
   /// registers): see KernelBuilder.cpp's token().
   bool overlapReductions;
-  /// A staged chunk's tokens solved at once in the WY (UT-transform) form:
-  /// the chunk's Gram matrices once a CTA in shared memory, every Sᵀk and
-  /// Sᵀq of the chunk side by side, a forward substitution in registers and
-  /// one rank-C state update (ChunkedSolve.cpp). Final state
-  /// only; no tree, per-key decay or per-channel beta.
-  bool chunkedSolve;
+  /// A staged chunk's tokens solved at once in the WY (UT-transform) form
+  /// (0: token by token). Final state only; no tree, per-key decay or
+  /// per-channel beta. kCudaCoreSolve: the chunk's Gram matrices once a CTA
+  /// in shared memory, every Sᵀk and Sᵀq of the chunk side by side as
+  /// shuffle trees, a forward substitution in registers and one rank-C state
+  /// update (ChunkedSolve.cpp). kTensorCoreSolve: the state tile held as
+  /// mma.sync accumulator fragments and every product with it (S0ᵀ[k q],
+  /// the rank-C update) on tensor cores in split (3xTF32) precision
+  /// (TensorCoreSolve.cpp).
+  int64_t chunkedSolve;
+  static constexpr int64_t kCudaCoreSolve = 1, kTensorCoreSolve = 2;
+  bool tensorCores() const { return chunkedSolve == kTensorCoreSolve; }
   /// Warp specialization: slots of the shared-memory ring a producer warp
   /// fills with bulk async copies (cp.async.bulk) of each chunk's tokens,
   /// guarded by full/empty mbarriers, while the `warps` consumer warps
@@ -76,7 +82,8 @@ struct GPUScheduleOptions {
   int64_t stageTokens = 0;
   int64_t unrollTokens = 0;
   int64_t overlapReductions = 0; ///< 0: chosen, 1: on, -1: off
-  int64_t chunkedSolve = 0;      ///< 0: chosen (off), 1: on, -1: off
+  /// 0: chosen (off), 1: CUDA cores, 2: tensor cores, -1: off
+  int64_t chunkedSolve = 0;
   int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
   int64_t smCount = 0;
@@ -105,7 +112,7 @@ constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
 
 /// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
 /// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
-/// -1), chunked_solve (1 or -1), pipeline_stages (-1: no producer warp),
+/// -1), chunked_solve (1 CUDA cores, 2 tensor cores or -1), pipeline_stages (-1: no producer warp),
 /// consumer_registers (0: no setmaxnreg)} (all i64).
 DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
 

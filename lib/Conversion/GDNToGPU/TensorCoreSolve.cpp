@@ -1,0 +1,463 @@
+//===- TensorCoreSolve.cpp - the chunked solve on tensor cores ------------===//
+//
+// Schedule `chunked_solve` = 2: a staged chunk's tokens solved at once
+// (KernelBuilder.h, tensorCoreSolve()) with the state tile held as the
+// accumulators of m16n8k8 tf32 mma.sync.
+//
+// Fragments of mma.m16n8k8 with .tf32 operands (PTX ISA, "Matrix Fragments
+// for mma.m16n8k8"), with g = lane / 4 and t = lane % 4:
+//   A (16 x 8, row): a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4],
+//                    a3 = A[g + 8][t + 4]
+//   B (8 x 8, col):  b0 = B[t][g], b1 = B[t + 4][g]
+//   C, D (16 x 8):   c0 = C[g][2t], c1 = C[g][2t + 1], c2 = C[g + 8][2t],
+//                    c3 = C[g + 8][2t + 1]
+// An accumulator tile is the A operand of the next product with no shuffle
+// once the reduction index is permuted: a = (c0, c2, c1, c3) makes A's
+// column t the tile's column 2t and its column t + 4 column 2t + 1, so B's
+// rows are read in the same order, b0 = B[2t][g], b1 = B[2t + 1][g]. A warp
+// holds Sᵀ (16 V columns x K keys) as K / 8 such tiles, the first 8 columns
+// in c0/c1 and the next 8 in c2/c3.
+//
+// tf32 keeps 10 mantissa bits. An operand that is not exact in tf32 (the
+// state, the solve's matrices, f32 q and k) is split into hi = its top 19
+// bits and lo = the rest, and a product is hi*hi + hi*lo + lo*hi
+// (3xTF32, as in CUTLASS), about 2^-21 relative; bf16 and f16 q and k are
+// exact and take one term less.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// Four f32 values: an accumulator fragment (c0..c3).
+using Fragment = std::array<Value, 4>;
+
+/// An mma operand's registers (i32 bit patterns of tf32 values): hi, and lo
+/// unless the values are exact in tf32.
+struct Operand {
+  SmallVector<Value> hi, lo;
+};
+
+/// The i32 bits of f32 `x` with the low 13 mantissa bits cleared: a tf32
+/// value, truncated.
+Value tf32Bits(OpBuilder &b, Location loc, Value x) {
+  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  Value mask = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                            static_cast<int32_t>(0xffffe000));
+  return arith::AndIOp::create(b, loc, bits, mask);
+}
+
+/// `values` as an operand: exact (bf16 or f16 widened) or split in two.
+Operand operand(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                bool exact) {
+  Operand o;
+  for (Value x : values) {
+    if (exact) {
+      o.hi.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
+      continue;
+    }
+    Value hi = tf32Bits(b, loc, x);
+    Value rest = arith::SubFOp::create(
+        b, loc, x, arith::BitcastOp::create(b, loc, b.getF32Type(), hi));
+    o.hi.push_back(hi);
+    o.lo.push_back(tf32Bits(b, loc, rest));
+  }
+  return o;
+}
+
+/// D = A B + C for one m16n8k8 tile: a 4 registers, b 2, c 4 f32.
+Fragment mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
+             const Fragment &c) {
+  Type f32 = b.getF32Type();
+  auto type =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, type, a, bb, ArrayRef<Value>(c), ArrayRef<int64_t>{16, 8, 8},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32,
+                                    NVVM::MMATypes::tf32},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  return out;
+}
+
+/// D = A B + C in split precision: the small terms first.
+Fragment product(OpBuilder &b, Location loc, const Operand &a,
+                 const Operand &bb, Fragment c) {
+  if (!bb.lo.empty())
+    c = mma(b, loc, a.hi, bb.lo, c);
+  if (!a.lo.empty())
+    c = mma(b, loc, a.lo, bb.hi, c);
+  return mma(b, loc, a.hi, bb.hi, c);
+}
+
+/// The A operand of an accumulator tile, reduction index permuted.
+SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
+} // namespace
+
+SmallVector<Value> KernelBuilder::loadFragments(Value src,
+                                                SmallVector<Value> prefix) {
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value v = offset(v0, 8 * r);
+    if (op.isVKLayout()) { // keys 8p + 2t, 8p + 2t + 1 side by side
+      for (int64_t p = 0; p < d.K / 8; ++p) {
+        auto pair = extractAll(m.toF32(
+            loadVector(src, withIndices(prefix, v, offset(k0, 8 * p)), 2)));
+        at(tile, r, 2 * p) = pair[0];
+        at(tile, r, 2 * p + 1) = pair[1];
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      Value key = offset(k0, 8 * (j / 2) + j % 2);
+      at(tile, r, j) =
+          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v), 1)))
+              .front();
+    }
+  }
+  return tile;
+}
+
+void KernelBuilder::storeFragments(ArrayRef<Value> tile, Value dst,
+                                   SmallVector<Value> prefix) {
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value v = offset(v0, 8 * r);
+    const Value *row = tile.data() + r * s.kPerLane;
+    if (op.isVKLayout()) {
+      for (int64_t p = 0; p < d.K / 8; ++p)
+        storeVector({row[2 * p], row[2 * p + 1]}, dst,
+                    withIndices(prefix, v, offset(k0, 8 * p)));
+      continue;
+    }
+    for (int64_t j = 0; j < s.kPerLane; ++j)
+      storeVector({row[j]}, dst,
+                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v));
+  }
+}
+
+void KernelBuilder::buildTensorCoreGram() {
+  int64_t C = s.chunk, tiles = C / 8, threads = s.warps * kWarpSize;
+  Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
+  Value t2 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
+  Value warp = arith::DivUIOp::create(b, loc, threadId, m.index(kWarpSize));
+  Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
+  bool qkExact = qkType.isBF16() || qkType.isF16();
+  auto gate = [&](int64_t l) -> Value {
+    return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
+  };
+  auto ifThen = [&](Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  };
+  // The raw Gram products on tensor cores into gramStage: warp 0 takes
+  // K Kᵀ (and of Q Qᵀ only the diagonal, into tokenStage[2]), warp 1 (or 0)
+  // Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2), 8n + 2t + e % 2);
+  // rows past the chunk (C = 8 fills half an m16 tile) are 0 and not stored.
+  auto gramOf = [&](Value x, Value y,
+                    function_ref<void(Value, Value, Value)> store) {
+    SmallVector<Fragment> acc(tiles, {m.f32(0.0), m.f32(0.0), m.f32(0.0),
+                                      m.f32(0.0)});
+    for (int64_t p = 0; p < d.K / 8; ++p) {
+      Value key = offset(t2, 8 * p);
+      auto top = extractAll(m.toF32(loadVector(x, {g, key}, 2)));
+      SmallVector<Value> bottom = {m.f32(0.0), m.f32(0.0)};
+      if (C > 8)
+        bottom = extractAll(m.toF32(loadVector(x, {offset(g, 8), key}, 2)));
+      Operand a = operand(b, loc, {top[0], bottom[0], top[1], bottom[1]},
+                          qkExact);
+      for (int64_t n = 0; n < tiles; ++n)
+        acc[n] = product(
+            b, loc, a,
+            operand(b, loc,
+                    extractAll(m.toF32(loadVector(y, {offset(g, 8 * n), key}, 2))),
+                    qkExact),
+            acc[n]);
+    }
+    for (int64_t n = 0; n < tiles; ++n)
+      for (int64_t e = 0; e < 4; ++e)
+        if (e / 2 == 0 || C > 8)
+          store(offset(g, 8 * (e / 2)), offset(t2, 8 * n + e % 2), acc[n][e]);
+  };
+  int64_t qkWarp = s.warps > 1 ? 1 : 0;
+  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(0)), [&] {
+    gramOf(kStage, kStage, [&](Value i, Value j, Value kk) {
+      memref::StoreOp::create(b, loc, kk, gramStage,
+                              ValueRange{m.index(0), i, j});
+    });
+    gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
+      ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
+        memref::StoreOp::create(b, loc, qq, tokenStage,
+                                ValueRange{m.index(2), i});
+      });
+    });
+  });
+  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
+    gramOf(qStage, kStage, [&](Value i, Value j, Value qk) {
+      memref::StoreOp::create(b, loc, qk, gramStage,
+                              ValueRange{m.index(1), i, j});
+    });
+  });
+  // Side by side, every thread: the decay masks d(i, j) = exp(g_{j+1} + ...
+  // + g_i) of its pairs (i, j) = (p / C, p % C), p = tid, tid + threads, ...
+  // (summed directly: a -inf gate gives 0, never -inf - -inf), and thread
+  // i < C token i's exp(G_i), exp(G_last - G_i); all kept in registers.
+  SmallVector<std::tuple<Value, Value, Value, Value>> pairs; // i, j, d, real
+  for (int64_t p0 = 0; p0 < C * C; p0 += threads) {
+    Value p = offset(threadId, p0);
+    Value i = arith::DivUIOp::create(b, loc, p, m.index(C));
+    Value j = arith::RemUIOp::create(b, loc, p, m.index(C));
+    Value between = m.f32(0.0);
+    for (int64_t l = 0; l < C; ++l) {
+      Value in = arith::AndIOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ugt, m.index(l), j),
+          cmp(arith::CmpIPredicate::ule, m.index(l), i));
+      between = m.add(
+          between, arith::SelectOp::create(b, loc, in, gate(l), m.f32(0.0)));
+    }
+    Value real = p0 + threads <= C * C
+                     ? Value()
+                     : cmp(arith::CmpIPredicate::ult, p, m.index(C * C));
+    pairs.emplace_back(i, j, m.exp(between), real);
+  }
+  Value upTo = m.f32(0.0), after = m.f32(0.0);
+  for (int64_t l = 0; l < C; ++l) {
+    Value le = cmp(arith::CmpIPredicate::ule, m.index(l), threadId);
+    Value gl = gate(l);
+    upTo = m.add(upTo, arith::SelectOp::create(b, loc, le, gl, m.f32(0.0)));
+    after = m.add(after, arith::SelectOp::create(b, loc, le, m.f32(0.0), gl));
+  }
+  Value gamma = m.exp(upTo), tail = m.exp(after);
+  gpu::BarrierOp::create(b, loc);
+  // Each thread scales its own pairs: gram0 = d k_i.k_j below the diagonal
+  // (k_i.k_i stays on it), gram1 = d q_i.k_j on and below it.
+  for (auto [i, j, dij, real] : pairs) {
+    auto scale = [&](int64_t which, arith::CmpIPredicate pred) {
+      Value cond = cmp(pred, j, i);
+      if (real)
+        cond = arith::AndIOp::create(b, loc, cond, real);
+      ifThen(cond, [&] {
+        SmallVector<Value, 3> at{m.index(which), i, j};
+        Value x = memref::LoadOp::create(b, loc, gramStage, at);
+        memref::StoreOp::create(b, loc, m.mul(dij, x), gramStage, at);
+      });
+    };
+    scale(0, arith::CmpIPredicate::ult);
+    scale(1, arith::CmpIPredicate::ule);
+  }
+  // Thread i < C: token i's factors gamma ik, gamma iq, ik tok1, ik, iq.
+  ifThen(cmp(arith::CmpIPredicate::ult, threadId, m.index(C)), [&] {
+    Value i = threadId;
+    Value scale = m.f32(op.getScaleOrDefault());
+    Value ik = m.f32(1.0), iq = scale;
+    if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+      Value kk = memref::LoadOp::create(b, loc, gramStage,
+                                        ValueRange{m.index(0), i, i});
+      Value qq =
+          memref::LoadOp::create(b, loc, tokenStage, ValueRange{m.index(2), i});
+      ik = m.div(m.f32(1.0), m.sqrt(m.add(kk, m.f32(1e-6))));
+      iq = m.div(scale, m.sqrt(m.add(qq, m.f32(1e-6))));
+    }
+    memref::StoreOp::create(b, loc, gamma, tokenStage,
+                            ValueRange{m.index(0), i});
+    Value factors[] = {m.mul(gamma, ik), m.mul(gamma, iq), m.mul(ik, tail), ik,
+                       iq};
+    for (auto [w, f] : llvm::enumerate(factors))
+      memref::StoreOp::create(b, loc, f, factorStage,
+                              ValueRange{m.index(w), i});
+  });
+  gpu::BarrierOp::create(b, loc);
+}
+
+void KernelBuilder::buildSolveMatrices() {
+  int64_t C = s.chunk;
+  auto load = [&](Value buf, ArrayRef<int64_t> idx) -> Value {
+    SmallVector<Value> at;
+    for (int64_t i : idx)
+      at.push_back(m.index(i));
+    return memref::LoadOp::create(b, loc, buf, at);
+  };
+  Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        threadId, m.index(C));
+  auto ifOp = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    // Column j of Tm = (I + L)^-1 diag(beta) by forward substitution,
+    // x_i = [i == j] beta_j - sum_{l<i} L_il x_l (zero above j), and of M.
+    Value j = threadId;
+    SmallVector<Value> ik, beta;
+    for (int64_t l = 0; l < C; ++l) {
+      ik.push_back(load(factorStage, {3, l}));
+      beta.push_back(load(betaStage, {l}));
+    }
+    Value betaJ = memref::LoadOp::create(b, loc, betaStage, ValueRange{j});
+    Value ikJ =
+        memref::LoadOp::create(b, loc, factorStage, ValueRange{m.index(3), j});
+    SmallVector<Value> x;
+    for (int64_t i = 0; i < C; ++i) {
+      Value sum = m.f32(0.0);
+      for (int64_t l = 0; l < i; ++l)
+        sum = m.add(sum, m.mul(m.mul(load(gramStage, {0, i, l}), ik[l]), x[l]));
+      Value isJ = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
+                                        m.index(i));
+      Value below = m.sub(m.f32(0.0), m.mul(m.mul(beta[i], ik[i]), sum));
+      x.push_back(arith::SelectOp::create(b, loc, isJ, betaJ, below));
+      memref::StoreOp::create(b, loc, x.back(), solveStage,
+                              ValueRange{m.index(0), m.index(i), j});
+      // M_ij = iq_i ik_j gram1_ij on and below the diagonal.
+      Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, j,
+                                          m.index(i));
+      Value gram1 = memref::LoadOp::create(
+          b, loc, gramStage, ValueRange{m.index(1), m.index(i), j});
+      Value mij = m.mul(m.mul(load(factorStage, {4, i}), ikJ), gram1);
+      memref::StoreOp::create(
+          b, loc, arith::SelectOp::create(b, loc, lower, mij, m.f32(0.0)),
+          solveStage, ValueRange{m.index(1), m.index(i), j});
+    }
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
+                                                  ValueRange state) {
+  buildTensorCoreGram();
+  buildSolveMatrices();
+  int64_t C = s.chunk, tiles = C / 8, keyTiles = d.K / 8;
+  SmallVector<Value> S(state.begin(), state.end());
+  Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
+  Value t2 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
+  Value col = arith::SubIOp::create(b, loc, v0, blockV0); // g + 16 warp
+  Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
+  bool qkExact = qkType.isBF16() || qkType.isF16();
+  auto f32At = [&](Value buf, ValueRange idx) {
+    return extractAll(m.toF32(loadVector(buf, idx, 1))).front();
+  };
+  auto pairAt = [&](Value buf, ValueRange idx) {
+    return extractAll(m.toF32(loadVector(buf, idx, 2)));
+  };
+  auto factor = [&](int64_t which, Value j) -> Value {
+    return memref::LoadOp::create(b, loc, factorStage,
+                                  ValueRange{m.index(which), j});
+  };
+  // Fragment element e of token tile n holds token 8n + 2t + e % 2 and
+  // column col + 8 (e / 2).
+  auto tokenOf = [&](int64_t n, int64_t e) {
+    return offset(t2, 8 * n + e % 2);
+  };
+  auto tileOf = [&](int64_t p) -> Fragment {
+    return {at(S, 0, 2 * p), at(S, 0, 2 * p + 1), at(S, 1, 2 * p),
+            at(S, 1, 2 * p + 1)};
+  };
+  Fragment zero = {m.f32(0.0), m.f32(0.0), m.f32(0.0), m.f32(0.0)};
+
+  // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
+  SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
+  for (int64_t p = 0; p < keyTiles; ++p) {
+    Operand a = operand(b, loc, asA(tileOf(p)), /*exact=*/false);
+    Value key = offset(t2, 8 * p);
+    for (int64_t n = 0; n < tiles; ++n) {
+      Value token = offset(g, 8 * n);
+      P[n] = product(b, loc, a,
+                     operand(b, loc, pairAt(kStage, {token, key}), qkExact),
+                     P[n]);
+      R[n] = product(b, loc, a,
+                     operand(b, loc, pairAt(qStage, {token, key}), qkExact),
+                     R[n]);
+    }
+  }
+  // X = Vᵀ - P diag(gamma ik); Uᵀ = X Tmᵀ: B[j][i] = Tm[i][j].
+  SmallVector<Operand> X;
+  for (int64_t p = 0; p < tiles; ++p) {
+    Fragment x;
+    for (int64_t e = 0; e < 4; ++e) {
+      Value j = tokenOf(p, e);
+      Value v = f32At(vStage, {j, offset(col, 8 * (e / 2))});
+      x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
+    }
+    X.push_back(operand(b, loc, asA(x), /*exact=*/false));
+  }
+  auto solveB = [&](int64_t which, int64_t p, int64_t n) {
+    return operand(b, loc,
+                   pairAt(solveStage, {m.index(which), offset(g, 8 * n),
+                                       offset(t2, 8 * p)}),
+                   /*exact=*/false);
+  };
+  SmallVector<Fragment> U(tiles, zero);
+  for (int64_t n = 0; n < tiles; ++n)
+    for (int64_t p = 0; p < tiles; ++p)
+      U[n] = product(b, loc, X[p], solveB(0, p, n), U[n]);
+  SmallVector<Operand> UA;
+  for (int64_t p = 0; p < tiles; ++p)
+    UA.push_back(operand(b, loc, asA(U[p]), /*exact=*/false));
+  // Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ, stored for the chunk's real tokens.
+  for (int64_t n = 0; n < tiles; ++n) {
+    Fragment o;
+    for (int64_t e = 0; e < 4; ++e)
+      o[e] = m.mul(R[n][e], factor(1, tokenOf(n, e)));
+    for (int64_t p = 0; p < tiles; ++p)
+      o = product(b, loc, UA[p], solveB(1, p, n), o);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value j = tokenOf(n, e);
+      Value out = o[e];
+      if (valid) // a padding pool row writes zeros
+        out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      storeVector({out}, op.getO(),
+                  {tokenRow, arith::AddIOp::create(b, loc, c, j), hv,
+                   offset(v0, 8 * (e / 2))});
+    }
+  }
+  // S_Cᵀ = gamma_C S0ᵀ + (Uᵀ diag(ik tok1)) K: B[token][key] = k[token][key].
+  Value last = memref::LoadOp::create(b, loc, tokenStage,
+                                      ValueRange{m.index(0), m.index(C - 1)});
+  for (Value &e : S)
+    e = m.mul(last, e);
+  SmallVector<Operand> Y;
+  for (int64_t p = 0; p < tiles; ++p) {
+    Fragment y;
+    for (int64_t e = 0; e < 4; ++e)
+      y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
+    Y.push_back(operand(b, loc, asA(y), /*exact=*/false));
+  }
+  for (int64_t q = 0; q < keyTiles; ++q) {
+    Fragment acc = tileOf(q);
+    Value key = offset(g, 8 * q);
+    for (int64_t p = 0; p < tiles; ++p) {
+      Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
+      Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
+      acc = product(b, loc, Y[p], operand(b, loc, {k0Row, k1Row}, qkExact),
+                    acc);
+    }
+    at(S, 0, 2 * q) = acc[0];
+    at(S, 0, 2 * q + 1) = acc[1];
+    at(S, 1, 2 * q) = acc[2];
+    at(S, 1, 2 * q + 1) = acc[3];
+  }
+  return S;
+}

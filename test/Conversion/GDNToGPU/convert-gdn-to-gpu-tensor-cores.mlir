@@ -1,0 +1,61 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" -convert-gdn-to-gpu | FileCheck %s
+// The chunked solve on tensor cores (chunked_solve = 2): 16 V columns a
+// warp (2 a lane x 8 lanes along V), chunks of whole 8-token mma tiles (T =
+// 3 takes 8 rows, 5 of them zeros), q and k rows padded by 16 bytes in
+// shared memory, the solve's matrices [2, C, C + 4] and token factors
+// [5, C]. Every product is an m16n8k8 tf32 mma.sync: the Gram products K Kᵀ,
+// Q Qᵀ, Q Kᵀ (on warp 0 / 1, next to the decay masks of all threads), a
+// barrier, the masks applied and the factors, a barrier, the substitution,
+// a barrier, then the state's fragments. f32 q and k are split like the
+// state (3 mma a product): Gram 3 x 2 key tiles x 3, P and R 2 x 2 x 3, Uᵀ 3,
+// Oᵀ 3, the update 2 x 3 = 42; bf16 q and k are exact in tf32 (1 mma a Gram
+// product, 2 where one operand is q or k): 6 + 8 + 3 + 3 + 4 = 24.
+
+// SCHED-LABEL: func.func @f32qk
+// SCHED: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}rows_per_warp = 2 : i64, stage_tokens = 8 : i64, {{.*}}v_lanes = 8 : i64, warps_per_block = 1 : i64}
+// CHECK-LABEL: gpu.func @f32qk_recurrent
+// CHECK-SAME: workgroup(%{{.*}} : memref<8x20xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<3x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x12xf32, #gpu.address_space<workgroup>>{{.*}}memref<5x8xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK: gpu.barrier
+// CHECK-COUNT-18: nvvm.mma.sync
+// CHECK-COUNT-3: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-24: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: nvvm.mma.sync
+// The state back in its layout: vk, two adjacent keys a store.
+// CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
+// CHECK: gpu.return
+func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
+    %v: memref<1x3x1x16xf32>, %g: memref<1x3x1xf32>, %beta: memref<1x3x1xf32>,
+    %state: memref<1x1x16x16xf32>, %o: memref<1x3x1x16xf32>) {
+  gdn.recurrent q(%q : memref<1x3x1x16xf32>) k(%k : memref<1x3x1x16xf32>)
+      v(%v : memref<1x3x1x16xf32>) g(%g : memref<1x3x1xf32>)
+      beta(%beta : memref<1x3x1xf32>)
+      initial_state(%state : memref<1x1x16x16xf32>)
+      final_state(%state : memref<1x1x16x16xf32>) o(%o : memref<1x3x1x16xf32>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// SCHED-LABEL: func.func @bf16qk
+// SCHED: chunked_solve = 2 : i64
+// CHECK-LABEL: gpu.func @bf16qk_recurrent
+// CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-24: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// kv: one state element a store.
+// CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<1xf32>
+func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
+    %v: memref<1x3x1x16xbf16>, %g: memref<1x3x1xf32>, %beta: memref<1x3x1xf32>,
+    %state: memref<1x1x16x16xf32>, %o: memref<1x3x1x16xbf16>) {
+  gdn.recurrent q(%q : memref<1x3x1x16xbf16>) k(%k : memref<1x3x1x16xbf16>)
+      v(%v : memref<1x3x1x16xbf16>) g(%g : memref<1x3x1xf32>)
+      beta(%beta : memref<1x3x1xf32>)
+      initial_state(%state : memref<1x1x16x16xf32>)
+      final_state(%state : memref<1x1x16x16xf32>) o(%o : memref<1x3x1x16xbf16>)
+      {state_layout = #gdn.layout<kv>}
+  return
+}

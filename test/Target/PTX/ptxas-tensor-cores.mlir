@@ -1,0 +1,58 @@
+// REQUIRES: ptxas
+// The chunked solve on tensor cores (chunked-solve=2) assembles for sm_90a
+// with no stack frame and no spills (the state is K / 2 = 64 accumulator
+// registers a thread at K = 128): T = 12 in one chunk of 16 (312 mma: the
+// Gram products K Kᵀ, Q Qᵀ, Q Kᵀ 3 x 16 key tiles x 2 token tiles, P and R
+// 16 x 2 x 2 x 2, Uᵀ and Oᵀ 2 x 2 x 3 each, the update 16 x 2 x 2), the MTP
+// example (T = 4 in a chunk of 8), kv, varlen
+// (several chunks), a decode example staged (one token in an 8-row chunk),
+// and 1, 2 and 8 warps a CTA; sm_80 takes it too (mma.sync tf32 is sm_80+).
+// RUN: split-file %s %t
+// RUN: gdn-run --emit=ptx --chunked-solve=2 %t/t12.mlir > %t.t12.ptx
+// RUN: FileCheck %s --check-prefix=MMA < %t.t12.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.t12.ptx -o %t.t12.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=8 %t/t12.mlir > %t.w8.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.w8.ptx -o %t.w8.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=1 %t/t12.mlir > %t.w1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.w1.ptx -o %t.w1.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.mtp.ptx -o %t.mtp.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=2 %examples/kv_k128_v64.mlir > %t.kv.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --stage-tokens=8 %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --chip=sm_80 --chunked-solve=2 %t/t12.mlir > %t.sm80.ptx
+// RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
+
+// CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
+// CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SM80: Compiling entry function '{{.*}}_recurrent' for 'sm_80'
+// SM80: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// Staging, the Gram products (96 mma), the masks and factors, the solve's
+// substitution: four barriers, then only tensor-core products, no shuffle.
+// MMA: bar.sync 0;
+// MMA-COUNT-96: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// MMA-COUNT-3: bar.sync 0;
+// MMA-NOT: bar.sync
+// MMA-NOT: shfl.sync
+// MMA-COUNT-216: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// MMA-NOT: mma.sync
+// MMA-NOT: shfl.sync
+
+//--- t12.mlir
+func.func @t12(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>,
+    %v: memref<1x12x32x128xbf16>, %a: memref<1x12x32xbf16>,
+    %A_log: memref<32xf32>, %dt_bias: memref<32xf32>, %b: memref<1x12x32xbf16>,
+    %state: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>)
+      v(%v : memref<1x12x32x128xbf16>) a(%a : memref<1x12x32xbf16>)
+      A_log(%A_log : memref<32xf32>) dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<1x12x32xbf16>)
+      initial_state(%state : memref<1x32x128x128xf32>)
+      final_state(%state : memref<1x32x128x128xf32>)
+      o(%o : memref<1x12x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<kv>}
+  return
+}
