@@ -237,7 +237,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // to 9% slower (bench/results/2026-11-29-s4-tc/sweep_tc2.md). Varlen is
   // not chosen (unmeasured; most of its chunks are partial).
   if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 &&
-      chunkOpt >= 0 && rowsOpt == 0 && lanesVOpt == 0 &&
+      (chunkOpt == 0 || chunkOpt == 8 || chunkOpt == 16) && rowsOpt == 0 &&
+      lanesVOpt == 0 &&
       options.pipelineStages <= 0 && options.consumerRegisters == 0 &&
       !op.getIntermediateStates() && !op.hasParentTable() &&
       !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&

@@ -1,6 +1,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=DEFAULT
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=1" | FileCheck %s --check-prefix=ON
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=-1" | FileCheck %s --check-prefix=OFF
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="stage-tokens=12" | FileCheck %s --check-prefix=S12
 // RUN: gdn-opt %s -split-input-file -pass-pipeline="builtin.module(gdn-lower-to-ptx{chunked-solve=1})" | FileCheck %s --check-prefix=PTX
 
 // The cost model takes the chunked solve on tensor cores (chunked_solve = 2,
@@ -11,6 +12,10 @@
 
 // DEFAULT-LABEL: func.func @t12
 // DEFAULT: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}stage_tokens = 16 : i64
+// A chunk the tensor cores cannot take (not 8 or 16 tokens) keeps the token
+// loop rather than failing.
+// S12-LABEL: func.func @t12
+// S12: gdn.schedule = {chunked_solve = -1 : i64, {{.*}}stage_tokens = 12 : i64
 // ON-LABEL: func.func @t12
 // ON: gdn.schedule = {chunked_solve = 1 : i64, {{.*}}stage_tokens = 12 : i64
 // OFF-LABEL: func.func @t12
