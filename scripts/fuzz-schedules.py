@@ -23,7 +23,7 @@ OPTIONS = [
     ("stage-tokens", [0, -1, 1, 2, 3, 4, 12, 16, 33, 64]),
     ("unroll-tokens", [0, -1, 1, 2, 4, 65]),
     ("overlap-reductions", [0, 1, -1]),
-    ("chunked-solve", [0, 1, -1]),
+    ("chunked-solve", [0, 1, 2, -1]),
     ("pipeline-stages", [0, -1, 1, 2, 3, 9]),
     ("consumer-registers", [0, 0, 0, 24, 128, 130, 256, 264]),
     ("chip", ["sm_90a", "sm_90a", "sm_90", "sm_80", "sm_89"]),

@@ -102,7 +102,8 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
     """pipeline_stages, consumer_registers and chunked_solve reach the
     kernel (PTX, no GPU needed): a producer's bulk copies and mbarriers,
     setmaxnreg under a warpgroup producer, the chunked solve's barrier-only
-    form; where they cannot apply, errors that say why."""
+    form and its tensor-core form (mma.sync, chosen for T = 12); where they
+    cannot apply, errors that say why."""
     c = gdn.Compiler()
     desc = dict(N=8, T=4, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
                 initial_state=True, final_state=True, state_in_place=True, target="cuda")
@@ -114,6 +115,15 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
                      rows_per_warp=2, **desc).ptx
     assert "setmaxnreg.inc.sync.aligned.u32 \t128;" in regs and ".minnctapersm 1" in regs
     assert c.compile(chunked_solve=1, **desc).ptx != plain
+    assert "mma.sync" not in plain
+    tc = c.compile(chunked_solve=2, **desc).ptx
+    assert tc.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") > 0
+    # T = 12: the cost model takes the tensor cores itself; -1 keeps the loop.
+    t12 = {**desc, "T": 12}
+    assert "mma.sync" in c.compile(**t12).ptx
+    assert "mma.sync" not in c.compile(chunked_solve=-1, **t12).ptx
+    with pytest.raises(gdn.GDNError, match="rows-per-warp must be 2 and v-lanes 8"):
+        c.compile(chunked_solve=2, rows_per_warp=4, **desc)
     with pytest.raises(gdn.GDNError, match="needs staged tokens"):
         c.compile(pipeline_stages=2, stage_tokens=-1, **desc)
     with pytest.raises(gdn.GDNError, match="chunked-solve needs the final state only"):
