@@ -133,11 +133,13 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   // most the machine's target warps (N <= 8 at HV = 32: T = 12 even; from N
   // = 64 on 10% slower). The final-state form gains nothing (T = 4 N = 1:
   // 2%) and loses from N = 8 on. bench/results/2026-11-29-s3-final (forms
-  // table) and -s3-forms/sweep_flags2.md.
+  // table) and -s3-forms/sweep_flags2.md. EAGLE trees take it on small
+  // grids only (T = 4, N = 64 / 256: 5% slower than without, N = 1 / 8: 9% /
+  // 5% faster; 2026-11-29-s4-verify, forms table).
   // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
   if (options.pipelineStages == 0 && options.bulkAsyncCopies && s.chunk > 0 &&
       s.chunk <= kWarpSize && !s.chunkedSolve && op.getIntermediateStates() &&
-      ((!op.isVarlen() && d.T <= 4) ||
+      ((!op.isVarlen() && d.T <= 4 && !op.hasParentTable()) ||
        d.N * d.HV * (d.V / s.warpRows()) <= targetWarps) &&
       bulkCopies(op, s) && 2 * (stagingBytes(op, s, s.chunk) + 16) <= 48 * 1024)
     s.stages = 2;

@@ -62,3 +62,73 @@ func.func @kda_verify(%q: memref<1x16x32x128xf32>,
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// EAGLE trees (a parent table) take the producer on small grids only: N = 8
+// (4096 warps of 8 columns) with one, N = 64 without.
+// CHECK-LABEL: func.func @verify_tree_n8
+// CHECK: pipeline_stages = 2
+func.func @verify_tree_n8(%q: memref<8x4x16x128xbf16>,
+    %k: memref<8x4x16x128xbf16>,
+    %v: memref<8x4x32x128xbf16>,
+    %a: memref<8x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<8x4x32xbf16>,
+    %state_indices: memref<8xi32>,
+    %intermediate_state_indices: memref<8xi32>,
+    %retrieve_parent_token: memref<8x4xi32>,
+    %pool: memref<12x32x128x128xbf16>,
+    %intermediate: memref<12x4x32x128x128xbf16>,
+    %o: memref<8x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
+      k(%k : memref<8x4x16x128xbf16>)
+      v(%v : memref<8x4x32x128xbf16>)
+      a(%a : memref<8x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<8x4x32xbf16>)
+      state_indices(%state_indices : memref<8xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<8xi32>)
+      retrieve_parent_token(%retrieve_parent_token : memref<8x4xi32>)
+      initial_state(%pool : memref<12x32x128x128xbf16>)
+      intermediate_states(%intermediate : memref<12x4x32x128x128xbf16>)
+      o(%o : memref<8x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @verify_tree_n64
+// CHECK: pipeline_stages = -1
+func.func @verify_tree_n64(%q: memref<64x4x16x128xbf16>,
+    %k: memref<64x4x16x128xbf16>,
+    %v: memref<64x4x32x128xbf16>,
+    %a: memref<64x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<64x4x32xbf16>,
+    %state_indices: memref<64xi32>,
+    %intermediate_state_indices: memref<64xi32>,
+    %retrieve_parent_token: memref<64x4xi32>,
+    %pool: memref<80x32x128x128xbf16>,
+    %intermediate: memref<80x4x32x128x128xbf16>,
+    %o: memref<64x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x4x16x128xbf16>)
+      k(%k : memref<64x4x16x128xbf16>)
+      v(%v : memref<64x4x32x128xbf16>)
+      a(%a : memref<64x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<64x4x32xbf16>)
+      state_indices(%state_indices : memref<64xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<64xi32>)
+      retrieve_parent_token(%retrieve_parent_token : memref<64x4xi32>)
+      initial_state(%pool : memref<80x32x128x128xbf16>)
+      intermediate_states(%intermediate : memref<80x4x32x128x128xbf16>)
+      o(%o : memref<64x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
