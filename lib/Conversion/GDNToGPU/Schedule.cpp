@@ -28,14 +28,18 @@ bool gdn::hasBulkAsyncCopies(StringRef chip) {
 }
 
 namespace {
-/// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous); in kv
-/// as many as make a key row's share of a warp 64 contiguous bytes (two
-/// sectors), as long as the shapes divide and the state tile stays <= 64
-/// registers.
+/// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous), or
+/// the fewest that leave whole keys a lane when K < 32; in kv as many as
+/// make a key row's share of a warp 64 contiguous bytes (two sectors), as
+/// long as the shapes divide and the state tile stays <= 64 registers.
 int64_t autoLanesV(RecurrentOp op, int64_t rows) {
   auto d = op.getDims();
-  if (op.isVKLayout())
+  if (op.isVKLayout()) {
+    for (int64_t l = 1; l <= kWarpSize; l *= 2)
+      if (d.K % (kWarpSize / l) == 0 && d.V % (rows * l) == 0)
+        return l;
     return 1;
+  }
   for (int64_t l : {16, 8, 4, 2})
     if (rows * l * 4 <= 64 && d.V % (rows * l) == 0 &&
         d.K % (kWarpSize / l) == 0 && rows * d.K / (kWarpSize / l) <= 64)
@@ -233,13 +237,19 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // The chunked solve only when asked for: measured slower than the token
   // loop everywhere (bench/results/2026-11-29-s3-final, forms table).
   s.chunkedSolve = std::max<int64_t>(options.chunkedSolve, 0);
-  // Chosen: the tensor-core solve for the final state of a fixed T > 8 (more
-  // than one tile of tokens) where its mapping is free: T = 12 measured 1.1x
+  // Chosen: the tensor-core solve for the final state of a fixed 8 < T <= 16
+  // (more than one tile of tokens, one chunk) where its mapping is free: T = 12 measured 1.1x
   // (N = 1) to 1.7x (N = 64 / 256) faster than the token loop; T = 4 even
   // to 9% slower (bench/results/2026-11-29-s4-tc/sweep_tc2.md). Varlen is
-  // not chosen (unmeasured; most of its chunks are partial).
-  if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 &&
-      (chunkOpt == 0 || chunkOpt == 8 || chunkOpt == 16) && rowsOpt == 0 &&
+  // not chosen (unmeasured; most of its chunks are partial), nor T > 16.
+  // (One chunk of bf16 or f16 q and k, as measured: several chunks, or f32
+  // q and k, hold up to 255 registers; a pinned warp count must divide V
+  // into 16-column warps.)
+  Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
+  if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
+      (qkType.isBF16() || qkType.isF16()) &&
+      (warpsOpt == 0 || (warpsOpt <= 8 && d.V % (16 * warpsOpt) == 0)) &&
+      (chunkOpt == 0 || chunkOpt == 16) && rowsOpt == 0 &&
       lanesVOpt == 0 &&
       options.pipelineStages <= 0 && options.consumerRegisters == 0 &&
       !op.getIntermediateStates() && !op.hasParentTable() &&
@@ -394,7 +404,10 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     if (op.hasPerChannelBeta())
       return refuse("a beta per head (no per-channel beta)");
     if (s.chunk == 0)
-      return refuse("tokens staged in shared memory (stage-tokens > 0)");
+      return refuse(chunkOpt == 0
+                        ? "tokens staged in shared memory (stage-tokens > 0: "
+                          "a single token is not staged unless asked)"
+                        : "tokens staged in shared memory (stage-tokens > 0)");
     if (s.tensorCores() && s.chunk != 8 && s.chunk != 16)
       return refuse("stage-tokens = 8 or 16 on tensor cores (mma tiles of 8 "
                     "tokens), not " +

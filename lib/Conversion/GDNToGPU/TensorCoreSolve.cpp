@@ -20,9 +20,9 @@
 //
 // tf32 keeps 10 mantissa bits. An operand that is not exact in tf32 (the
 // state, the solve's matrices, f32 q and k) is split into hi = its top 19
-// bits and lo = the rest, and a product is hi*hi + hi*lo + lo*hi
-// (3xTF32, as in CUTLASS), about 2^-21 relative; bf16 and f16 q and k are
-// exact and take one term less.
+// bits and lo = the rest (its own top 19 bits), and a product is hi*hi +
+// hi*lo + lo*hi (3xTF32, as in CUTLASS), about 2^-20 relative; bf16 and f16
+// q and k are exact and take one term less.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -171,7 +171,8 @@ void KernelBuilder::buildTensorCoreGram() {
     return arith::CmpIOp::create(b, loc, pred, x, y);
   };
   // The raw Gram products on tensor cores into gramStage: warp 0 takes
-  // K Kᵀ (and of Q Qᵀ only the diagonal, into tokenStage[2]), warp 1 (or 0)
+  // K Kᵀ (and, with qk_l2norm, of Q Qᵀ the diagonal into tokenStage[2]),
+  // warp 1 (or 0)
   // Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2), 8n + 2t + e % 2);
   // rows past the chunk (C = 8 fills half an m16 tile) are 0 and not stored.
   auto gramOf = [&](Value x, Value y,
@@ -205,12 +206,13 @@ void KernelBuilder::buildTensorCoreGram() {
       memref::StoreOp::create(b, loc, kk, gramStage,
                               ValueRange{m.index(0), i, j});
     });
-    gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
-      ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
-        memref::StoreOp::create(b, loc, qq, tokenStage,
-                                ValueRange{m.index(2), i});
+    if (op.getQkL2norm()) // q's norms: only the diagonal is read
+      gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
+        ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
+          memref::StoreOp::create(b, loc, qq, tokenStage,
+                                  ValueRange{m.index(2), i});
+        });
       });
-    });
   });
   ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
     gramOf(qStage, kStage, [&](Value i, Value j, Value qk) {

@@ -10,7 +10,8 @@
 // a barrier, then the state's fragments. f32 q and k are split like the
 // state (3 mma a product): Gram 3 x 2 key tiles x 3, P and R 2 x 2 x 3, Uᵀ 3,
 // Oᵀ 3, the update 2 x 3 = 42; bf16 q and k are exact in tf32 (1 mma a Gram
-// product, 2 where one operand is q or k): 6 + 8 + 3 + 3 + 4 = 24.
+// product, 2 where one operand is q or k), and without qk_l2norm Q Qᵀ (only
+// its diagonal, q's norms, is used) is not formed: 4 + 8 + 3 + 3 + 4 = 22.
 
 // SCHED-LABEL: func.func @f32qk
 // SCHED: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}rows_per_warp = 2 : i64, stage_tokens = 8 : i64, {{.*}}v_lanes = 8 : i64, warps_per_block = 1 : i64}
@@ -44,7 +45,7 @@ func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
 // SCHED: chunked_solve = 2 : i64
 // CHECK-LABEL: gpu.func @bf16qk_recurrent
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
-// CHECK-COUNT-24: nvvm.mma.sync
+// CHECK-COUNT-22: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 // kv: one state element a store.
 // CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<1xf32>

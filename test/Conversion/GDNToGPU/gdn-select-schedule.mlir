@@ -242,3 +242,33 @@ func.func @fla_t12_n8(%q: memref<8x12x16x128xbf16>, %k: memref<8x12x16x128xbf16>
       o(%o : memref<8x12x32x128xbf16>) {qk_l2norm}
   return
 }
+
+// -----
+
+// K < 32 in vk: the fewest lanes along V that leave whole keys a lane (K =
+// 16: 2 lanes x 16 along K), not the vk default of one (K = 16 is not a
+// multiple of 32 lanes).
+// CHECK-LABEL: func.func @vk_k16
+// CHECK: v_lanes = 2 : i64
+func.func @vk_k16(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>, %v: memref<1x3x1x64xbf16>,
+                  %s: memref<1x1x64x16xf32>, %o: memref<1x3x1x64xbf16>) {
+  gdn.recurrent q(%q : memref<1x3x1x16xbf16>) k(%k : memref<1x3x1x16xbf16>) v(%v : memref<1x3x1x64xbf16>)
+      initial_state(%s : memref<1x1x64x16xf32>) final_state(%s : memref<1x1x64x16xf32>)
+      o(%o : memref<1x3x1x64xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// A pinned warp count that cannot split V = 32 into 16-column warps keeps
+// the token loop at T = 12 (the tensor cores are chosen only where the pins
+// allow them).
+// CHECK-LABEL: func.func @t12_pinned_warps
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, {{.*}}warps_per_block = 4 : i64}
+func.func @t12_pinned_warps(%q: memref<1x12x1x128xbf16>, %k: memref<1x12x1x128xbf16>, %v: memref<1x12x1x32xbf16>,
+                            %s: memref<1x1x32x128xf32>, %o: memref<1x12x1x32xbf16>) {
+  gdn.recurrent q(%q : memref<1x12x1x128xbf16>) k(%k : memref<1x12x1x128xbf16>) v(%v : memref<1x12x1x32xbf16>)
+      initial_state(%s : memref<1x1x32x128xf32>) final_state(%s : memref<1x1x32x128xf32>)
+      o(%o : memref<1x12x1x32xbf16>) {gdn.schedule = {warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+  return
+}
