@@ -172,9 +172,9 @@ void KernelBuilder::buildTensorCoreGram() {
   };
   // The raw Gram products on tensor cores into gramStage: warp 0 takes
   // K Kᵀ (and, with qk_l2norm, of Q Qᵀ the diagonal into tokenStage[2]),
-  // warp 1 (or 0)
-  // Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2), 8n + 2t + e % 2);
-  // rows past the chunk (C = 8 fills half an m16 tile) are 0 and not stored.
+  // warp 1 (or 0) Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2),
+  // 8n + 2t + e % 2); rows past the chunk (C = 8 fills half an m16 tile)
+  // are 0 and not stored.
   auto gramOf = [&](Value x, Value y,
                     function_ref<void(Value, Value, Value)> store) {
     SmallVector<Fragment> acc(tiles, {m.f32(0.0), m.f32(0.0), m.f32(0.0),
