@@ -74,10 +74,12 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     consumers run the previous chunk; `consumer_registers` (sm_90a) makes the
     producer a warpgroup that gives registers back (`setmaxnreg.dec` to 24)
     and raises the consumers' to that count (`setmaxnreg.inc`). With
-    `chunked_solve` a chunk's tokens are solved at once in the WY
+    `chunked_solve` = 1 a chunk's tokens are solved at once in the WY
     (UT-transform) form: its Gram matrices once a CTA in shared memory, every
     token's Sᵀk and Sᵀq side by side, a forward substitution in registers and
-    one rank-C state update.
+    one rank-C state update; with 2 the same on tensor cores (m16n8k8 tf32
+    `mma.sync` in split 3xTF32 precision, the state tile as accumulator
+    fragments, TensorCoreSolve.cpp).
 
     Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
     module launched over (chunks of a head, HV, N): each CTA reads row n's
@@ -145,10 +147,13 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     when T <= 4 (fixed T) or the grid has at most that many warps, where
     stage_tokens <= 32, no chunked solve and 16-byte bulk copies allow it;
     other kernels none (-1); consumer_registers is never chosen (0). The
-    chunked (WY) solve of a staged chunk (chunked_solve = 1: the chunk's Gram
-    matrices once a CTA, all its reductions side by side, one rank-C state
-    update) is off (-1) unless asked for (measured slower on the H200), and
-    needs staged tokens, the final state only, no tree, no producer warp, and
+    chunked (WY) solve of a staged chunk on tensor cores (chunked_solve = 2:
+    the state as mma.sync accumulator fragments, 16 V columns a warp) is
+    chosen for the final state of a fixed 8 < T <= 16 with bf16 or f16 q and
+    k, K <= 128 a multiple of 8 and V a multiple of 32, with 8, 4 or 2 warps
+    by grid size (T = 12 on the H200: 1.1-1.7x the token loop); on CUDA
+    cores (chunked_solve = 1, measured slower) only when asked for; both
+    need staged tokens, the final state only, no tree, no producer warp, and
     a decay and beta per head. An attribute already on the op pins its
     entries unless an option overrides them. Schedules the kernel cannot take
     are diagnostics on the op.
