@@ -267,6 +267,8 @@ def run(args):
         extra = name.startswith(("KDA", "verify with an EAGLE"))
         for H, HV in heads if not extra else [(16, 32)]:
             for T in Ts:
+                if args.Ts and str(T) not in args.Ts.split(","):
+                    continue
                 if HV != 32 and T != Ts[0]:
                     continue  # other head counts: the first T only
                 for N in Ns if not extra else [n for n in Ns if n in QUICK_NS]:
@@ -292,7 +294,7 @@ def run(args):
                     # ends the process), so it is not run there.
                     overflows = anchor == "SGLang" and steps and N * steps * HV * K * V >= 2**31
                     res["anchor_us"] = time_graph(anchor_fn, sets) if anchor_fn and not overflows else None
-                    if T > 1 and HV == 32 and N in QUICK_NS:  # what staging buys
+                    if T > 1 and (args.forms or (HV == 32 and N in QUICK_NS)):  # what staging buys
                         ops.set_schedule(stage_tokens=-1)
                         res["gdn_unstaged"] = time_graph(gdn_fn, sets)
                         for form, sched in FORMS.items():
@@ -327,7 +329,7 @@ def report(rows, out, quiet=False, device=None):
     formed = [r for r in rows if "gdn_unstaged" in r]
     if formed:
         names = ["unstaged"] + list(FORMS)
-        lines += ["", "Other kernel forms at T > 1 (HV=32; us): unstaged = no shared-memory "
+        lines += ["", "Other kernel forms at T > 1 (us): unstaged = no shared-memory "
                   "staging; chunked / tensor_cores = the WY solve of a staged chunk on CUDA "
                   "cores (chunked_solve=1) or tensor cores (2); token_loop = no chunked solve "
                   "(-1); "
@@ -335,10 +337,10 @@ def report(rows, out, quiet=False, device=None):
                   "cp.async.bulk and mbarriers (pipeline_stages=2) or none (-1); one_v_lane = "
                   "no producer and one lane along V (v_lanes=1, the columns a lane chosen "
                   "again); — = does not apply.", "",
-                  "| workload | T | N | default | " + " | ".join(names) + " |",
-                  "|---|---|---|---|" + "---|" * len(names)]
+                  "| workload | T | HV | N | default | " + " | ".join(names) + " |",
+                  "|---|---|---|---|---|" + "---|" * len(names)]
         for r in formed:
-            lines.append(f"| {r['workload']} | {r['T']} | {r['N']} | {r['gdn']:.2f} | " +
+            lines.append(f"| {r['workload']} | {r['T']} | {r['HV']} | {r['N']} | {r['gdn']:.2f} | " +
                          " | ".join("—" if r.get("gdn_" + n) is None else f"{r['gdn_' + n]:.2f}"
                                     for n in names) + " |")
     sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
@@ -406,6 +408,10 @@ if __name__ == "__main__":
     p.add_argument("--Ns", default=None, help="comma-separated N values (default: by --quick)")
     p.add_argument("--hv", default=None, help="comma-separated HV values of 8, 32, 64 "
                    "(default: 32 with --quick, else all)")
+    p.add_argument("--Ts", default=None, help="comma-separated T values (default: each workload's)")
+    p.add_argument("--forms", action="store_true",
+                   help="time the kernel forms (FORMS) at every N and HV, not only HV = 32 and "
+                        "N in QUICK_NS")
     p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     p.add_argument("--sglang", default=None, help="directory holding the unpacked sglang wheel")
     p.add_argument("--from-json", default=None,

@@ -16,6 +16,7 @@ for flags in "$@"; do
   tag=$(basename "$f" .mlir)-$(echo "$flags" | tr -c 'a-z0-9\n' '_' | sed 's/_*$//')
   ncu --clock-control none --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
       -k regex:recurrent -c 1 "$bin/gdn-run" --target=cuda $flags "$f" > "$out/ncu-$tag.txt" 2>&1
   echo "== $tag"
   grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Limit Registers|Warp Cycles Per Issued Instruction|L1/TEX Hit Rate|L2 Hit Rate) " "$out/ncu-$tag.txt"

@@ -62,6 +62,11 @@ int64_t autoLanesV(RecurrentOp op, int64_t rows) {
 constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs,
                                        // scaled by the device's SM count
 
+/// State values a thread holds in registers at most (rows-per-warp * K /
+/// (32 / v-lanes)): what ptxas keeps without spilling (K = 256 with 4
+/// columns a lane in vk is 32).
+constexpr int64_t kMaxStateValues = 64;
+
 /// Tokens staged in shared memory at a time: none for a single token (it
 /// would only add a barrier), else up to 16 (fixed T) or 8 (varlen, where
 /// most sequences are short), within 32 KiB of buffers and one gate-computing
@@ -280,9 +285,11 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                          : SmallVector<int64_t>{8, 4, 2, 1};
     int64_t bestWarps = -1;
     for (int64_t r : candidates) {
-      if (d.V % r != 0)
-        continue;
       int64_t lanes = lanesVOpt ? lanesVOpt : autoLanesV(op, r);
+      // Only column counts whose state tile fits the register budget below
+      // (a pinned v-lanes leaves fewer lanes along K, more keys a lane).
+      if (d.V % r != 0 || r * d.K * lanes > kMaxStateValues * kWarpSize)
+        continue;
       int64_t warps = d.N * d.HV * (d.V / (r * lanes));
       if (warps > bestWarps) { // ties keep the larger r
         s.rows = r;
@@ -293,6 +300,14 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         break;
       }
     }
+    // None fits (a pinned v-lanes with large K): the most columns that do,
+    // else one, refused below with the reason.
+    for (int64_t r = candidates.back() / 2; s.rows == 0 && r >= 1; r /= 2)
+      if (d.V % r == 0 && r * d.K * (lanesVOpt ? lanesVOpt : autoLanesV(op, r)) <=
+                              kMaxStateValues * kWarpSize)
+        s.rows = r;
+    if (s.rows == 0)
+      s.rows = 1;
   }
   // Staged kernels (T > 1, varlen) split a warp's 8 V columns over more
   // lanes than decode does: shallower K trees for the token chain and, in vk,
@@ -315,6 +330,15 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       s.rows = 2;
     }
   }
+  // Decode in vk on a grid that one column a lane does not fill (N = 1 at
+  // HV = 32): 2 lanes along V, so a lane's K slice is 8 keys (16-byte bf16
+  // loads) and each reduction one shuffle level shallower. Measured at N = 1
+  // (HV = 32, gdn-run): bf16 pool 2.95 -> 2.41 us, f32 in place 3.34 ->
+  // 3.22 us; 2 x 2 or 4 lanes slower (bench/results/2026-11-29-s5-sweeps).
+  if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
+      s.rows == 1 && !bandwidthBound && d.K >= 64 && d.K % 16 == 0 &&
+      d.V % 2 == 0)
+    s.lanesV = 2;
   if (s.lanesV == 0)
     s.lanesV = autoLanesV(op, s.rows);
   if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))
@@ -362,12 +386,13 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << s.warps << " in [1, 32]";
   // The state tile lives in registers: keep it within a budget that ptxas
   // can hold without spilling (K = 256 with R = 4 in vk is 32 values).
-  if (s.rows * s.kPerLane > 64)
+  if (s.rows * s.kPerLane > kMaxStateValues)
     return op.emitOpError() << "cannot be lowered to the GPU: a thread would "
                                "hold rows-per-warp * K / (32 / v-lanes) = "
                             << s.rows * s.kPerLane
-                            << " state values, more than 64 (K = " << d.K
-                            << " must be at most " << 64 * s.lanesK() / s.rows
+                            << " state values, more than " << kMaxStateValues
+                            << " (K = " << d.K << " must be at most "
+                            << kMaxStateValues * s.lanesK() / s.rows
                             << " for this schedule)";
   if (d.V % s.blockRows() != 0)
     return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V

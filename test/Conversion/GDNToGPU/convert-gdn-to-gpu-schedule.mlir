@@ -3,10 +3,11 @@
 // that still leaves >= 4096 warps (bench/results: few columns hide latency at
 // small N, more columns keep more loads in flight at large N).
 
-// Qwen3-Next decode, N = 1: 32 x 128 value rows -> 1 column a lane, 4096 warps,
-// 32 CTAs of 4 warps per head.
+// Qwen3-Next decode, N = 1: 32 x 128 value rows -> 1 column a lane over 2
+// lanes along V (a grid this small: shallower reductions), 2048 warps, 16
+// CTAs of 4 warps per head.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c32, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
+// CHECK: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c16, %c32{{.*}}, %c1{{.*}}) threads in (%c128,
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
                      %s: memref<1x32x128x128xf32>, %o: memref<1x1x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x1x16x128xbf16>) k(%k : memref<1x1x16x128xbf16>) v(%v : memref<1x1x32x128xbf16>)

@@ -4,18 +4,18 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule -one-shot-bufferize="bufferize-function-boundaries" -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
 
 // The cost model's choice becomes the op's gdn.schedule: N = 1 decode keeps
-// many short warps (1 column a lane, CTAs of 4 warps); on a 16-SM part the
+// many short warps (1 column a lane, 2 lanes along V, CTAs of 4 warps); on a 16-SM part the
 // same problem already fills the device with 8 columns a lane, in one-warp
 // CTAs, and being bandwidth-bound takes its reductions in turn (fewer
 // registers) rather than side by side.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
 // SMALL-LABEL: func.func @decode_n1
 // SMALL: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // PIN-LABEL: func.func @decode_n1
 // PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
 // GPU-LABEL: func.func @decode_n1
-// GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c32, %c32{{.*}}, %c1{{.*}}) threads in (%c128
+// GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c16, %c32{{.*}}, %c1{{.*}}) threads in (%c128
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
                      %s: memref<1x32x128x128xf32>, %o: memref<1x1x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x1x16x128xbf16>) k(%k : memref<1x1x16x128xbf16>) v(%v : memref<1x1x32x128xbf16>)
