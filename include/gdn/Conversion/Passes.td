@@ -131,7 +131,10 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
     the most V columns (8, 4, 2, 1) that still leave about half the device's
     warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`);
-    bandwidth-bound `vk` decode runs one-warp CTAs. Staged multi-token
+    bandwidth-bound `vk` decode runs one-warp CTAs, and `vk` decode that one
+    column a lane does not fill (N = 1 at HV = 32) 2 lanes along V. With
+    `v-lanes` given, the columns a lane are the most whose state tile fits
+    64 registers. Staged multi-token
     kernels (T > 1 or varlen) stage up to 16 tokens' inputs (8 varlen) in
     shared memory and, for K a power of two >= 64 and V a multiple of 8, split
     a warp's 8 V columns over lanes along V: in `vk` 4 columns x 2 lanes when

@@ -76,7 +76,16 @@ void KernelBuilder::build() {
     unrollTokenLoops();
     return;
   }
-  SmallVector<Value> state = loadState();
+  // The tensor-core solve of a single chunk in CTAs of 4 or more warps loads
+  // the state after the chunk's staging loads (chunk()), so the staging
+  // barrier does not wait behind the state's loads; the state is first read
+  // by the products after the Gram pass and the substitution. T = 12, N =
+  // 64 / 256: 4-6% / 1-7% faster with 8 / 4 warps; with 2 warps (N = 1)
+  // 2-4% slower, where the state's latency is the CTA's critical path
+  // (bench/results/2026-11-29-s5-sweeps/ab_t12.md).
+  bool lateState = s.tensorCores() && s.warps >= 4 && !op.isVarlen() &&
+                   d.T <= s.chunk;
+  SmallVector<Value> state = lateState ? SmallVector<Value>() : loadState();
   if (s.chunk == 0) {
     auto loop = scf::ForOp::create(
         b, loc, tokenLo, hi, m.index(1), state,
@@ -459,11 +468,14 @@ SmallVector<Value> KernelBuilder::chunk(Value c, Value count,
     stageLogGates(c, count);
   else
     stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+  SmallVector<Value> current(state.begin(), state.end());
+  if (current.empty()) // not loaded yet (build())
+    current = loadState();
   gpu::BarrierOp::create(b, loc);
   SmallVector<Value> results =
-      s.tensorCores()   ? tensorCoreSolve(c, count, state)
-      : s.chunkedSolve ? chunkedSolve(c, count, state)
-                        : runChunk(c, count, m.index(0), state);
+      s.tensorCores()   ? tensorCoreSolve(c, count, current)
+      : s.chunkedSolve ? chunkedSolve(c, count, current)
+                        : runChunk(c, count, m.index(0), current);
   // The buffers are refilled by the next chunk only after every warp is done.
   if (op.isVarlen() || d.T > s.chunk)
     gpu::BarrierOp::create(b, loc);

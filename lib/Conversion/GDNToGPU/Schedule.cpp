@@ -333,8 +333,9 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // Decode in vk on a grid that one column a lane does not fill (N = 1 at
   // HV = 32): 2 lanes along V, so a lane's K slice is 8 keys (16-byte bf16
   // loads) and each reduction one shuffle level shallower. Measured at N = 1
-  // (HV = 32, gdn-run): bf16 pool 2.95 -> 2.41 us, f32 in place 3.34 ->
-  // 3.22 us; 2 x 2 or 4 lanes slower (bench/results/2026-11-29-s5-sweeps).
+  // (HV = 32), warm in L2 (gdn-run): bf16 pool 2.95 -> 2.41 us, f32 in place
+  // 3.34 -> 3.22 us, 2 x 2 or 4 lanes slower (2026-11-29-s5-sweeps); cold
+  // (bench_gdn): 0.65 -> 0.67 / 0.75 -> 0.76 of a copy (-s5-final).
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
       s.rows == 1 && !bandwidthBound && d.K >= 64 && d.K % 16 == 0 &&
       d.V % 2 == 0)

@@ -35,7 +35,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <array>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -171,16 +170,15 @@ void KernelBuilder::buildTensorCoreGram() {
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, pred, x, y);
   };
-  // The raw Gram products on tensor cores into gramStage: K Kᵀ, Q Kᵀ and,
-  // with qk_l2norm, of Q Qᵀ the diagonal (into tokenStage[2]), one job a
-  // column tile n of 8 tokens, the jobs dealt round-robin over the warps (8
-  // warps: one job each, a chain of K / 8 mma; one warp took all of K Kᵀ
-  // and Q Qᵀ before, the other warps waiting at the barrier). Element e of
-  // tile n is (i, j) = (g + 8 (e / 2), 8n + 2t + e % 2); rows past the
-  // chunk (C = 8 fills half an m16 tile) are 0 and not stored.
-  auto gramTile = [&](Value x, Value y, int64_t n,
-                      function_ref<void(Value, Value, Value)> store) {
-    Fragment acc = {m.f32(0.0), m.f32(0.0), m.f32(0.0), m.f32(0.0)};
+  // The raw Gram products on tensor cores into gramStage: warp 0 takes
+  // K Kᵀ (and, with qk_l2norm, of Q Qᵀ the diagonal into tokenStage[2]),
+  // warp 1 (or 0) Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2),
+  // 8n + 2t + e % 2); rows past the chunk (C = 8 fills half an m16 tile)
+  // are 0 and not stored.
+  auto gramOf = [&](Value x, Value y,
+                    function_ref<void(Value, Value, Value)> store) {
+    SmallVector<Fragment> acc(tiles, {m.f32(0.0), m.f32(0.0), m.f32(0.0),
+                                      m.f32(0.0)});
     for (int64_t p = 0; p < d.K / 8; ++p) {
       Value key = offset(t2, 8 * p);
       auto top = extractAll(m.toF32(loadVector(x, {g, key}, 2)));
@@ -189,46 +187,39 @@ void KernelBuilder::buildTensorCoreGram() {
         bottom = extractAll(m.toF32(loadVector(x, {offset(g, 8), key}, 2)));
       Operand a = operand(b, loc, {top[0], bottom[0], top[1], bottom[1]},
                           qkExact);
-      acc = product(
-          b, loc, a,
-          operand(b, loc,
-                  extractAll(m.toF32(loadVector(y, {offset(g, 8 * n), key}, 2))),
-                  qkExact),
-          acc);
+      for (int64_t n = 0; n < tiles; ++n)
+        acc[n] = product(
+            b, loc, a,
+            operand(b, loc,
+                    extractAll(m.toF32(loadVector(y, {offset(g, 8 * n), key}, 2))),
+                    qkExact),
+            acc[n]);
     }
-    for (int64_t e = 0; e < 4; ++e)
-      if (e / 2 == 0 || C > 8)
-        store(offset(g, 8 * (e / 2)), offset(t2, 8 * n + e % 2), acc[e]);
-  };
-  auto storeGram = [&](int64_t which) {
-    return [&, which](Value i, Value j, Value x) {
-      memref::StoreOp::create(b, loc, x, gramStage,
-                              ValueRange{m.index(which), i, j});
-    };
-  };
-  auto storeNorm = [&](Value i, Value j, Value qq) { // only the diagonal
-    ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
-      memref::StoreOp::create(b, loc, qq, tokenStage,
-                              ValueRange{m.index(2), i});
-    });
-  };
-  struct GramJob {
-    Value x, y;
-    std::function<void(Value, Value, Value)> store;
-  };
-  SmallVector<GramJob> jobs;
-  for (int64_t n = 0; n < tiles; ++n)
-    jobs.push_back({kStage, kStage, storeGram(0)});
-  for (int64_t n = 0; n < tiles; ++n)
-    jobs.push_back({qStage, kStage, storeGram(1)});
-  if (op.getQkL2norm())
     for (int64_t n = 0; n < tiles; ++n)
-      jobs.push_back({qStage, qStage, storeNorm});
-  for (int64_t index = 0, e = jobs.size(); index < e; ++index) {
-    const GramJob &job = jobs[index];
-    ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(index % s.warps)),
-           [&] { gramTile(job.x, job.y, index % tiles, job.store); });
-  }
+      for (int64_t e = 0; e < 4; ++e)
+        if (e / 2 == 0 || C > 8)
+          store(offset(g, 8 * (e / 2)), offset(t2, 8 * n + e % 2), acc[n][e]);
+  };
+  int64_t qkWarp = s.warps > 1 ? 1 : 0;
+  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(0)), [&] {
+    gramOf(kStage, kStage, [&](Value i, Value j, Value kk) {
+      memref::StoreOp::create(b, loc, kk, gramStage,
+                              ValueRange{m.index(0), i, j});
+    });
+    if (op.getQkL2norm()) // q's norms: only the diagonal is read
+      gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
+        ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
+          memref::StoreOp::create(b, loc, qq, tokenStage,
+                                  ValueRange{m.index(2), i});
+        });
+      });
+  });
+  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
+    gramOf(qStage, kStage, [&](Value i, Value j, Value qk) {
+      memref::StoreOp::create(b, loc, qk, gramStage,
+                              ValueRange{m.index(1), i, j});
+    });
+  });
   // Side by side, every thread: the decay masks d(i, j) = exp(g_{j+1} + ...
   // + g_i) of its pairs (i, j) = (p / C, p % C), p = tid, tid + threads, ...
   // (summed directly: a -inf gate gives 0, never -inf - -inf), and thread

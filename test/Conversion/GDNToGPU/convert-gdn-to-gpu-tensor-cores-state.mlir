@@ -1,0 +1,28 @@
+// RUN: gdn-opt %s -gdn-select-schedule="chunked-solve=2 warps-per-block=8" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="chunked-solve=2 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
+// Where the tensor-core solve of a single chunk loads the state: in CTAs of
+// 4 or more warps after the chunk's staging loads (q, k, v, gates), before
+// the staging barrier; in CTAs of 2 warps first (KernelBuilder::build()).
+// CHECK-LABEL: gpu.func @late_state_recurrent
+// CHECK-NOT: memref<1x1x128x16xf32>, vector<2xf32>
+// CHECK: vector.load {{.*}} : memref<1x12x1x16xbf16>, vector<8xbf16>
+// CHECK: vector.load {{.*}} : memref<1x12x1x128xbf16>, vector<8xbf16>
+// CHECK: memref.load {{.*}} : memref<1x12x1xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>
+// CHECK: gpu.barrier
+// TWO-LABEL: gpu.func @late_state_recurrent
+// TWO: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>
+// TWO: vector.load {{.*}} : memref<1x12x1x16xbf16>, vector<8xbf16>
+// TWO: gpu.barrier
+func.func @late_state(%q: memref<1x12x1x16xbf16>, %k: memref<1x12x1x16xbf16>,
+    %v: memref<1x12x1x128xbf16>, %g: memref<1x12x1xf32>, %beta: memref<1x12x1xf32>,
+    %state: memref<1x1x128x16xf32>, %o: memref<1x12x1x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x12x1x16xbf16>) k(%k : memref<1x12x1x16xbf16>)
+      v(%v : memref<1x12x1x128xbf16>) g(%g : memref<1x12x1xf32>)
+      beta(%beta : memref<1x12x1xf32>)
+      initial_state(%state : memref<1x1x128x16xf32>)
+      final_state(%state : memref<1x1x128x16xf32>) o(%o : memref<1x12x1x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
