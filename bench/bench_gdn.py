@@ -417,15 +417,19 @@ if __name__ == "__main__":
     p.add_argument("--from-json", default=None,
                    help="no GPU: redraw the table and plot from comma-separated "
                         "bench_gdn.json files or bench.log files (their JSON lines), "
-                        "e.g. to join the parts of a sweep run in several calls")
+                        "e.g. to join the parts of a sweep run in several calls; a later "
+                        "file's row replaces an earlier one of the same workload, T, HV, N")
     p.add_argument("--device-name", default="NVIDIA H200", help="with --from-json")
     a = p.parse_args()
     if a.from_json:
-        rows = []
+        # A later file's row replaces an earlier one of the same workload, T,
+        # HV and N (a re-run of some points), keeping the earlier order.
+        joined = {}
         for path in a.from_json.split(","):
             text = open(path).read()
-            rows += json.loads(text) if path.endswith(".json") else [
-                json.loads(line) for line in text.splitlines() if line.startswith("{")]
-        report(rows, a.out, quiet=True, device=a.device_name)
+            for r in json.loads(text) if path.endswith(".json") else [
+                    json.loads(line) for line in text.splitlines() if line.startswith("{")]:
+                joined[(r["workload"], r["T"], r["HV"], r["N"])] = r
+        report(list(joined.values()), a.out, quiet=True, device=a.device_name)
     else:
         report(run(a), a.out)

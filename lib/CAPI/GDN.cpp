@@ -233,6 +233,8 @@ struct gdnKernelImpl {
 struct gdnCompilerImpl {
   gdnCompilerImpl() : context(makeRegistry()), disk(KernelCache::defaultDirectory()) {
     context.loadAllAvailableDialects();
+    // gdnGetLastError's text: the diagnostics, not the op's generic dump.
+    context.printOpOnDiagnostic(false);
   }
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;

@@ -9,6 +9,7 @@
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
+// RUN: not gdn-run --emit=ptx --v-lanes=32 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=LANES
 // Schedule options out of range (flags reach the cost model unchecked otherwise).
 // RUN: not gdn-run --emit=ptx --overlap-reductions=5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
 // RUN: not gdn-run --emit=ptx --sm-count=-5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMS
@@ -26,6 +27,9 @@
 // SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be >= 0
 // CHUNKED: error: 'gdn.recurrent' op cannot be lowered to the GPU: chunked-solve = 7 must be -1, 0, 1 or 2
 // K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32
+// The diagnostic alone, without the op's generic dump.
+// LANES: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold rows-per-warp * K / (32 / v-lanes) = 128 state values, more than 64
+// LANES-NOT: see current operation
 
 //--- garbage.mlir
 this is not MLIR

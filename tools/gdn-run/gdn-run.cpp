@@ -457,6 +457,9 @@ int main(int argc, char **argv) {
   registerGDNDependentDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic points at the op's line in the user's file; the generic
+  // dump of the op ("see current operation") adds only noise here.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   std::string errorMessage;
