@@ -283,14 +283,20 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         !op.isVKLayout() ? SmallVector<int64_t>{4, 2, 1}
         : staged         ? SmallVector<int64_t>{8, 4}
                          : SmallVector<int64_t>{8, 4, 2, 1};
+    auto lanesFor = [&](int64_t r) {
+      return lanesVOpt ? lanesVOpt : autoLanesV(op, r);
+    };
+    // Only column counts whose state tile fits the register budget below (a
+    // pinned v-lanes leaves fewer lanes along K, more keys a lane).
+    auto fits = [&](int64_t r) {
+      return d.V % r == 0 &&
+             r * d.K * lanesFor(r) <= kMaxStateValues * kWarpSize;
+    };
     int64_t bestWarps = -1;
     for (int64_t r : candidates) {
-      int64_t lanes = lanesVOpt ? lanesVOpt : autoLanesV(op, r);
-      // Only column counts whose state tile fits the register budget below
-      // (a pinned v-lanes leaves fewer lanes along K, more keys a lane).
-      if (d.V % r != 0 || r * d.K * lanes > kMaxStateValues * kWarpSize)
+      if (!fits(r))
         continue;
-      int64_t warps = d.N * d.HV * (d.V / (r * lanes));
+      int64_t warps = d.N * d.HV * (d.V / (r * lanesFor(r)));
       if (warps > bestWarps) { // ties keep the larger r
         s.rows = r;
         bestWarps = warps;
@@ -303,8 +309,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     // None fits (a pinned v-lanes with large K): the most columns that do,
     // else one, refused below with the reason.
     for (int64_t r = candidates.back() / 2; s.rows == 0 && r >= 1; r /= 2)
-      if (d.V % r == 0 && r * d.K * (lanesVOpt ? lanesVOpt : autoLanesV(op, r)) <=
-                              kMaxStateValues * kWarpSize)
+      if (fits(r))
         s.rows = r;
     if (s.rows == 0)
       s.rows = 1;
