@@ -18,8 +18,9 @@ per-token states, T = 4, 12), KDA decode and EAGLE-tree verify (T = 4)
 against SGLang; final-state-only T = 1, 4, 12 against FLA. For T > 1 at
 HV = 32 and N in QUICK_NS also the kernel forms (FORMS).
 
-Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--only TEXT,...]
-           [--Ns 1,8] [--hv 8,32,64] [--out DIR] [--sglang PATH]
+Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--forms] [--only TEXT,...]
+           [--Ns 1,8] [--Ts 4,12] [--hv 8,32,64] [--out DIR] [--sglang PATH]
+           [--profile]   (untimed calls, for ncu)
        python3 bench/bench_gdn.py --from-json A.json,B.log [--device-name NAME]
            [--out DIR]   (no GPU: redraws the table and plot)
 """
@@ -278,10 +279,17 @@ def run(args):
                     if name.startswith("KDA"):  # a per key channel
                         io += N * T * HV * (K - 1) * 2
                     nbytes = (state * (1 + T) if passes == "verify" else 2 * state) + io
-                    R = max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
+                    R = 1 if args.profile else max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
                     steps = T if passes == "verify" else 0
                     sets = [make_set(N, T, H, HV, K, V, dev, i, sdt, steps, name.startswith("KDA"))
                             for i in range(R)]
+                    if args.profile:  # one untimed call each, for Nsight Compute
+                        gdn_fn(sets[0])
+                        if anchor_fn:
+                            anchor_fn(sets[0])
+                        torch.cuda.synchronize()
+                        print(f"# profiled {name} T={T} HV={HV} N={N}", flush=True)
+                        continue
                     res = {"workload": name, "T": T, "H": H, "HV": HV, "N": N,
                            "state_dtype": str(sdt).split(".")[-1], "bytes": nbytes, "sets": R,
                            "anchor": anchor}
@@ -316,6 +324,8 @@ def run(args):
 
 
 def report(rows, out, quiet=False, device=None):
+    if not rows:  # nothing timed (--profile, or a time limit before the first point)
+        return
     os.makedirs(out, exist_ok=True)
     lines = ["| workload | T | H | HV | N | MB | copy us | gdn us (of copy) | anchor | anchor us (of copy) | anchor / gdn |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -412,6 +422,10 @@ if __name__ == "__main__":
     p.add_argument("--forms", action="store_true",
                    help="time the kernel forms (FORMS) at every N and HV, not only HV = 32 and "
                         "N in QUICK_NS")
+    p.add_argument("--profile", action="store_true",
+                   help="no timing: one call of gdn and of the anchor a point, for Nsight "
+                        "Compute (ncu -k regex:'recurrent|fused' --set full python3 "
+                        "bench/bench_gdn.py --profile --only verify --Ts 4 --hv 32 --Ns 16)")
     p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     p.add_argument("--sglang", default=None, help="directory holding the unpacked sglang wheel")
     p.add_argument("--from-json", default=None,
