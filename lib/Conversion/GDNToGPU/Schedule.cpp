@@ -286,11 +286,15 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     auto lanesFor = [&](int64_t r) {
       return lanesVOpt ? lanesVOpt : autoLanesV(op, r);
     };
-    // Only column counts whose state tile fits the register budget below (a
-    // pinned v-lanes leaves fewer lanes along K, more keys a lane).
+    // Only column counts that the checks below take: whole columns a warp
+    // (V a multiple of rows x lanes), whole keys a lane (K a multiple of the
+    // lanes along K), and a state tile within the register budget (a pinned
+    // v-lanes leaves fewer lanes along K, more keys a lane).
     auto fits = [&](int64_t r) {
-      return d.V % r == 0 &&
-             r * d.K * lanesFor(r) <= kMaxStateValues * kWarpSize;
+      int64_t lanes = lanesFor(r);
+      return lanes >= 1 && lanes <= kWarpSize && d.V % (r * lanes) == 0 &&
+             d.K % (kWarpSize / lanes) == 0 &&
+             r * d.K * lanes <= kMaxStateValues * kWarpSize;
     };
     int64_t bestWarps = -1;
     for (int64_t r : candidates) {
@@ -322,9 +326,11 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // the grid is tiny (FLA-style N = 1, T = 4 / 12: 11-14% faster; from N = 8
   // on slower). bench/results/2026-11-29-s3-forms/sweep_flags*.md.
   // (Head sizes of real models only: K a power of two >= 64.)
+  // (And a state tile within the register budget: 8 columns over 2 or 4
+  // lanes hold 8 K / 32 values a thread, K <= 256.)
   if (staged && rowsOpt == 0 && lanesVOpt == 0 && !s.tensorCores() &&
-      d.V % 8 == 0 &&
-      d.K >= 64 && llvm::isPowerOf2_64(d.K)) {
+      d.V % 8 == 0 && d.K >= 64 && llvm::isPowerOf2_64(d.K) &&
+      8 * d.K <= kMaxStateValues * kWarpSize) {
     // Tiny: warps of 8 columns fill at most an eighth of the target.
     bool smallGrid = d.N * d.HV * (d.V / 8) <= targetWarps / 8;
     if (op.isVKLayout()) {
@@ -343,7 +349,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // (bench_gdn): 0.65 -> 0.67 / 0.75 -> 0.76 of a copy (-s5-final).
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
       s.rows == 1 && !bandwidthBound && d.K >= 64 && d.K % 16 == 0 &&
-      d.V % 2 == 0)
+      d.V % (2 * std::max<int64_t>(warpsOpt, 1)) == 0)
     s.lanesV = 2;
   if (s.lanesV == 0)
     s.lanesV = autoLanesV(op, s.rows);
