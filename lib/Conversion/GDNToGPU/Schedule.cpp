@@ -288,12 +288,14 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     };
     // Only column counts that the checks below take: whole columns a warp
     // (V a multiple of rows x lanes), whole keys a lane (K a multiple of the
-    // lanes along K), and a state tile within the register budget (a pinned
+    // lanes along K; a power of two of them, the only counts run on the GPU
+    // so far), and a state tile within the register budget (a pinned
     // v-lanes leaves fewer lanes along K, more keys a lane).
     auto fits = [&](int64_t r) {
       int64_t lanes = lanesFor(r);
       return lanes >= 1 && lanes <= kWarpSize && d.V % (r * lanes) == 0 &&
              d.K % (kWarpSize / lanes) == 0 &&
+             llvm::isPowerOf2_64(d.K / (kWarpSize / lanes)) &&
              r * d.K * lanes <= kMaxStateValues * kWarpSize;
     };
     int64_t bestWarps = -1;
@@ -311,12 +313,13 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       }
     }
     // None fits (a pinned v-lanes with large K): the most columns that do,
-    // else one, refused below with the reason.
+    // else one column (a pinned v-lanes: the smallest tile) or the first
+    // candidate, refused below with the reason.
     for (int64_t r = candidates.back() / 2; s.rows == 0 && r >= 1; r /= 2)
       if (fits(r))
         s.rows = r;
     if (s.rows == 0)
-      s.rows = 1;
+      s.rows = lanesVOpt ? 1 : candidates.front();
   }
   // Staged kernels (T > 1, varlen) split a warp's 8 V columns over more
   // lanes than decode does: shallower K trees for the token chain and, in vk,
