@@ -8,6 +8,11 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/qwen35_27b_gqa3.mlir > %t.gqa3.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.gqa3.ptx -o %t.gqa3.cubin 2>&1 | FileCheck %s
+// N = 1 decode (2 lanes along V by default), f32 in place and a bf16 pool.
+// RUN: gdn-run --emit=ptx %examples/../bench/sweeps/decode_n1_f32.mlir > %t.n1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.n1.ptx -o %t.n1.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx %examples/../bench/sweeps/decode_n1_bf16_pool.mlir > %t.n1bf16.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.n1bf16.ptx -o %t.n1bf16.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode_bf16.mlir > %t.poolbf16.ptx
