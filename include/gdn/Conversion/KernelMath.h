@@ -2,13 +2,16 @@
 //
 // The per-token scalar math of gdn.recurrent (gating, beta, norms) built once
 // for both lowerings. The GPU flavour emits `ex2.approx.f32`/`lg2.approx.f32`
-// (inline PTX) so that kernels never need libdevice; the CPU flavour emits
-// `math` dialect ops.
+// (inline PTX) so that kernels never need libdevice, marks its fp32 arithmetic
+// `contract` (fused multiply-adds) and takes approximate reciprocals and
+// reciprocal square roots; the CPU flavour emits `math` dialect ops and
+// rounds every operation.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_CONVERSION_KERNELMATH_H
 #define GDN_CONVERSION_KERNELMATH_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -39,6 +42,11 @@ public:
   Value exp(Value x);
   Value log(Value x);
   Value sqrt(Value x);
+  /// 1 / x for x >= 1e-6 (GPU: rcp.approx.ftz.f32, 1 ulp; CPU: IEEE divide).
+  Value rcp(Value x);
+  /// 1 / sqrt(x) for x >= 1e-6 (GPU: rsqrt.approx.f32, relative error
+  /// 2^-22.9; CPU: IEEE sqrt and divide).
+  Value rsqrt(Value x);
   /// 1 / (1 + exp(-x)): 0 at -inf, 1 at +inf, never NaN for non-NaN x.
   Value sigmoid(Value x);
   /// log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang threshold).
@@ -108,6 +116,9 @@ public:
   Location location() { return loc; }
 
 private:
+  /// `contract` for the GPU flavour (fma contraction), none for the CPU.
+  arith::FastMathFlags contraction() const;
+
   /// memref[idx] of an i32 or i64 memref, sign-extended to i64.
   Value loadI64(Value memref, ValueRange idx);
   Value ptx(StringRef instruction, Value x);

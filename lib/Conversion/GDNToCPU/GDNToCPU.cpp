@@ -250,7 +250,7 @@ struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
         Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
         return m.mul(x, x);
       });
-      return m.div(m.f32(1.0), m.sqrt(m.add(ss, m.f32(1e-6))));
+      return m.rsqrt(m.add(ss, m.f32(1e-6)));
     };
     Value qFactor = m.f32(op.getScaleOrDefault());
     if (op.getQkL2norm()) {

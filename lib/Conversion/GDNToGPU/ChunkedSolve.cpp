@@ -177,7 +177,11 @@ SmallVector<Value> KernelBuilder::chunkedSolve(Value c, Value count,
   Value scale = m.f32(op.getScaleOrDefault());
   SmallVector<Value> ik(rows, m.f32(1.0)), iq(rows, scale), decay(rows);
   for (int64_t i = 0; i < rows; ++i) {
-    if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+    // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt. IEEE divide and sqrt
+    // here, not m.rsqrt: their slow-path branches keep ptxas from hoisting
+    // every token's norms (with rsqrt.approx the varlen example at 2 columns
+    // a lane took 255 registers and spilled).
+    if (op.getQkL2norm()) {
       ik[i] = m.div(m.f32(1.0), m.sqrt(m.add(gram(0, i, i), m.f32(1e-6))));
       iq[i] = m.div(scale, m.sqrt(m.add(tok(2, i), m.f32(1e-6))));
     }

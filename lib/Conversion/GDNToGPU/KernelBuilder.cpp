@@ -600,7 +600,7 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
   Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
   if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
     auto inverseNorm = [&](Value ss) {
-      return m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+      return m.rsqrt(m.add(warpSum(ss), m.f32(1e-6)));
     };
     ik = inverseNorm(kk);
     iq = m.mul(inverseNorm(qq), iq);
@@ -648,7 +648,7 @@ SmallVector<Value> KernelBuilder::tokenInTurn(Value t, SmallVector<Value> S,
       Value ss = m.f32(0.0);
       for (Value e : *x)
         ss = m.add(ss, m.mul(e, e));
-      Value inv = m.div(m.f32(1.0), m.sqrt(m.add(warpSum(ss), m.f32(1e-6))));
+      Value inv = m.rsqrt(m.add(warpSum(ss), m.f32(1e-6)));
       for (Value &e : *x)
         e = m.mul(e, inv);
     }

@@ -279,8 +279,8 @@ void KernelBuilder::buildTensorCoreGram() {
                                         ValueRange{m.index(0), i, i});
       Value qq =
           memref::LoadOp::create(b, loc, tokenStage, ValueRange{m.index(2), i});
-      ik = m.div(m.f32(1.0), m.sqrt(m.add(kk, m.f32(1e-6))));
-      iq = m.div(scale, m.sqrt(m.add(qq, m.f32(1e-6))));
+      ik = m.rsqrt(m.add(kk, m.f32(1e-6)));
+      iq = m.mul(scale, m.rsqrt(m.add(qq, m.f32(1e-6))));
     }
     memref::StoreOp::create(b, loc, gamma, tokenStage,
                             ValueRange{m.index(0), i});

@@ -41,9 +41,24 @@ Value KernelMath::fromF32(Value x, Type elementType) {
                                  x);
 }
 
-Value KernelMath::add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-Value KernelMath::sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-Value KernelMath::mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+// GPU kernels let LLVM contract a product and a sum into one fma.rn.f32 (one
+// rounding instead of two), as nvcc and Triton do by default; without the
+// flag NVPTX emits mul.rn/add.rn pairs, twice the instructions. The CPU
+// flavour, the fp64 reference's fp32 twin, rounds every operation.
+arith::FastMathFlags KernelMath::contraction() const {
+  return flavor == Flavor::GPU ? arith::FastMathFlags::contract
+                               : arith::FastMathFlags::none;
+}
+
+Value KernelMath::add(Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y, contraction());
+}
+Value KernelMath::sub(Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y, contraction());
+}
+Value KernelMath::mul(Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y, contraction());
+}
 Value KernelMath::div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
 
 Value KernelMath::ptx(StringRef instruction, Value x) {
@@ -77,9 +92,25 @@ Value KernelMath::sqrt(Value x) {
   return ptx("sqrt.rn.f32", x); // IEEE round-to-nearest square root
 }
 
+Value KernelMath::rcp(Value x) {
+  if (flavor == Flavor::CPU)
+    return div(f32(1.0), x);
+  // rcp.approx.ftz.f32: max error 1 ulp, 1/inf = 0; denormal inputs flush
+  // to zero (callers pass x >= 1e-6).
+  return ptx("rcp.approx.ftz.f32", x);
+}
+
+Value KernelMath::rsqrt(Value x) {
+  if (flavor == Flavor::CPU)
+    return div(f32(1.0), sqrt(x));
+  // rsqrt.approx.f32: max relative error 2^-22.9 (PTX ISA), one MUFU op
+  // where 1 / sqrt.rn takes two IEEE slow-path checks.
+  return ptx("rsqrt.approx.f32", x);
+}
+
 Value KernelMath::sigmoid(Value x) {
   // exp(-x) overflows to +inf for x < -88: 1 / (1 + inf) = 0, not NaN.
-  return div(f32(1.0), add(f32(1.0), exp(arith::NegFOp::create(b, loc, x))));
+  return rcp(add(f32(1.0), exp(arith::NegFOp::create(b, loc, x))));
 }
 
 Value KernelMath::softplus(Value x) {

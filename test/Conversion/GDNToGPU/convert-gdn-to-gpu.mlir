@@ -48,7 +48,7 @@ func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1
 // the state moves as vector<4xf32> along K; bf16 q/k come as vector<4xbf16>.
 // Fused gating and sigmoid(b) are computed in the kernel first; then every
 // reduction of the token runs on the raw q, k side by side: |k|², |q|² (each
-// followed by its sqrt), k·q, and Sᵀk, Sᵀq for the 4 columns, 5 shuffle steps
+// followed by its rsqrt), k·q, and Sᵀk, Sᵀq for the 4 columns, 5 shuffle steps
 // each (3 x 5 + 8 x 5).
 // CHECK-LABEL: func.func @vk
 // CHECK: gpu.func @vk_recurrent
@@ -57,9 +57,9 @@ func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1
 // CHECK: arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
 // CHECK: llvm.inline_asm "lg2.approx.f32 $0, $1;"
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
+// CHECK: llvm.inline_asm "rsqrt.approx.f32 $0, $1;"
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;"
+// CHECK: llvm.inline_asm "rsqrt.approx.f32 $0, $1;"
 // CHECK-COUNT-45: gpu.shuffle xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>

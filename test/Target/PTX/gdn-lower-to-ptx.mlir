@@ -1,5 +1,6 @@
 // RUN: gdn-opt %s --gdn-lower-to-ptx="rows-per-warp=4" | FileCheck %s --check-prefix=IR
 // RUN: gdn-run --emit=ptx --rows-per-warp=4 %s | FileCheck %s
+// RUN: gdn-run --emit=ptx --rows-per-warp=4 %s | FileCheck %s --check-prefix=FAST --implicit-check-not=sqrt.rn --implicit-check-not=rcp.rn --implicit-check-not=div.rn
 // RUN: gdn-opt %s --gdn-lower-to-ptx --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=STEPS
 // The whole path from gdn.recurrent to PTX: the host function keeps a
 // gpu.launch_func and the kernel module becomes a gpu.binary holding PTX.
@@ -13,6 +14,13 @@
 // STEPS: IR Dump After ConvertGpuOpsToNVVMOps (convert-gpu-to-nvvm)
 // STEPS: IR Dump After ConvertNVVMToLLVMPass (convert-nvvm-to-llvm)
 // STEPS: IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
+
+// The fp32 math contracts to fused multiply-adds, sigmoid(b) takes
+// rcp.approx and the norms rsqrt.approx: no IEEE divide or sqrt (their
+// slow-path calls) anywhere in the kernel.
+// FAST: rcp.approx.ftz.f32
+// FAST: fma.rn.f32
+// FAST: rsqrt.approx.f32
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90a
