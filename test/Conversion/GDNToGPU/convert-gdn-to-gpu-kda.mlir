@@ -71,7 +71,7 @@ func.func @kda_staged(%q: memref<2x4x2x128xbf16>, %k: memref<2x4x2x128xbf16>, %v
 // CHECK-LABEL: func.func @gk_head_beta
 // CHECK: workgroup({{.*}}, %[[DS:.*]] : memref<3x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BS:.*]] : memref<3xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: vector.load %arg3{{.*}} : memref<1x3x1x32xf32>, vector<4xf32>
-// CHECK-COUNT-4: llvm.inline_asm "ex2.approx.f32 $0, $1;"
+// CHECK-COUNT-4: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;"
 // CHECK-NOT: llvm.inline_asm
 // CHECK: vector.store %{{.*}}, %[[DS]]{{.*}} : memref<3x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-NOT: memref.store %{{.*}}, %[[DS]]

@@ -16,7 +16,7 @@
 // CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // Decay from log-space g: exp(g) = ex2.approx(g * log2(e)), no libdevice.
-// CHECK: llvm.inline_asm "ex2.approx.f32 $0, $1;"
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;"
 // k·q, then for each of the 4 columns S^T k and S^T q of the carried state
 // (side by side: o = exp(g) S^T q + (k·q) u), each over the 8 key lanes in 3
 // steps: 3 + 24 shuffles.
@@ -28,7 +28,7 @@
 // In turn (overlap-reductions=-1, chosen when bandwidth-bound): decay, then
 // S^T k, the update, then S^T q: 4 columns x 2 trees x 3 steps, no k·q.
 // TURN-LABEL: func.func @kv
-// TURN: llvm.inline_asm "ex2.approx.f32 $0, $1;"
+// TURN: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;"
 // TURN-COUNT-24: gpu.shuffle xor
 // TURN-NOT: gpu.shuffle
 // TURN-LABEL: func.func @vk
@@ -55,11 +55,11 @@ func.func @kv(%q: memref<3x1x1x32xf32>, %k: memref<3x1x1x32xf32>, %v: memref<3x1
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x4x16x128xf32>, vector<4xf32>
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<1x2x2x128xbf16>, vector<4xbf16>
 // CHECK: arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
-// CHECK: llvm.inline_asm "lg2.approx.f32 $0, $1;"
+// CHECK: llvm.inline_asm "lg2.approx.ftz.f32 $0, $1;"
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: llvm.inline_asm "rsqrt.approx.f32 $0, $1;"
+// CHECK: llvm.inline_asm "rsqrt.approx.ftz.f32 $0, $1;"
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: llvm.inline_asm "rsqrt.approx.f32 $0, $1;"
+// CHECK: llvm.inline_asm "rsqrt.approx.ftz.f32 $0, $1;"
 // CHECK-COUNT-45: gpu.shuffle xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>

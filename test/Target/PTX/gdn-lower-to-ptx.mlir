@@ -20,7 +20,7 @@
 // slow-path calls) anywhere in the kernel.
 // FAST: rcp.approx.ftz.f32
 // FAST: fma.rn.f32
-// FAST: rsqrt.approx.f32
+// FAST: rsqrt.approx.ftz.f32
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90a
@@ -30,7 +30,7 @@
 // The state tile comes in as 16-byte loads (4 rows of 4 fp32 a thread)...
 // CHECK-COUNT-4: ld.global.v4.b32
 // ... the math is approximate PTX, the reductions butterfly shuffles ...
-// CHECK: ex2.approx.f32
+// CHECK: ex2.approx.ftz.f32
 // CHECK: shfl.sync.bfly.b32
 // ... and goes out as 16-byte stores.
 // CHECK-COUNT-4: st.global.v4.b32

@@ -27,8 +27,8 @@
 // STAGED: bar.sync 0;
 // STAGED: ld.shared.v4.b32
 // Straight from global memory: no shared memory and no barrier.
-// GLOBAL: ex2.approx.f32
-// GLOBAL: lg2.approx.f32
+// GLOBAL: ex2.approx.ftz.f32
+// GLOBAL: lg2.approx.ftz.f32
 
 //--- staged.mlir
 // T = 4, kv: per-key fused gating and per-channel beta logits, bf16.
