@@ -67,6 +67,14 @@ constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs,
 /// columns a lane in vk is 32).
 constexpr int64_t kMaxStateValues = 64;
 
+/// A grid so small that warps of 8 V columns fill at most an eighth of the
+/// target (N * HV <= 32 at V = 128 on 132 SMs, e.g. N = 1 at HV = 32): one
+/// token chain a warp is all the machine runs, so latency decides.
+bool tinyGrid(RecurrentOp op, int64_t targetWarps) {
+  auto d = op.getDims();
+  return d.N * d.HV * ((d.V + 7) / 8) <= targetWarps / 8;
+}
+
 /// Tokens staged in shared memory at a time: none for a single token (it
 /// would only add a barrier), else up to 16 (fixed T) or 8 (varlen, where
 /// most sequences are short), within 32 KiB of buffers and one gate-computing
@@ -145,11 +153,20 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   // table) and -s3-forms/sweep_flags2.md. EAGLE trees take it on small
   // grids only (T = 4, N = 64 / 256: 5% slower than without, N = 1 / 8: 9% /
   // 5% faster; 2026-11-29-s4-verify, forms table).
+  // The final state of 8 < T <= 16 bf16/f16 tokens on a tiny grid takes it
+  // too, in place of the tensor cores (T = 12, N = 1, HV = 32: 6.77 vs 8.14
+  // us without, kv; 2026-11-29-s6-bench/sweep_s6.md).
   // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
+  bool verify = op.getIntermediateStates() &&
+                ((!op.isVarlen() && d.T <= 4 && !op.hasParentTable()) ||
+                 d.N * d.HV * (d.V / s.warpRows()) <= targetWarps);
+  Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
+  bool finalState = !op.getIntermediateStates() && !op.isVarlen() &&
+                    d.T > 8 && d.T <= 16 &&
+                    (qkType.isBF16() || qkType.isF16()) &&
+                    tinyGrid(op, targetWarps);
   if (options.pipelineStages == 0 && options.bulkAsyncCopies && s.chunk > 0 &&
-      s.chunk <= kWarpSize && !s.chunkedSolve && op.getIntermediateStates() &&
-      ((!op.isVarlen() && d.T <= 4 && !op.hasParentTable()) ||
-       d.N * d.HV * (d.V / s.warpRows()) <= targetWarps) &&
+      s.chunk <= kWarpSize && !s.chunkedSolve && (verify || finalState) &&
       bulkCopies(op, s) && 2 * (stagingBytes(op, s, s.chunk) + 16) <= 48 * 1024)
     s.stages = 2;
   s.consumerRegisters = options.consumerRegisters;
@@ -249,9 +266,13 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // not chosen (unmeasured; most of its chunks are partial), nor T > 16.
   // (One chunk of bf16 or f16 q and k, as measured: several chunks, or f32
   // q and k, hold up to 255 registers; a pinned warp count must divide V
-  // into 16-column warps.)
+  // into 16-column warps.) Not on a tiny grid, where the token loop fed by a
+  // producer warp is faster since the kernels' fp32 math contracts to fma
+  // (T = 12, N = 1, HV = 32: 6.77 vs 9.06 us kv, 7.63 vs 9.19 us vk; at N = 8
+  // the tensor cores keep 18.6 vs 28.5 us; 2026-11-29-s6-bench/sweep_s6.md).
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
   if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
+      !tinyGrid(op, targetWarps) &&
       (qkType.isBF16() || qkType.isF16()) &&
       (warpsOpt == 0 || (warpsOpt <= 8 && d.V % (16 * warpsOpt) == 0)) &&
       (chunkOpt == 0 || chunkOpt == 16) && rowsOpt == 0 &&
@@ -335,7 +356,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       d.V % 8 == 0 && d.K >= 64 && llvm::isPowerOf2_64(d.K) &&
       8 * d.K <= kMaxStateValues * kWarpSize) {
     // Tiny: warps of 8 columns fill at most an eighth of the target.
-    bool smallGrid = d.N * d.HV * (d.V / 8) <= targetWarps / 8;
+    bool smallGrid = tinyGrid(op, targetWarps);
     if (op.isVKLayout()) {
       s.lanesV = bandwidthBound ? 2 : 4;
       s.rows = 8 / s.lanesV;
@@ -354,6 +375,21 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       s.rows == 1 && !bandwidthBound && d.K >= 64 && d.K % 16 == 0 &&
       d.V % (2 * std::max<int64_t>(warpsOpt, 1)) == 0)
     s.lanesV = 2;
+  // Decode of a 2-byte (bf16/f16) vk state once the grid is bandwidth-bound:
+  // 2 lanes along V and 4 columns a lane, so a lane's K slice of a column is
+  // 8 keys, one 16-byte vector (one lane along V moves 8-byte halves), with
+  // the reductions side by side in CTAs of 4 warps. Measured (gdn-run, bf16
+  // pool, HV = 32): N = 64 37.20 -> 33.62 us, N = 256 132.96 -> 118.06 us;
+  // 2 lanes with 8 columns, or side by side alone, gained at most 3%
+  // (2026-11-29-s6-bench/sweep_s6.md).
+  Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
+  if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
+      bandwidthBound && state && elementBytes(state) == 2 && d.K >= 64 &&
+      d.K % 16 == 0 && d.V % (8 * std::max<int64_t>(warpsOpt, 1)) == 0) {
+    s.lanesV = 2;
+    s.rows = 4;
+    bandwidthBound = false; // side by side, CTAs of several warps
+  }
   if (s.lanesV == 0)
     s.lanesV = autoLanesV(op, s.rows);
   if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))

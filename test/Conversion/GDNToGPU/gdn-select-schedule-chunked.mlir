@@ -8,7 +8,8 @@
 // a chunk of whole 8-token tiles) for the final state of T > 8, and the
 // token loop below (the T = 4 case in gdn-select-schedule-producer.mlir and
 // @t4 here); chunked-solve=1 asks for the CUDA-core form, and an option
-// overrides the attribute already on the op.
+// overrides the attribute already on the op. (N = 8: at N = 1 the token loop
+// with a producer warp is taken, gdn-select-schedule.mlir.)
 
 // DEFAULT-LABEL: func.func @t12
 // DEFAULT: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}stage_tokens = 16 : i64
@@ -22,13 +23,13 @@
 // OFF: gdn.schedule = {chunked_solve = -1 : i64,
 // PTX-LABEL: func.func @t12
 // PTX: gpu.launch_func @gdn_kernels::@t12_recurrent
-func.func @t12(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
-               %g: memref<1x12x32xf32>, %beta: memref<1x12x32xf32>,
-               %s: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
-  gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>) v(%v : memref<1x12x32x128xbf16>)
-      g(%g : memref<1x12x32xf32>) beta(%beta : memref<1x12x32xf32>)
-      initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
-      o(%o : memref<1x12x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+func.func @t12(%q: memref<8x12x16x128xbf16>, %k: memref<8x12x16x128xbf16>, %v: memref<8x12x32x128xbf16>,
+               %g: memref<8x12x32xf32>, %beta: memref<8x12x32xf32>,
+               %s: memref<8x32x128x128xf32>, %o: memref<8x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x12x16x128xbf16>) k(%k : memref<8x12x16x128xbf16>) v(%v : memref<8x12x32x128xbf16>)
+      g(%g : memref<8x12x32xf32>) beta(%beta : memref<8x12x32xf32>)
+      initial_state(%s : memref<8x32x128x128xf32>) final_state(%s : memref<8x32x128x128xf32>)
+      o(%o : memref<8x12x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
 

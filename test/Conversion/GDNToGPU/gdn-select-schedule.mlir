@@ -85,6 +85,23 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 
 // -----
 
+// A bandwidth-bound bf16 state (N = 64) moves 16-byte column slices: 2 lanes
+// along V, 4 columns a lane (8 keys a lane), side by side in CTAs of 4 warps;
+// an f32 state keeps 8 columns on one lane (4 keys, also 16 bytes; above).
+// CHECK-LABEL: func.func @bandwidth_bound_bf16
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
+                                %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
+                                %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%g : memref<64x1x32xf32>)
+      initial_state(%s : memref<64x32x128x128xbf16>) final_state(%s : memref<64x32x128x128xbf16>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds all of
@@ -215,14 +232,15 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 
 // -----
 
-// Final state only, kv, T = 12 (FLA's layout): the chunked solve on tensor
-// cores (T > 8), 16 columns a warp, a chunk of 16 rows; 2 warps a CTA on a
-// tiny grid (N = 1: 128 CTAs), 4 from N = 8 (512 CTAs; 8 would give 256, less
-// than two an SM). No producer (no per-token states).
+// Final state only, kv, T = 12 (FLA's layout): on a tiny grid (N = 1, HV =
+// 32) the token loop fed by a producer warp through a 2-slot ring, 2 columns
+// x 4 lanes a warp, all 12 tokens one chunk; from N = 8 the chunked solve on
+// tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 4 warps a CTA
+// (512 CTAs; 8 would give 256, less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
-// CHECK: gdn.schedule = {chunked_solve = 2 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 16 : i64, unroll_tokens = 1 : i64, v_lanes = 8 : i64, warps_per_block = 2 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @fla_t12_n8
-// CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 4 : i64}
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
                %g: memref<1x12x32xf32>, %beta: memref<1x12x32xbf16>,
                %h0: memref<1x32x128x128xf32>, %ht: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
