@@ -18,7 +18,7 @@ per-token states, T = 4, 12), KDA decode and EAGLE-tree verify (T = 4)
 against SGLang; final-state-only T = 1, 4, 12 against FLA. For T > 1 at
 HV = 32 and N in QUICK_NS also the kernel forms (FORMS).
 
-Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--forms] [--only TEXT,...]
+Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--forms] [--only 'TEXT;...']
            [--Ns 1,8] [--Ts 4,12] [--hv 8,32,64] [--out DIR] [--sglang PATH]
            [--profile]   (untimed calls, for ncu)
        python3 bench/bench_gdn.py --from-json A.json,B.log [--device-name NAME]
@@ -261,7 +261,7 @@ def run(args):
         heads = [(h, hv) for h, hv in [(2, 8), (16, 32), (16, 64)] if str(hv) in args.hv.split(",")]
     rows = []
     for name, Ts, sdt, passes, gdn_fn, (anchor, anchor_fn) in workloads(args, sglang, fla_fr):
-        if args.only and not any(o in name for o in args.only.split(",")):
+        if args.only and not any(o in name for o in args.only.split(";")):
             continue
         # The issue-4 sweep (N, T, state dtype, HV) covers decode, verify and
         # the final-state form; KDA and trees stay at the quick points.
@@ -414,7 +414,8 @@ if __name__ == "__main__":
     p.add_argument("--sweep", action="store_true", help="also time gdn under several schedules")
     p.add_argument("--only", default=None,
                    help="run only the workloads whose name contains one of these "
-                        "comma-separated texts")
+                        "semicolon-separated texts (names hold commas), e.g. "
+                        "'decode, bf16 pool;KDA'")
     p.add_argument("--Ns", default=None, help="comma-separated N values (default: by --quick)")
     p.add_argument("--hv", default=None, help="comma-separated HV values of 8, 32, 64 "
                    "(default: 32 with --quick, else all)")

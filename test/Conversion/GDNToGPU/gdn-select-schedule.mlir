@@ -85,11 +85,14 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 
 // -----
 
-// A bandwidth-bound bf16 state (N = 64) moves 16-byte column slices: 2 lanes
-// along V, 4 columns a lane (8 keys a lane), side by side in CTAs of 4 warps;
-// an f32 state keeps 8 columns on one lane (4 keys, also 16 bytes; above).
+// A bandwidth-bound bf16 state on a grid of 8x the target warps (N = 64)
+// moves 16-byte column slices: 2 lanes along V, 4 columns a lane (8 keys a
+// lane), side by side in CTAs of 4 warps; at N = 8 (1x) it keeps 8 columns on
+// one lane in one-warp CTAs, as an f32 state does (above).
 // CHECK-LABEL: func.func @bandwidth_bound_bf16
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                 %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
                                 %o: memref<64x1x32x128xbf16>) {
@@ -97,6 +100,16 @@ func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16
       g(%g : memref<64x1x32xf32>)
       initial_state(%s : memref<64x32x128x128xbf16>) final_state(%s : memref<64x32x128x128xbf16>)
       o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+func.func @bandwidth_bound_bf16_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>, %v: memref<8x1x32x128xbf16>,
+                                %g: memref<8x1x32xf32>, %s: memref<8x32x128x128xbf16>,
+                                %o: memref<8x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x1x16x128xbf16>) k(%k : memref<8x1x16x128xbf16>) v(%v : memref<8x1x32x128xbf16>)
+      g(%g : memref<8x1x32xf32>)
+      initial_state(%s : memref<8x32x128x128xbf16>) final_state(%s : memref<8x32x128x128xbf16>)
+      o(%o : memref<8x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }
 
