@@ -135,7 +135,9 @@ typedef struct gdnRecurrentDesc {
                             <= 32) with cp.async.bulk under full/empty
                             mbarriers (sm_90, sm_90a); -1: none; 0:
                             automatic (2 for verify with T <= 4 or a small
-                            grid, else none) */
+                            grid, and for the final state of 8 < T <= 16 on
+                            a tiny grid, N * HV <= 32 at V = 128; else
+                            none) */
   int consumer_registers; /* GPU schedule: with a producer, registers of a
                              consumer thread through setmaxnreg (sm_90a; a
                              multiple of 8 in [24, 256], warps_per_block a

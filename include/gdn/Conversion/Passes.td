@@ -131,8 +131,10 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
     the most V columns (8, 4, 2, 1) that still leave about half the device's
     warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`);
-    bandwidth-bound `vk` decode runs one-warp CTAs, and `vk` decode that one
-    column a lane does not fill (N = 1 at HV = 32) 2 lanes along V. With
+    bandwidth-bound `vk` decode runs one-warp CTAs (a bf16/f16 state on a
+    grid of 8x that many warps: 4 columns x 2 lanes, 16-byte key slices, in
+    CTAs of 4 warps), and `vk` decode that one column a lane does not fill
+    (N = 1 at HV = 32) 2 lanes along V. With
     `v-lanes` given, the columns a lane are the most whose state tile fits
     64 registers. Staged multi-token
     kernels (T > 1 or varlen) stage up to 16 tokens' inputs (8 varlen) in
@@ -149,12 +151,16 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     states) takes a producer warp with a 2-slot ring (pipeline_stages = 2)
     when T <= 4 (fixed T) or the grid has at most that many warps, where
     stage_tokens <= 32, no chunked solve and 16-byte bulk copies allow it;
-    other kernels none (-1); consumer_registers is never chosen (0). The
-    chunked (WY) solve of a staged chunk on tensor cores (chunked_solve = 2:
-    the state as mma.sync accumulator fragments, 16 V columns a warp) is
-    chosen for the final state of a fixed 8 < T <= 16 with bf16 or f16 q and
-    k, K <= 128 a multiple of 8 and V a multiple of 32, with 8, 4 or 2 warps
-    by grid size (T = 12 on the H200: 1.1-1.7x the token loop); on CUDA
+    so does the final state of a fixed 8 < T <= 16 with bf16 or f16 q and k
+    on a tiny grid (warps of 8 V columns at most an eighth of the target:
+    N * HV <= 32 at V = 128), in the token loop (T = 12, N = 1: 6.8 us vs
+    9.1 on tensor cores); other kernels none (-1); consumer_registers is
+    never chosen (0). The chunked (WY) solve of a staged chunk on tensor
+    cores (chunked_solve = 2: the state as mma.sync accumulator fragments,
+    16 V columns a warp) is chosen for the final state of a fixed
+    8 < T <= 16 with bf16 or f16 q and k, K <= 128 a multiple of 8 and V a
+    multiple of 32, above that tiny grid, with 8, 4 or 2 warps by grid size
+    (T = 12 on the H200: 1.1-1.7x the token loop); on CUDA
     cores (chunked_solve = 1, measured slower) only when asked for; both
     need staged tokens, the final state only, no tree, no producer warp, and
     a decay and beta per head. An attribute already on the op pins its
@@ -221,7 +227,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "warp fills with cp.async.bulk copies of each staged chunk, "
            "guarded by mbarriers (at most 8; needs stage-tokens <= 32, 16-byte "
            "rows and the ring within 48 KiB; sm_90 or sm_90a); -1: no producer "
-           "warp; 0: chosen (2 for verify with T <= 4 or a small grid, else none)">,
+           "warp; 0: chosen (2 for verify with T <= 4 or a small grid and for the "
+           "final state of 8 < T <= 16 on a tiny grid, else none)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
            "With a producer: registers a consumer thread gets through "
            "setmaxnreg (sm_90a; a multiple of 8 in [24, 256], warps-per-block "
