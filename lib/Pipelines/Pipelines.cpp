@@ -6,6 +6,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -36,7 +37,14 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   nvvmOptions.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
   kernels.addPass(createConvertNVVMToLLVMPass());
-  kernels.addPass(createCanonicalizerPass());
+  // One sweep of the worklist, no region simplification: a cleanup of the
+  // lowering's folds before LLVM, which simplifies the CFG itself. The
+  // confirming second sweep and the region passes (liveness over the whole
+  // unrolled kernel) changed no kernel's PTX and cost ~3% of the compile.
+  GreedyRewriteConfig cleanup;
+  cleanup.setMaxIterations(1).setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  kernels.addPass(createCanonicalizerPass(cleanup));
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
 

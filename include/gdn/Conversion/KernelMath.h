@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <tuple>
 
@@ -30,6 +31,12 @@ public:
 
   Value f32(double c);
   Value index(int64_t c);
+  Value i32(int64_t c);
+  /// Builds every later f32/index/i32 constant once, at the start of `block`
+  /// (which must dominate every use: a kernel's entry block). The unrolled
+  /// GPU kernels use the same few dozen constants thousands of times; each
+  /// op built is converted, canonicalized and verified again and again.
+  void uniqueConstantsIn(Block *block) { constantBlock = block; }
   /// Widens bf16/f16 (scalar or vector) to f32; f32 passes through.
   Value toF32(Value x);
   /// Rounds f32 (scalar or vector) to `type`'s element type (round to nearest even).
@@ -122,9 +129,12 @@ private:
   /// memref[idx] of an i32 or i64 memref, sign-extended to i64.
   Value loadI64(Value memref, ValueRange idx);
   Value ptx(StringRef instruction, Value x);
+  Value constant(TypedAttr value);
   OpBuilder &b;
   Location loc;
   Flavor flavor;
+  Block *constantBlock = nullptr;
+  llvm::DenseMap<Attribute, Value> constants; ///< in constantBlock
 };
 
 } // namespace gdn

@@ -100,7 +100,7 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
       func.func @decode(...) {
         gpu.launch_func @gdn_kernels::@decode_recurrent blocks in (...) threads in (...) args(...)
       }
-      gpu.module @gdn_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80", O = 3>] {
+      gpu.module @gdn_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {
         gpu.func @decode_recurrent(...) kernel { ... }
       }
     }

@@ -37,6 +37,7 @@ int64_t vectorAlignment(int64_t count, Type elementType) {
 } // namespace
 
 void KernelBuilder::build() {
+  m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warpSize = m.index(kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);

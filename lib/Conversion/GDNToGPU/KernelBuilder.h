@@ -109,9 +109,7 @@ private:
       return x;
     return arith::AddIOp::create(b, loc, base, x);
   }
-  Value i32(int64_t c) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), c);
-  }
+  Value i32(int64_t c) { return m.i32(c); }
   static int64_t elementBytes(Value x) {
     return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
   }

@@ -51,27 +51,29 @@ struct Operand {
 
 /// The i32 bits of f32 `x` with the low 13 mantissa bits cleared: a tf32
 /// value, truncated.
-Value tf32Bits(OpBuilder &b, Location loc, Value x) {
+Value tf32Bits(KernelMath &m, Value x) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
-  Value mask = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                            static_cast<int32_t>(0xffffe000));
-  return arith::AndIOp::create(b, loc, bits, mask);
+  return arith::AndIOp::create(b, loc, bits,
+                               m.i32(static_cast<int32_t>(0xffffe000)));
 }
 
 /// `values` as an operand: exact (bf16 or f16 widened) or split in two.
-Operand operand(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                bool exact) {
+Operand operand(KernelMath &m, ArrayRef<Value> values, bool exact) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
   Operand o;
   for (Value x : values) {
     if (exact) {
       o.hi.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
       continue;
     }
-    Value hi = tf32Bits(b, loc, x);
+    Value hi = tf32Bits(m, x);
     Value rest = arith::SubFOp::create(
         b, loc, x, arith::BitcastOp::create(b, loc, b.getF32Type(), hi));
     o.hi.push_back(hi);
-    o.lo.push_back(tf32Bits(b, loc, rest));
+    o.lo.push_back(tf32Bits(m, rest));
   }
   return o;
 }
@@ -185,15 +187,14 @@ void KernelBuilder::buildTensorCoreGram() {
       SmallVector<Value> bottom = {m.f32(0.0), m.f32(0.0)};
       if (C > 8)
         bottom = extractAll(m.toF32(loadVector(x, {offset(g, 8), key}, 2)));
-      Operand a = operand(b, loc, {top[0], bottom[0], top[1], bottom[1]},
-                          qkExact);
+      Operand a = operand(m, {top[0], bottom[0], top[1], bottom[1]}, qkExact);
       for (int64_t n = 0; n < tiles; ++n)
-        acc[n] = product(
-            b, loc, a,
-            operand(b, loc,
-                    extractAll(m.toF32(loadVector(y, {offset(g, 8 * n), key}, 2))),
-                    qkExact),
-            acc[n]);
+        acc[n] = product(b, loc, a,
+                         operand(m,
+                                 extractAll(m.toF32(loadVector(
+                                     y, {offset(g, 8 * n), key}, 2))),
+                                 qkExact),
+                         acc[n]);
     }
     for (int64_t n = 0; n < tiles; ++n)
       for (int64_t e = 0; e < 4; ++e)
@@ -379,16 +380,14 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   for (int64_t p = 0; p < keyTiles; ++p) {
-    Operand a = operand(b, loc, asA(tileOf(p)), /*exact=*/false);
+    Operand a = operand(m, asA(tileOf(p)), /*exact=*/false);
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
       Value token = offset(g, 8 * n);
       P[n] = product(b, loc, a,
-                     operand(b, loc, pairAt(kStage, {token, key}), qkExact),
-                     P[n]);
+                     operand(m, pairAt(kStage, {token, key}), qkExact), P[n]);
       R[n] = product(b, loc, a,
-                     operand(b, loc, pairAt(qStage, {token, key}), qkExact),
-                     R[n]);
+                     operand(m, pairAt(qStage, {token, key}), qkExact), R[n]);
     }
   }
   // X = Vᵀ - P diag(gamma ik); Uᵀ = X Tmᵀ: B[j][i] = Tm[i][j].
@@ -400,10 +399,10 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
       Value v = f32At(vStage, {j, offset(col, 8 * (e / 2))});
       x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
     }
-    X.push_back(operand(b, loc, asA(x), /*exact=*/false));
+    X.push_back(operand(m, asA(x), /*exact=*/false));
   }
   auto solveB = [&](int64_t which, int64_t p, int64_t n) {
-    return operand(b, loc,
+    return operand(m,
                    pairAt(solveStage, {m.index(which), offset(g, 8 * n),
                                        offset(t2, 8 * p)}),
                    /*exact=*/false);
@@ -414,7 +413,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
       U[n] = product(b, loc, X[p], solveB(0, p, n), U[n]);
   SmallVector<Operand> UA;
   for (int64_t p = 0; p < tiles; ++p)
-    UA.push_back(operand(b, loc, asA(U[p]), /*exact=*/false));
+    UA.push_back(operand(m, asA(U[p]), /*exact=*/false));
   // Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ, stored for the chunk's real tokens.
   for (int64_t n = 0; n < tiles; ++n) {
     Fragment o;
@@ -447,7 +446,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
     Fragment y;
     for (int64_t e = 0; e < 4; ++e)
       y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
-    Y.push_back(operand(b, loc, asA(y), /*exact=*/false));
+    Y.push_back(operand(m, asA(y), /*exact=*/false));
   }
   for (int64_t q = 0; q < keyTiles; ++q) {
     Fragment acc = tileOf(q);
@@ -455,8 +454,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
     for (int64_t p = 0; p < tiles; ++p) {
       Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
       Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
-      acc = product(b, loc, Y[p], operand(b, loc, {k0Row, k1Row}, qkExact),
-                    acc);
+      acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qkExact), acc);
     }
     at(S, 0, 2 * q) = acc[0];
     at(S, 0, 2 * q + 1) = acc[1];

@@ -12,13 +12,23 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-Value KernelMath::f32(double c) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(c));
+Value KernelMath::constant(TypedAttr value) {
+  if (!constantBlock)
+    return arith::ConstantOp::create(b, loc, value);
+  Value &cached = constants[value];
+  if (!cached) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(constantBlock);
+    cached = arith::ConstantOp::create(b, loc, value);
+  }
+  return cached;
 }
 
-Value KernelMath::index(int64_t c) {
-  return arith::ConstantIndexOp::create(b, loc, c);
-}
+Value KernelMath::f32(double c) { return constant(b.getF32FloatAttr(c)); }
+
+Value KernelMath::index(int64_t c) { return constant(b.getIndexAttr(c)); }
+
+Value KernelMath::i32(int64_t c) { return constant(b.getI32IntegerAttr(c)); }
 
 static Type withElementType(Type t, Type element) {
   if (auto vt = dyn_cast<VectorType>(t))

@@ -18,7 +18,7 @@
 // BADCHIP2: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_
 // STAGE: error: 'gdn.recurrent' op cannot be lowered to the GPU: stage-tokens = 64 exceeds the 32 threads of a CTA
 // STAGESMEM: error: 'gdn.recurrent' op cannot be lowered to the GPU: stage-tokens = 4096 exceeds the
-// SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// SM80: #nvvm.target<chip = "sm_80", features = "+ptx80">
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>)
   return

@@ -1,5 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" | FileCheck %s --check-prefix=SCHED
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=CONST
 // The chunked solve on tensor cores (chunked_solve = 2): 16 V columns a
 // warp (2 a lane x 8 lanes along V), chunks of whole 8-token mma tiles (T =
 // 3 takes 8 rows, 5 of them zeros), q and k rows padded by 16 bytes in
@@ -27,6 +28,12 @@
 // The state back in its layout: vk, two adjacent keys a store.
 // CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
 // CHECK: gpu.return
+// Each constant is built once, at the top of the kernel: the tf32 mask of
+// every split operand is one op.
+// CONST-LABEL: gpu.func @f32qk_recurrent
+// CONST: arith.constant -8192 : i32
+// CONST-NOT: arith.constant -8192 : i32
+// CONST: gpu.return
 func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
     %v: memref<1x3x1x16xf32>, %g: memref<1x3x1xf32>, %beta: memref<1x3x1xf32>,
     %state: memref<1x1x16x16xf32>, %o: memref<1x3x1x16xf32>) {

@@ -11,7 +11,7 @@
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: gpu.launch_func @gdn_kernels::@kv_recurrent blocks in (%[[C1]], %[[C2]], %[[C3]]) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(
-// CHECK: gpu.module @gdn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.module @gdn_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">]
 // CHECK: gpu.func @kv_recurrent({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)

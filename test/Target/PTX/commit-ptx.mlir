@@ -5,7 +5,7 @@
 
 // IR: gpu.launch_func @gdn_kernels::@verify_commit
 // IR: gpu.launch_func @gdn_kernels::@convert_commit
-// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.entry verify_commit{{.*}}.entry convert_commit
+// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.entry verify_commit{{.*}}.entry convert_commit
 
 // CHECK: .target sm_90a
 // CHECK-LABEL: .visible .entry verify_commit(

@@ -7,7 +7,7 @@
 
 // IR: func.func @decode
 // IR: gpu.launch_func @gdn_kernels::@decode_recurrent
-// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90a
+// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90a
 
 // STEPS: IR Dump After ConvertGDNToGPUPass (convert-gdn-to-gpu)
 // STEPS: IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
