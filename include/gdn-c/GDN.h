@@ -134,10 +134,9 @@ typedef struct gdnRecurrentDesc {
                             warp that feeds staged chunks (stage_tokens
                             <= 32) with cp.async.bulk under full/empty
                             mbarriers (sm_90, sm_90a); -1: none; 0:
-                            automatic (2 for verify with T <= 4 or a small
-                            grid, and for the final state of 8 < T <= 16 on
-                            a tiny grid, N * HV <= 32 at V = 128; else
-                            none) */
+                            automatic (2 for verify and for the final state
+                            of 8 < T <= 16 on a tiny grid, N * HV <= 32 at
+                            V = 128; else none) */
   int consumer_registers; /* GPU schedule: with a producer, registers of a
                              consumer thread through setmaxnreg (sm_90a; a
                              multiple of 8 in [24, 256], warps_per_block a

@@ -143,8 +143,8 @@ class Compiler:
         in the WY form (final state only) on CUDA cores (1) or tensor cores
         (2: mma.sync, 3xTF32), or token by token (-1); 0: automatic. pipeline_stages > 0: a producer warp feeds staged
         chunks through a ring of that many slots (cp.async.bulk, mbarriers;
-        sm_90+); -1: none; 0: automatic (2 for verify with T <= 4 or a small
-        grid, and for the final state of 8 < T <= 16 on a tiny grid). consumer_registers > 0: setmaxnreg of the consumers under a
+        sm_90+); -1: none; 0: automatic (2 for verify and for the final
+        state of 8 < T <= 16 on a tiny grid, N * HV <= 32 at V = 128). consumer_registers > 0: setmaxnreg of the consumers under a
         producer warpgroup (sm_90a; warps_per_block a multiple of 4); 0:
         none."""
         d = RecurrentDesc()

@@ -147,14 +147,15 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     bandwidth-bound (rows_per_warp left to the cost model, whose first
     candidate, 8 columns a lane or 4 in kv, already leaves that many warps),
     then in turn (-1, fewer registers); a per-key decay (KDA) or a
-    per-channel beta is always built side by side. Verify (intermediate
-    states) takes a producer warp with a 2-slot ring (pipeline_stages = 2)
-    when T <= 4 (fixed T) or the grid has at most that many warps, where
-    stage_tokens <= 32, no chunked solve and 16-byte bulk copies allow it;
-    so does the final state of a fixed 8 < T <= 16 with bf16 or f16 q and k
-    on a tiny grid (warps of 8 V columns at most an eighth of the target:
-    N * HV <= 32 at V = 128), in the token loop (T = 12, N = 1: 6.8 us vs
-    9.1 on tensor cores); other kernels none (-1); consumer_registers is
+    per-channel beta is always built side by side. On a tiny grid (warps of
+    8 V columns at most an eighth of the target: N * HV <= 32 at V = 128)
+    verify (intermediate states) and the final state of a fixed
+    8 < T <= 16 with bf16 or f16 q and k take a producer warp with a 2-slot
+    ring (pipeline_stages = 2), the latter in the token loop (T = 12, N = 1:
+    6.8 us vs 9.1 on tensor cores), where stage_tokens <= 32, no chunked
+    solve and 16-byte bulk copies allow it; other kernels and larger grids
+    none (-1; verify T = 4 from N = 8 at HV = 32 is 4-9% faster without,
+    since the fp32 math contracts to fma); consumer_registers is
     never chosen (0). The chunked (WY) solve of a staged chunk on tensor
     cores (chunked_solve = 2: the state as mma.sync accumulator fragments,
     16 V columns a warp) is chosen for the final state of a fixed
@@ -178,13 +179,13 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
                        warps_per_block = 1 : i64}}
     ```
 
-    Verify with T = 4 (examples/sglang_verify_t4.mlir, 132 SMs: 4 columns x
-    2 lanes along V, 4 consumer warps and a producer warp with 2 ring slots):
+    Verify with T = 4 (examples/sglang_verify_t4.mlir, N = 8, 132 SMs: 4
+    columns x 2 lanes along V, 4 warps, no producer warp):
 
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
                        consumer_registers = 0 : i64, overlap_reductions = -1 : i64,
-                       pipeline_stages = 2 : i64, rows_per_warp = 4 : i64,
+                       pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
                        stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64,
                        warps_per_block = 4 : i64}}
     ```
@@ -227,8 +228,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "warp fills with cp.async.bulk copies of each staged chunk, "
            "guarded by mbarriers (at most 8; needs stage-tokens <= 32, 16-byte "
            "rows and the ring within 48 KiB; sm_90 or sm_90a); -1: no producer "
-           "warp; 0: chosen (2 for verify with T <= 4 or a small grid and for the "
-           "final state of 8 < T <= 16 on a tiny grid, else none)">,
+           "warp; 0: chosen (2 for verify and for the final state of 8 < T <= 16 "
+           "on a tiny grid, N * HV <= 32 at V = 128; else none)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
            "With a producer: registers a consumer thread gets through "
            "setmaxnreg (sm_90a; a multiple of 8 in [24, 256], warps-per-block "

@@ -145,21 +145,19 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                                        int64_t targetWarps, GPUSchedule &s) {
   auto d = op.getDims();
   s.stages = options.pipelineStages > 0 ? options.pipelineStages : 0;
-  // Chosen: a producer for verify (per-token states) with T <= 4 (N = 64 /
-  // 256: 5% / 11% faster, N = 1 / 8 even), or any T while the grid is at
-  // most the machine's target warps (N <= 8 at HV = 32: T = 12 even; from N
-  // = 64 on 10% slower). The final-state form gains nothing (T = 4 N = 1:
-  // 2%) and loses from N = 8 on. bench/results/2026-11-29-s3-final (forms
-  // table) and -s3-forms/sweep_flags2.md. EAGLE trees take it on small
-  // grids only (T = 4, N = 64 / 256: 5% slower than without, N = 1 / 8: 9% /
-  // 5% faster; 2026-11-29-s4-verify, forms table).
-  // The final state of 8 < T <= 16 bf16/f16 tokens on a tiny grid takes it
-  // too, in place of the tensor cores (T = 12, N = 1, HV = 32: 6.77 vs 8.14
-  // us without, kv; 2026-11-29-s6-bench/sweep_s6.md).
+  // Chosen on a tiny grid (tinyGrid: N * HV <= 32 at V = 128) only, for
+  // verify (per-token states, EAGLE trees included) and for the final state
+  // of 8 < T <= 16 bf16/f16 tokens (in place of the tensor cores). Since the
+  // fp32 math contracts to fma (session 6) the producer pays only where one
+  // token chain a warp is all the machine runs: HV = 32, verify T = 4 N = 1
+  // 4.59 vs 5.18 us without, T = 12 N = 1 8.06 vs 9.65, tree N = 1 5.13 vs
+  // 6.07, final state T = 12 N = 1 6.77 vs 8.14 (kv); from N = 8 on it is
+  // even or slower (verify T = 4 N = 8 / 64 / 256: 16.52 / 107.34 / 407.28 vs
+  // 15.89 / 101.66 / 371.74; tree N = 8 18.25 vs 16.76;
+  // 2026-11-29-s6-bench, forms tables). (Before, with separate mul/add, it
+  // also won verify T <= 4 at N = 64 / 256 by 5% / 11%: -s3-final.)
   // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
-  bool verify = op.getIntermediateStates() &&
-                ((!op.isVarlen() && d.T <= 4 && !op.hasParentTable()) ||
-                 d.N * d.HV * (d.V / s.warpRows()) <= targetWarps);
+  bool verify = op.getIntermediateStates() && tinyGrid(op, targetWarps);
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
   bool finalState = !op.getIntermediateStates() && !op.isVarlen() &&
                     d.T > 8 && d.T <= 16 &&
@@ -383,8 +381,12 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // -> 118.06 us; 2 lanes with 8 columns, or side by side alone, gained at
   // most 3% (2026-11-29-s6-bench/sweep_s6.md). At N = 8 (1x the target) it
   // was 3% slower (6.92 -> 7.12 us) and the KDA bf16 pool even (sweep_s6b.md).
+  // Not for KDA (a per-key decay; a per-channel beta likewise unmeasured):
+  // bench_gdn cold, N = 64 / 256 49.17 -> 52.30 / 171.23 -> 186.27 us
+  // (2026-11-29-s6-bench/kda vs -s6-final).
   Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
+      !op.hasPerKeyDecay() && !op.hasPerChannelBeta() &&
       bandwidthBound && d.N * d.HV * (d.V / 8) >= 8 * targetWarps &&
       state && elementBytes(state) == 2 && d.K >= 64 &&
       d.K % 16 == 0 && d.V % (8 * std::max<int64_t>(warpsOpt, 1)) == 0) {

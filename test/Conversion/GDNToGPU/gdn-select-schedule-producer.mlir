@@ -2,7 +2,8 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
 // RUN: not gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_80 pipeline-stages=2" 2>&1 | FileCheck %s --check-prefix=PINNED
 
-// Where the cost model's producer warp (verify, T <= 4) may not go: a chip
+// Where the cost model's producer warp (verify on a tiny grid, N = 1) may
+// not go: a chip
 // without bulk async copies (sm_80: the default stays without one, a pinned
 // one is a diagnostic), and a ring over 48 KiB (a per-key decay and f32
 // inputs, 16 tokens a slot: no producer, the staged chunk alone fits).
@@ -11,30 +12,30 @@
 // CHECK-LABEL: func.func @verify
 // CHECK: pipeline_stages = 2
 // PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: pipeline-stages = 2 needs bulk async copies and mbarrier transactions (sm_90 or sm_90a)
-func.func @verify(%q: memref<8x4x16x128xbf16>,
-    %k: memref<8x4x16x128xbf16>,
-    %v: memref<8x4x32x128xbf16>,
-    %a: memref<8x4x32xbf16>,
+func.func @verify(%q: memref<1x4x16x128xbf16>,
+    %k: memref<1x4x16x128xbf16>,
+    %v: memref<1x4x32x128xbf16>,
+    %a: memref<1x4x32xbf16>,
     %A_log: memref<32xf32>,
     %dt_bias: memref<32xf32>,
-    %b: memref<8x4x32xbf16>,
-    %state_indices: memref<8xi32>,
-    %intermediate_state_indices: memref<8xi32>,
+    %b: memref<1x4x32xbf16>,
+    %state_indices: memref<1xi32>,
+    %intermediate_state_indices: memref<1xi32>,
     %pool: memref<12x32x128x128xbf16>,
     %intermediate: memref<12x4x32x128x128xbf16>,
-    %o: memref<8x4x32x128xbf16>) {
-  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
-      k(%k : memref<8x4x16x128xbf16>)
-      v(%v : memref<8x4x32x128xbf16>)
-      a(%a : memref<8x4x32xbf16>)
+    %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>)
+      k(%k : memref<1x4x16x128xbf16>)
+      v(%v : memref<1x4x32x128xbf16>)
+      a(%a : memref<1x4x32xbf16>)
       A_log(%A_log : memref<32xf32>)
       dt_bias(%dt_bias : memref<32xf32>)
-      b(%b : memref<8x4x32xbf16>)
-      state_indices(%state_indices : memref<8xi32>)
-      intermediate_state_indices(%intermediate_state_indices : memref<8xi32>)
+      b(%b : memref<1x4x32xbf16>)
+      state_indices(%state_indices : memref<1xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<1xi32>)
       initial_state(%pool : memref<12x32x128x128xbf16>)
       intermediate_states(%intermediate : memref<12x4x32x128x128xbf16>)
-      o(%o : memref<8x4x32x128xbf16>)
+      o(%o : memref<1x4x32x128xbf16>)
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
@@ -65,36 +66,37 @@ func.func @kda_verify(%q: memref<1x16x32x128xf32>,
 
 // -----
 
-// EAGLE trees (a parent table) take the producer on small grids only: N = 8
-// (4096 warps of 8 columns) with one, N = 64 without.
-// CHECK-LABEL: func.func @verify_tree_n8
+// EAGLE trees (a parent table), like every verify, take the producer on a
+// tiny grid only: N = 1 with one, N = 8 (4096 warps of 8 columns) and 64
+// without.
+// CHECK-LABEL: func.func @verify_tree_n1
 // CHECK: pipeline_stages = 2
-func.func @verify_tree_n8(%q: memref<8x4x16x128xbf16>,
-    %k: memref<8x4x16x128xbf16>,
-    %v: memref<8x4x32x128xbf16>,
-    %a: memref<8x4x32xbf16>,
+func.func @verify_tree_n1(%q: memref<1x4x16x128xbf16>,
+    %k: memref<1x4x16x128xbf16>,
+    %v: memref<1x4x32x128xbf16>,
+    %a: memref<1x4x32xbf16>,
     %A_log: memref<32xf32>,
     %dt_bias: memref<32xf32>,
-    %b: memref<8x4x32xbf16>,
-    %state_indices: memref<8xi32>,
-    %intermediate_state_indices: memref<8xi32>,
-    %retrieve_parent_token: memref<8x4xi32>,
+    %b: memref<1x4x32xbf16>,
+    %state_indices: memref<1xi32>,
+    %intermediate_state_indices: memref<1xi32>,
+    %retrieve_parent_token: memref<1x4xi32>,
     %pool: memref<12x32x128x128xbf16>,
     %intermediate: memref<12x4x32x128x128xbf16>,
-    %o: memref<8x4x32x128xbf16>) {
-  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
-      k(%k : memref<8x4x16x128xbf16>)
-      v(%v : memref<8x4x32x128xbf16>)
-      a(%a : memref<8x4x32xbf16>)
+    %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>)
+      k(%k : memref<1x4x16x128xbf16>)
+      v(%v : memref<1x4x32x128xbf16>)
+      a(%a : memref<1x4x32xbf16>)
       A_log(%A_log : memref<32xf32>)
       dt_bias(%dt_bias : memref<32xf32>)
-      b(%b : memref<8x4x32xbf16>)
-      state_indices(%state_indices : memref<8xi32>)
-      intermediate_state_indices(%intermediate_state_indices : memref<8xi32>)
-      retrieve_parent_token(%retrieve_parent_token : memref<8x4xi32>)
+      b(%b : memref<1x4x32xbf16>)
+      state_indices(%state_indices : memref<1xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<1xi32>)
+      retrieve_parent_token(%retrieve_parent_token : memref<1x4xi32>)
       initial_state(%pool : memref<12x32x128x128xbf16>)
       intermediate_states(%intermediate : memref<12x4x32x128x128xbf16>)
-      o(%o : memref<8x4x32x128xbf16>)
+      o(%o : memref<1x4x32x128xbf16>)
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }

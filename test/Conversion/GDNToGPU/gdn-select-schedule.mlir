@@ -93,6 +93,9 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// KDA (a decay per key) keeps 8 columns on one lane, side by side, at N = 64.
+// CHECK-LABEL: func.func @bandwidth_bound_bf16_kda
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                 %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
                                 %o: memref<64x1x32x128xbf16>) {
@@ -113,18 +116,28 @@ func.func @bandwidth_bound_bf16_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x1
   return
 }
 
+func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
+                                %g: memref<64x1x32x128xf32>, %s: memref<64x32x128x128xbf16>,
+                                %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%g : memref<64x1x32x128xf32>)
+      initial_state(%s : memref<64x32x128x128xbf16>) final_state(%s : memref<64x32x128x128xbf16>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
 // -----
 
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
-// (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds all of
-// them (T <= 4).
+// (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
+// tiny grid (N = 1) only.
 // CHECK-LABEL: func.func @verify_n1
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 2 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n8
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 func.func @verify_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,

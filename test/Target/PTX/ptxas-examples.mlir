@@ -28,9 +28,9 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_verify_t4.mlir > %t.kdaverify.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kdaverify.ptx -o %t.kdaverify.cubin 2>&1 | FileCheck %s
-// EAGLE tree verify: staged tokens by every thread before one barrier (the
-// default stages them through a producer warp, ptxas-warp-specialized.mlir)
-// and straight from global memory. In the staged token loop (after the one
+// EAGLE tree verify: staged tokens by every thread before one barrier (at
+// N = 1 the default stages them through a producer warp,
+// ptxas-warp-specialized.mlir) and straight from global memory. In the staged token loop (after the one
 // barrier) the only global loads are the reloads of a parent's or the
 // initial state, 16-byte vectors (8 bf16: K / 16 a lane, 2 lanes along V) as
 // loadState reads them; no second barrier.

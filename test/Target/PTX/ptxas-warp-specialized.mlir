@@ -5,8 +5,9 @@
 // the consumers' parity waits and, with consumer-registers, setmaxnreg under
 // a register count fixed at entry (reqntid, minnctapersm 1: without them
 // ptxas ignores setmaxnreg, warning C7508). Without pipeline-stages none of
-// it is emitted (the cost model takes a producer for verify at N <= 8 at
-// HV = 32, as in sglang_verify_t4.mlir, and not without per-token states).
+// it is emitted (the cost model takes a producer for verify and the T = 12
+// final state on a tiny grid only, N * HV <= 32 at V = 128: not for
+// sglang_verify_t4.mlir, N = 8).
 // RUN: gdn-run --emit=ptx --pipeline-stages=2 %examples/sglang_verify_t4.mlir > %t.ws.ptx
 // RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ws.ptx -o %t.ws.cubin 2>&1 | FileCheck %s
