@@ -131,9 +131,10 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
     the most V columns (8, 4, 2, 1) that still leave about half the device's
     warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`);
-    bandwidth-bound `vk` decode runs one-warp CTAs (a bf16/f16 state on a
-    grid of 8x that many warps: 4 columns x 2 lanes, 16-byte key slices, in
-    CTAs of 4 warps), and `vk` decode that one column a lane does not fill
+    bandwidth-bound `vk` decode runs one-warp CTAs (a bf16/f16 state with
+    K >= 128 and no per-key decay on a grid of 8x that many warps: 4 columns
+    x 2 lanes, 16-byte key slices, in CTAs of 4 warps), and `vk` decode that
+    one column a lane does not fill
     (N = 1 at HV = 32) 2 lanes along V. With
     `v-lanes` given, the columns a lane are the most whose state tile fits
     64 registers. Staged multi-token

@@ -375,8 +375,9 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     s.lanesV = 2;
   // Decode of a 2-byte (bf16/f16) vk state on a grid of at least 8x the
   // target warps: 2 lanes along V and 4 columns a lane, so a lane's K slice
-  // of a column is 8 keys, one 16-byte vector (one lane along V moves 8-byte
-  // halves), with the reductions side by side in CTAs of 4 warps. Measured
+  // of a column is K / 16 >= 8 keys, whole 16-byte vectors (one lane along V
+  // moves 8-byte halves at K = 128), with the reductions side by side in
+  // CTAs of 4 warps. Measured at K = 128
   // (gdn-run, bf16 pool, HV = 32): N = 64 37.20 -> 33.62 us, N = 256 132.96
   // -> 118.06 us; 2 lanes with 8 columns, or side by side alone, gained at
   // most 3% (2026-11-29-s6-bench/sweep_s6.md). At N = 8 (1x the target) it
@@ -388,7 +389,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
       !op.hasPerKeyDecay() && !op.hasPerChannelBeta() &&
       bandwidthBound && d.N * d.HV * (d.V / 8) >= 8 * targetWarps &&
-      state && elementBytes(state) == 2 && d.K >= 64 &&
+      state && elementBytes(state) == 2 && d.K >= 128 &&
       d.K % 16 == 0 && d.V % (8 * std::max<int64_t>(warpsOpt, 1)) == 0) {
     s.lanesV = 2;
     s.rows = 4;

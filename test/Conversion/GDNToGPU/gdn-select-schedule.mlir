@@ -93,6 +93,10 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// K = 64 (4 keys a lane over 16 lanes: no whole 16-byte slice) keeps 8
+// columns on one lane too.
+// CHECK-LABEL: func.func @bandwidth_bound_bf16_k64
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // KDA (a decay per key) keeps 8 columns on one lane, side by side, at N = 64.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_kda
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
@@ -113,6 +117,16 @@ func.func @bandwidth_bound_bf16_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x1
       g(%g : memref<8x1x32xf32>)
       initial_state(%s : memref<8x32x128x128xbf16>) final_state(%s : memref<8x32x128x128xbf16>)
       o(%o : memref<8x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+func.func @bandwidth_bound_bf16_k64(%q: memref<64x1x16x64xbf16>, %k: memref<64x1x16x64xbf16>, %v: memref<64x1x32x128xbf16>,
+                                %g: memref<64x1x32xf32>, %s: memref<64x32x128x64xbf16>,
+                                %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x64xbf16>) k(%k : memref<64x1x16x64xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%g : memref<64x1x32xf32>)
+      initial_state(%s : memref<64x32x128x64xbf16>) final_state(%s : memref<64x32x128x64xbf16>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }
 
