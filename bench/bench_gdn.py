@@ -72,7 +72,7 @@ QUICK_NS = (1, 8, 64, 256)
 
 def schedule_name(sched):
     keys = (("rows_per_warp", "r"), ("warps_per_block", "w"), ("v_lanes", "l"),
-            ("stage_tokens", "s"), ("unroll_tokens", "u"))
+            ("stage_tokens", "s"), ("unroll_tokens", "u"), ("l2_prefetch_distance", "p"))
     return "sched_" + "".join(f"{c}{sched[k]}" for k, c in keys if k in sched)
 
 
@@ -311,7 +311,8 @@ def run(args):
                         ops.set_schedule()
                     if args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
                             T > 1 or (name.startswith("decode") and N != 1024)):
-                        for sched in SCHEDULES_TN if T > 1 else SCHEDULES_T1:
+                        for sched in args.schedules or (SCHEDULES_TN if T > 1 else
+                                                        SCHEDULES_T1):
                             ops.set_schedule(**sched)
                             res[schedule_name(sched)] = time_graph(gdn_fn, sets)
                         ops.set_schedule()
@@ -356,7 +357,8 @@ def report(rows, out, quiet=False, device=None):
     sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
     if sweep:
         lines += ["", "Schedule sweep (HV=32; us; sched_ names: r rows-per-warp, w warps-per-block, "
-                  "s stage-tokens, u unroll-tokens; -1 = off; unset = automatic):", ""]
+                  "s stage-tokens, u unroll-tokens, p l2-prefetch-distance; -1 = off; unset = "
+                  "automatic):", ""]
         for key in sorted({(r["workload"], r["T"]) for r in sweep}):
             sub = [r for r in sweep if (r["workload"], r["T"]) == key]
             cols = [k for k in sub[0] if k.startswith("sched_")]
@@ -412,6 +414,10 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--sweep", action="store_true", help="also time gdn under several schedules")
+    p.add_argument("--schedules", default=None,
+                   help="with --sweep, these schedules instead of the built-in lists: "
+                        "';'-separated, each ','-separated set_schedule keywords, e.g. "
+                        "'l2_prefetch_distance=-1;rows_per_warp=4,v_lanes=2'")
     p.add_argument("--only", default=None,
                    help="run only the workloads whose name contains one of these "
                         "semicolon-separated texts (names hold commas), e.g. "
@@ -436,6 +442,8 @@ if __name__ == "__main__":
                         "file's row replaces an earlier one of the same workload, T, HV, N")
     p.add_argument("--device-name", default="NVIDIA H200", help="with --from-json")
     a = p.parse_args()
+    a.schedules = [{k: int(v) for k, v in (kv.split("=") for kv in item.split(","))}
+                   for item in a.schedules.split(";")] if a.schedules else None
     if a.from_json:
         # A later file's row replaces an earlier one of the same workload, T,
         # HV and N (a re-run of some points), keeping the earlier order.

@@ -141,6 +141,12 @@ typedef struct gdnRecurrentDesc {
                              consumer thread through setmaxnreg (sm_90a; a
                              multiple of 8 in [24, 256], warps_per_block a
                              multiple of 4; 0: none, never automatic) */
+  int l2_prefetch_distance; /* GPU schedule: thread 0 of each CTA prefetches into
+                            L2 (cp.async.bulk.prefetch, sm_90) the state
+                            tile of the CTA this many CTAs later in launch
+                            order (T = 1 or stage_tokens = -1, a vk initial
+                            state, no cu_seqlens); -1: none; 0: automatic
+                            (the bandwidth-bound bf16/f16 decode) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

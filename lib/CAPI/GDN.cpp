@@ -361,10 +361,11 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->chunked_solve < -1 || desc->chunked_solve > 2)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: chunked_solve must be -1, 0, 1 or 2");
-  if (desc->pipeline_stages < -1 || desc->consumer_registers < 0)
+  if (desc->pipeline_stages < -1 || desc->consumer_registers < 0 ||
+      desc->l2_prefetch_distance < -1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: pipeline_stages must be >= -1 and "
-                "consumer_registers >= 0");
+                "gdnCompileDesc: pipeline_stages and l2_prefetch_distance must be "
+                ">= -1 and consumer_registers >= 0");
   if (desc->sm_count < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
   GPUOptions options;
@@ -379,6 +380,7 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   options.chunkedSolve = desc->chunked_solve;
   options.pipelineStages = desc->pipeline_stages;
   options.consumerRegisters = desc->consumer_registers;
+  options.l2PrefetchDistance = desc->l2_prefetch_distance;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

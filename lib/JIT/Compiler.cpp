@@ -325,6 +325,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.chunkedSolve = options.chunkedSolve;
   ptxOptions.pipelineStages = options.pipelineStages;
   ptxOptions.consumerRegisters = options.consumerRegisters;
+  ptxOptions.l2PrefetchDistance = options.l2PrefetchDistance;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

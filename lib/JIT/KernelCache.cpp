@@ -44,7 +44,8 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
      << options.stageTokens << '\0' << options.unrollTokens << '\0'
      << options.smCount << '\0' << options.overlapReductions << '\0'
      << options.chunkedSolve << '\0' << options.pipelineStages << '\0'
-     << options.consumerRegisters << '\0' << mlirText;
+     << options.consumerRegisters << '\0' << options.l2PrefetchDistance << '\0'
+     << mlirText;
   llvm::XXH128_hash_t h = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(blob));
   return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
          llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);

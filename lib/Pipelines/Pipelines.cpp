@@ -26,6 +26,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.chunkedSolve = options.chunkedSolve;
   scheduleOptions.pipelineStages = options.pipelineStages;
   scheduleOptions.consumerRegisters = options.consumerRegisters;
+  scheduleOptions.l2PrefetchDistance = options.l2PrefetchDistance;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

@@ -112,7 +112,8 @@ class Compiler:
                 per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                 unroll_tokens=0, sm_count=0, overlap_reductions=0, chunked_solve=0,
-                pipeline_stages=0, consumer_registers=0, target="cpu", chip=None):
+                pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0, target="cpu",
+                chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -146,7 +147,11 @@ class Compiler:
         sm_90+); -1: none; 0: automatic (2 for verify and for the final
         state of 8 < T <= 16 on a tiny grid, N * HV <= 32 at V = 128). consumer_registers > 0: setmaxnreg of the consumers under a
         producer warpgroup (sm_90a; warps_per_block a multiple of 4); 0:
-        none."""
+        none. l2_prefetch_distance > 0: thread 0 of each CTA prefetches into L2
+        (cp.async.bulk.prefetch, sm_90+) the state tile of the CTA that many
+        CTAs later in launch order (T = 1 or stage_tokens = -1, vk layout,
+        an initial state, no cu_seqlens); -1: none; 0: automatic (the
+        bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)."""
         d = RecurrentDesc()
         d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
@@ -169,6 +174,7 @@ class Compiler:
         d.chunked_solve = int(chunked_solve)
         d.pipeline_stages = int(pipeline_stages)
         d.consumer_registers = int(consumer_registers)
+        d.l2_prefetch_distance = int(l2_prefetch_distance)
         d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))

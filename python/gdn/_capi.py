@@ -50,6 +50,7 @@ class RecurrentDesc(ctypes.Structure):
         ("parent_index_bits", ctypes.c_int), ("overlap_reductions", ctypes.c_int),
         ("chunked_solve", ctypes.c_int), ("pipeline_stages", ctypes.c_int),
         ("consumer_registers", ctypes.c_int),
+        ("l2_prefetch_distance", ctypes.c_int),
     ]
 
 

@@ -134,6 +134,28 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
         c.compile(chunked_solve=3, **desc)
 
 
+def test_l2_prefetch_reaches_the_kernel():
+    """l2_prefetch_distance reaches the kernel (PTX, no GPU needed): chosen
+    for the bandwidth-bound bf16 decode (N = 64), not at N = 1, off with -1,
+    pinned on an f32 decode; refused with staged tokens and below -1."""
+    c = gdn.Compiler()
+    desc = dict(N=64, T=1, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
+                state_dtype="bfloat16", initial_state=True, final_state=True,
+                state_in_place=True, target="cuda")
+    prefetch = "cp.async.bulk.prefetch.L2.global"
+    assert prefetch in c.compile(**desc).ptx
+    assert prefetch not in c.compile(l2_prefetch_distance=-1, **desc).ptx
+    assert prefetch not in c.compile(**{**desc, "N": 1}).ptx
+    f32 = {**desc, "state_dtype": "float32"}
+    assert prefetch not in c.compile(**f32).ptx
+    assert prefetch in c.compile(l2_prefetch_distance=512, **f32).ptx
+    with pytest.raises(gdn.GDNError, match="l2-prefetch-distance = 512 needs a kernel without "
+                                           "staged tokens"):
+        c.compile(l2_prefetch_distance=512, **{**desc, "T": 4})
+    with pytest.raises(gdn.GDNError, match="prefetch_distance must be >= -1"):
+        c.compile(l2_prefetch_distance=-2, **desc)
+
+
 def test_errors_are_python_exceptions_naming_the_argument():
     c = gdn.Compiler()
     kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")

@@ -98,6 +98,11 @@ static cl::opt<int64_t> consumerRegsOpt(
     cl::desc("setmaxnreg of the consumer warps under a producer warpgroup "
              "(0: none)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> l2PrefetchOpt(
+    "l2-prefetch-distance",
+    cl::desc("L2 prefetch of the state tile of the CTA this many CTAs later "
+             "(0: automatic, -1: none)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -491,7 +496,7 @@ int main(int argc, char **argv) {
   GPUOptions gpuOptions{chipOpt,    rowsOpt,    warpsOpt,
                         vLanesOpt,  stageOpt,   unrollOpt,
                         smCountOpt, overlapOpt, chunkedSolveOpt,
-                        pipelineOpt, consumerRegsOpt};
+                        pipelineOpt, consumerRegsOpt, l2PrefetchOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

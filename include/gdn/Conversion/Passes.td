@@ -174,7 +174,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
 
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
-                       consumer_registers = 0 : i64, overlap_reductions = -1 : i64,
+                       consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64,
                        pipeline_stages = -1 : i64, rows_per_warp = 8 : i64,
                        stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64,
                        warps_per_block = 1 : i64}}
@@ -185,7 +185,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
 
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
-                       consumer_registers = 0 : i64, overlap_reductions = -1 : i64,
+                       consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64,
                        pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
                        stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64,
                        warps_per_block = 4 : i64}}
@@ -235,7 +235,13 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "With a producer: registers a consumer thread gets through "
            "setmaxnreg (sm_90a; a multiple of 8 in [24, 256], warps-per-block "
            "a multiple of 4, the CTA's registers with the producer warpgroup's "
-           "4 x 32 x 24 at most 65536); 0: no setmaxnreg (never chosen)">
+           "4 x 32 x 24 at most 65536); 0: no setmaxnreg (never chosen)">,
+    Option<"l2PrefetchDistance", "l2-prefetch-distance", "int64_t", "0",
+           "L2 prefetch distance in CTAs: thread 0 of each CTA prefetches "
+           "(cp.async.bulk.prefetch.L2) the state tile of the CTA this many "
+           "CTAs later in launch order (no staged tokens, a vk initial state, "
+           "no cu_seqlens; sm_90 or sm_90a); -1: none; 0: chosen (the "
+           "bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)">
   ];
 }
 

@@ -109,6 +109,7 @@ struct GPUOptions {
   int64_t chunkedSolve = 0; ///< 0: automatic, 1: CUDA cores, 2: tensor cores, -1: off
   int64_t pipelineStages = 0;    ///< producer warp's ring slots (0/-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
+  int64_t l2PrefetchDistance = 0;  ///< L2 prefetch in CTAs (0: automatic, -1: none)
 };
 
 /// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of

@@ -56,6 +56,11 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::desc("setmaxnreg of the consumer warps under a producer "
                      "warpgroup (0: no setmaxnreg)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> l2PrefetchDistance{
+      *this, "l2-prefetch-distance",
+      llvm::cl::desc("L2 prefetch distance in CTAs of a later CTA's state "
+                     "tile (0: chosen, -1: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> unrollTokens{
       *this, "unroll-tokens",
       llvm::cl::desc("Unroll factor of the staged token loop (0: chosen, -1 "

@@ -88,6 +88,7 @@ void KernelBuilder::build() {
                    d.T <= s.chunk;
   SmallVector<Value> state = lateState ? SmallVector<Value>() : loadState();
   if (s.chunk == 0) {
+    prefetchLaterState(tid, vBlock);
     auto loop = scf::ForOp::create(
         b, loc, tokenLo, hi, m.index(1), state,
         [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
@@ -686,4 +687,48 @@ void KernelBuilder::storeOutputs(Value t, SmallVector<Value> outputs) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
+}
+
+void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
+  Value init = op.getInitialState();
+  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
+    return;
+  // Launch order: the x block index varies fastest, then y (hv), then z (n).
+  int64_t blocksV = d.V / s.blockRows();
+  int64_t total = blocksV * d.HV * d.N;
+  Value linear = arith::AddIOp::create(
+      b, loc, vBlock,
+      arith::MulIOp::create(
+          b, loc, m.index(blocksV),
+          arith::AddIOp::create(b, loc, hv,
+                                arith::MulIOp::create(b, loc, m.index(d.HV),
+                                                      n))));
+  Value later =
+      arith::AddIOp::create(b, loc, linear, m.index(s.l2PrefetchDistance));
+  Value isThread0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0));
+  Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, later,
+                                       m.index(total));
+  auto ifOp = scf::IfOp::create(
+      b, loc, arith::AndIOp::create(b, loc, isThread0, inGrid),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value laterV = arith::RemUIOp::create(b, loc, later, m.index(blocksV));
+  Value rest = arith::DivUIOp::create(b, loc, later, m.index(blocksV));
+  Value laterHV = arith::RemUIOp::create(b, loc, rest, m.index(d.HV));
+  Value laterN = arith::DivUIOp::create(b, loc, rest, m.index(d.HV));
+  auto [row, rowValid] = m.emitStateSlot(op, laterN);
+  if (rowValid) { // a padding row (slot < 0) has no state to fetch
+    auto ifValid = scf::IfOp::create(b, loc, rowValid, false);
+    b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+  }
+  int64_t bytes = s.blockRows() * d.K * elementBytes(init);
+  NVVM::CpAsyncBulkPrefetchOp::create(
+      b, loc,
+      globalAddress(init, {row, laterHV,
+                           arith::MulIOp::create(b, loc, laterV,
+                                                 m.index(s.blockRows())),
+                           m.index(0)}),
+      i32(bytes), Value());
 }

@@ -58,6 +58,12 @@ private:
   /// Unrolled tokens overlap the next token's shared-memory loads, norms and
   /// gates with this token's dependent chain, at the cost of code size.
   void unrollTokenLoops();
+  /// Schedule l2_prefetch_distance > 0: thread 0 issues one bulk prefetch into
+  /// L2 (cp.async.bulk.prefetch.L2) of the initial-state tile (blockRows()
+  /// rows of K, contiguous in vk) of the CTA `l2PrefetchDistance` CTAs later in
+  /// launch order, if the grid has one (and, with a pool, its slot is >= 0).
+  /// Called after the CTA's own state loads are issued.
+  void prefetchLaterState(Value tid, Value vBlock);
 
   /// The warp-specialized kernel (s.stages > 0). Warps [0, W) consume: they
   /// hold the state tile and run the tokens; warp W produces: per chunk it

@@ -222,6 +222,58 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   return success();
 }
 
+/// The L2 prefetch of a later CTA's state tile (l2_prefetch_distance) and its
+/// checks: a kernel without staged tokens (the state is read once, up
+/// front), an initial state in vk whose CTA tile (blockRows() whole rows of
+/// K) is one contiguous run of 16-byte multiples, a fixed batch (the grid is
+/// (V blocks, HV, N) in launch order), and sm_90 (cp.async.bulk.prefetch).
+/// Chosen for the bandwidth-bound 2-byte decode (`streaming`) at a distance
+/// of the CTAs the device holds at once (SMs x CTAs an SM, those from an
+/// estimate of the registers: the state tile plus ~40), so the prefetched
+/// tile is read one wave later. Measured on the H200 (bf16 pool, HV = 32,
+/// CTAs of 4 warps x 8 columns, 72 registers, 7 resident an SM: 924):
+/// bench_gdn cold, N = 64 46.90 -> 40.35 us (0.79 -> 0.92 of a copy), N =
+/// 256 161.55 -> 138.99 (0.81 -> 0.95), 528 and 1848 within 0-3% of 924;
+/// gdn-run, 2112 gained half as much, 4224 was 6-17% slower. An f32 state
+/// (one-warp CTAs) gained <= 2% at 1056-4224: not chosen
+/// (bench/results/2026-11-29-s7-prefetch).
+LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
+                             bool streaming, int64_t sms, GPUSchedule &s) {
+  auto d = op.getDims();
+  Value init = op.getInitialState();
+  auto identity = [](Value x) {
+    auto type = dyn_cast<MemRefType>(x.getType());
+    return !type || type.getLayout().isIdentity();
+  };
+  bool applies = s.chunk == 0 && !s.tensorCores() && s.stages == 0 && init &&
+                 op.isVKLayout() && !op.isVarlen() && identity(init) &&
+                 (s.blockRows() * d.K * elementBytes(init)) % 16 == 0;
+  if (options.l2PrefetchDistance == 0 && streaming && applies &&
+      options.bulkAsyncCopies) {
+    int64_t registers = llvm::alignTo(s.rows * s.kPerLane + 40, 8);
+    int64_t perSM = std::min<int64_t>(
+        {32, 64 / s.warps, 65536 / (registers * s.warps * kWarpSize)});
+    s.l2PrefetchDistance = sms * std::max<int64_t>(perSM, 1);
+  } else {
+    s.l2PrefetchDistance = std::max<int64_t>(options.l2PrefetchDistance, 0);
+  }
+  if (s.l2PrefetchDistance == 0 || options.l2PrefetchDistance <= 0)
+    return success();
+  auto fail = [&]() {
+    return op.emitOpError() << "cannot be lowered to the GPU: l2-prefetch-distance = "
+                            << s.l2PrefetchDistance << " ";
+  };
+  if (!options.bulkAsyncCopies)
+    return fail() << "needs cp.async.bulk.prefetch (sm_90 or sm_90a)";
+  if (!applies)
+    return fail() << "needs a kernel without staged tokens or tensor cores "
+                     "(stage-tokens = -1 or T = 1), an initial state in the vk "
+                     "layout (identity, a CTA's "
+                  << s.blockRows() << " rows of K a multiple of 16 bytes) and a "
+                     "fixed batch (no cu_seqlens)";
+  return success();
+}
+
 } // namespace
 
 FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
@@ -242,6 +294,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         {"unroll-tokens", options.unrollTokens, -1, INT64_MAX},
         {"pipeline-stages", options.pipelineStages, -1, INT64_MAX},
         {"consumer-registers", options.consumerRegisters, 0, INT64_MAX},
+        {"l2-prefetch-distance", options.l2PrefetchDistance, -1, INT64_MAX},
         {"sm-count", options.smCount, 0, INT64_MAX}})
     if (value < lo || value > hi)
       return op.emitOpError()
@@ -386,6 +439,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // bench_gdn cold, N = 64 / 256 49.17 -> 52.30 / 171.23 -> 186.27 us
   // (2026-11-29-s6-bench/kda vs -s6-final).
   Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
+  bool streaming = false; // the bandwidth-bound 2-byte decode below
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
       !op.hasPerKeyDecay() && !op.hasPerChannelBeta() &&
       bandwidthBound && d.N * d.HV * (d.V / 8) >= 8 * targetWarps &&
@@ -394,6 +448,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     s.lanesV = 2;
     s.rows = 4;
     bandwidthBound = false; // side by side, CTAs of several warps
+    streaming = true;
   }
   if (s.lanesV == 0)
     s.lanesV = autoLanesV(op, s.rows);
@@ -512,7 +567,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << s.chunk << " needs "
                             << stagingBytes(op, s, s.chunk)
                             << " bytes of shared memory, more than 48 KiB";
-  if (failed(selectWarpSpecialization(op, options, targetWarps, s)))
+  if (failed(selectWarpSpecialization(op, options, targetWarps, s)) ||
+      failed(selectPrefetch(op, options, streaming, sms, s)))
     return failure();
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
@@ -535,6 +591,8 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? s.chunkedSolve : -1)),
       b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
       b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
+      b.getNamedAttr("l2_prefetch_distance",
+                     i64(s.l2PrefetchDistance > 0 ? s.l2PrefetchDistance : -1)),
   });
 }
 
@@ -559,18 +617,20 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("chunked_solve", &options.chunkedSolve)
                          .Case("pipeline_stages", &options.pipelineStages)
                          .Case("consumer_registers", &options.consumerRegisters)
+                         .Case("l2_prefetch_distance", &options.l2PrefetchDistance)
                          .Default(nullptr);
     if (!field || !value)
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
                 "stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, "
-                "pipeline_stages or consumer_registers";
+                "pipeline_stages, consumer_registers or l2_prefetch_distance";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
       options.stageTokens < -1 || options.unrollTokens < -1 ||
       options.pipelineStages < -1 || options.consumerRegisters < 0 ||
+      options.l2PrefetchDistance < -1 ||
       options.overlapReductions < -1 || options.overlapReductions > 1 ||
       options.chunkedSolve < -1 || options.chunkedSolve > 2)
     return op.emitOpError() << "'" << kScheduleAttrName

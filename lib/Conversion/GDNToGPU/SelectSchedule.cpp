@@ -45,6 +45,7 @@ struct GDNSelectSchedulePass
       pin(options->chunkedSolve, chunkedSolve);
       pin(options->pipelineStages, pipelineStages);
       pin(options->consumerRegisters, consumerRegisters);
+      pin(options->l2PrefetchDistance, l2PrefetchDistance);
       options->smCount = smCount != 0 ? int64_t(smCount) : defaultSMCount(chip);
       options->bulkAsyncCopies = hasBulkAsyncCopies(StringRef(chip));
       FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);

@@ -13,9 +13,12 @@
 // RUN: %ptxas -arch=sm_90a -v %t.n1.ptx -o %t.n1.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/../bench/sweeps/decode_n1_bf16_pool.mlir > %t.n1bf16.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.n1bf16.ptx -o %t.n1bf16.cubin 2>&1 | FileCheck %s
-// N = 64 bf16 pool decode (2 lanes along V, 4 columns a lane).
+// N = 64 bf16 pool decode (2 lanes along V, 4 columns a lane, an L2
+// prefetch of a later CTA's 8 KiB state tile).
 // RUN: gdn-run --emit=ptx %examples/../bench/sweeps/decode_n64_bf16_pool.mlir > %t.n64bf16.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.n64bf16.ptx -o %t.n64bf16.cubin 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PREFETCH < %t.n64bf16.ptx
+// PREFETCH: cp.async.bulk.prefetch.L2.global [%rd{{[0-9]+}}], %r{{[0-9]+}};
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode_bf16.mlir > %t.poolbf16.ptx

@@ -60,6 +60,12 @@ struct GPUSchedule {
   /// setmaxnreg). The producer is then a whole warpgroup (4 warps, one of
   /// them copying) and `warps` a multiple of 4.
   int64_t consumerRegisters = 0;
+  /// L2 prefetch distance, in CTAs (0: none): thread 0 of each CTA issues a
+  /// bulk prefetch into L2 (cp.async.bulk.prefetch.L2, sm_90) of the state
+  /// tile of the CTA this many CTAs later in launch order, so a
+  /// bandwidth-bound grid keeps DRAM reads in flight beyond what its
+  /// resident CTAs' registers hold. Kernels without staged tokens only.
+  int64_t l2PrefetchDistance = 0;
   int64_t lanesK() const { return kWarpSize / lanesV; }
   /// Warps of the producer: a warp, or a warpgroup with setmaxnreg.
   int64_t producerWarps() const {
@@ -86,9 +92,11 @@ struct GPUScheduleOptions {
   int64_t chunkedSolve = 0;
   int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
+  int64_t l2PrefetchDistance = 0;  ///< L2 prefetch distance in CTAs (-1: none)
   int64_t smCount = 0;
   /// The target has bulk async copies and mbarrier transactions (sm_90,
-  /// sm_90a): without them a producer warp is neither chosen nor allowed.
+  /// sm_90a): without them neither a producer warp nor an L2 prefetch is
+  /// chosen or allowed.
   bool bulkAsyncCopies = true;
 };
 
@@ -112,8 +120,9 @@ constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
 
 /// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
 /// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
-/// -1), chunked_solve (1 CUDA cores, 2 tensor cores or -1), pipeline_stages (-1: no producer warp),
-/// consumer_registers (0: no setmaxnreg)} (all i64).
+/// -1), chunked_solve (1 CUDA cores, 2 tensor cores or -1), pipeline_stages
+/// (-1: no producer warp), consumer_registers (0: no setmaxnreg),
+/// l2_prefetch_distance (-1: no L2 prefetch)} (all i64).
 DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
 
 /// The explicit options an op's `gdn.schedule` attribute pins (all options 0

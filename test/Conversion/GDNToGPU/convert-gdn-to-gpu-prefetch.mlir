@@ -1,0 +1,29 @@
+// RUN: gdn-opt %s -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
+
+// The bandwidth-bound bf16 pool decode (l2_prefetch_distance = 924): after
+// its own state loads, thread 0 finds the CTA 924 later in launch order
+// (x = V block fastest, then hv, then n), reads that sequence's pool slot
+// and, unless it is padding (< 0), prefetches its 32 rows x 128 keys x 2
+// bytes = 8192 bytes of state into L2.
+// CHECK-LABEL: gpu.func @pool_decode_bf16_recurrent
+// CHECK: vector.load %{{.*}} : memref<68x32x128x128xbf16>, vector<8xbf16>
+// CHECK: %[[LATER:.*]] = arith.addi %{{.*}}, %c924 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LATER]], %c8192 : index
+// CHECK: scf.if
+// CHECK: %[[REST:.*]] = arith.divui %[[LATER]], %c4 : index
+// CHECK: %[[N:.*]] = arith.divui %[[REST]], %c32 : index
+// CHECK: memref.load %{{.*}}[%[[N]]] : memref<64xi32>
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.bulk.prefetch %{{.*}}, %c8192_i32
+// CHECK: vector.store
+func.func @pool_decode_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>,
+                            %v: memref<64x1x32x128xbf16>, %g: memref<64x1x32xf32>,
+                            %idx: memref<64xi32>, %pool: memref<68x32x128x128xbf16>,
+                            %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>)
+      v(%v : memref<64x1x32x128xbf16>) g(%g : memref<64x1x32xf32>)
+      state_indices(%idx : memref<64xi32>)
+      initial_state(%pool : memref<68x32x128x128xbf16>) final_state(%pool : memref<68x32x128x128xbf16>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
