@@ -132,7 +132,22 @@ private:
 
   /// Butterfly all-reduce over the lanes that share this lane's V columns
   /// (the kLane bits): every one of them gets the sum over K.
-  Value warpSum(Value x);
+  Value warpSum(Value x) { return butterflySum(x, kWarpSize / 2, s.lanesV); }
+
+  /// Butterfly all-reduce with the lane offsets from, from / 2, ..., to
+  /// (powers of two; x itself when from < to).
+  Value butterflySum(Value x, int64_t from, int64_t to);
+
+  /// A token's L2-norm factors ik = 1 / |k| and iq = scale / |q| (1 and
+  /// scale without qk_l2norm; eps 1e-6 inside the sqrt) and kq = k̂·q̂ = ik iq
+  /// k·q. They do not depend on the state.
+  struct TokenNorms {
+    Value ik, iq, kq;
+  };
+  /// The norms from this lane's entries of k and q, with `sum` the
+  /// reduction of a partial sum over the rest of the token's lanes.
+  TokenNorms tokenNorms(ArrayRef<Value> kf, ArrayRef<Value> qf,
+                        function_ref<Value(Value)> sum);
 
   /// This lane's tile of the state at `prefix` + (V, K positions), widened
   /// to f32: 16-byte loads along the contiguous dimension, the exact
