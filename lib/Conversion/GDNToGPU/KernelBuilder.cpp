@@ -347,6 +347,8 @@ void KernelBuilder::createStagingBuffers(Value tid, Value vBlock) {
                                      : buffer({rows}, f32);
   if (op.hasParentTable())
     sourceStage = buffer({rows}, b.getI32Type());
+  if (producerNorms(op, s))
+    normStage = buffer({rows, 4}, f32);
   if (s.chunkedSolve) {
     gramStage = buffer({2, s.chunk, s.chunk}, f32);
     tokenStage = buffer({3, s.chunk}, f32);
@@ -591,9 +593,19 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
   //   (D S)ᵀk̂ = ik Sᵀ(D k),        u = beta (v - ik Sᵀ(D k)),
   //   o = (D S + k̂ uᵀ)ᵀ q̂ = iq scale Sᵀ(D q) + (k̂·q̂) u,
   // where the norms and k·q do not depend on the state. A token's
-  // dependent chain is one shuffle tree deep instead of three.
-  auto [ik, iq, kq] =
-      tokenNorms(kf, qf, [&](Value x) { return warpSum(x); });
+  // dependent chain is one shuffle tree deep instead of three. A producer
+  // warp computes the norms once a CTA (stageNorms), not once a warp.
+  TokenNorms norms;
+  if (staged && normStage) {
+    SmallVector<Value> row =
+        extractAll(loadVector(normStage, {j, m.index(0)}, 4));
+    norms = {row[0], row[1], row[2]};
+    if (!op.getQkL2norm()) // constants the multiplications fold
+      norms = {m.f32(1.0), m.f32(op.getScaleOrDefault()), row[2]};
+  } else {
+    norms = tokenNorms(kf, qf, [&](Value x) { return warpSum(x); });
+  }
+  auto [ik, iq, kq] = norms;
   SmallVector<Value> dk, dq; // D k and D q
   for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
     dk.push_back(perKey ? m.mul(kf[jj], decayAt(jj)) : kf[jj]);
