@@ -179,8 +179,8 @@ void KernelBuilder::storeVector(ArrayRef<Value> elements, Value dst,
                           llvm::MaybeAlign(vectorAlignment(count, et)));
 }
 
-Value KernelBuilder::warpSum(Value x) {
-  for (int32_t offset = kWarpSize / 2; offset >= s.lanesV; offset /= 2) {
+Value KernelBuilder::butterflySum(Value x, int64_t from, int64_t to) {
+  for (int64_t offset = from; offset >= to; offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
@@ -348,6 +348,8 @@ void KernelBuilder::createStagingBuffers(Value tid, Value vBlock) {
                                      : buffer({rows}, f32);
   if (op.hasParentTable())
     sourceStage = buffer({rows}, b.getI32Type());
+  if (producerNorms(op, s))
+    normStage = buffer({rows, 4}, f32);
   if (s.chunkedSolve) {
     gramStage = buffer({2, s.chunk, s.chunk}, f32);
     tokenStage = buffer({3, s.chunk}, f32);
@@ -592,22 +594,19 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
   //   (D S)ᵀk̂ = ik Sᵀ(D k),        u = beta (v - ik Sᵀ(D k)),
   //   o = (D S + k̂ uᵀ)ᵀ q̂ = iq scale Sᵀ(D q) + (k̂·q̂) u,
   // where the norms and k·q do not depend on the state. A token's
-  // dependent chain is one shuffle tree deep instead of three.
-  Value kq = m.f32(0.0), kk = m.f32(0.0), qq = m.f32(0.0);
-  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
-    kq = m.add(kq, m.mul(kf[jj], qf[jj]));
-    kk = m.add(kk, m.mul(kf[jj], kf[jj]));
-    qq = m.add(qq, m.mul(qf[jj], qf[jj]));
+  // dependent chain is one shuffle tree deep instead of three. A producer
+  // warp computes the norms once a CTA (stageNorms), not once a warp.
+  TokenNorms norms;
+  if (staged && normStage) {
+    SmallVector<Value> row =
+        extractAll(loadVector(normStage, {j, m.index(0)}, 4));
+    norms = {row[0], row[1], row[2]};
+    if (!op.getQkL2norm()) // constants the multiplications fold
+      norms = {m.f32(1.0), m.f32(op.getScaleOrDefault()), row[2]};
+  } else {
+    norms = tokenNorms(kf, qf, [&](Value x) { return warpSum(x); });
   }
-  Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
-  if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
-    auto inverseNorm = [&](Value ss) {
-      return m.rsqrt(m.add(warpSum(ss), m.f32(1e-6)));
-    };
-    ik = inverseNorm(kk);
-    iq = m.mul(inverseNorm(qq), iq);
-  }
-  kq = m.mul(warpSum(kq), m.mul(ik, iq));
+  auto [ik, iq, kq] = norms;
   SmallVector<Value> dk, dq; // D k and D q
   for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
     dk.push_back(perKey ? m.mul(kf[jj], decayAt(jj)) : kf[jj]);
@@ -638,6 +637,29 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
   }
   storeOutputs(t, outputs);
   return S;
+}
+
+KernelBuilder::TokenNorms
+KernelBuilder::tokenNorms(ArrayRef<Value> kf, ArrayRef<Value> qf,
+                          function_ref<Value(Value)> sum) {
+  bool l2norm = op.getQkL2norm();
+  Value kq = m.f32(0.0), kk = m.f32(0.0), qq = m.f32(0.0);
+  for (auto [k, q] : llvm::zip_equal(kf, qf)) {
+    kq = m.add(kq, m.mul(k, q));
+    if (l2norm) {
+      kk = m.add(kk, m.mul(k, k));
+      qq = m.add(qq, m.mul(q, q));
+    }
+  }
+  Value ik = m.f32(1.0), iq = m.f32(op.getScaleOrDefault());
+  if (l2norm) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
+    auto inverseNorm = [&](Value ss) {
+      return m.rsqrt(m.add(sum(ss), m.f32(1e-6)));
+    };
+    ik = inverseNorm(kk);
+    iq = m.mul(inverseNorm(qq), iq);
+  }
+  return {ik, iq, m.mul(sum(kq), m.mul(ik, iq))};
 }
 
 SmallVector<Value> KernelBuilder::tokenInTurn(Value t, SmallVector<Value> S,

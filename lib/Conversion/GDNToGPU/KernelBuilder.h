@@ -70,9 +70,11 @@ private:
   /// waits until ring slot `i % stages` is empty, lane j issues the bulk
   /// async copies (cp.async.bulk, completing on the slot's `full` mbarrier
   /// as transactions) of token j's q and k rows and the CTA's columns of v,
-  /// computes the token's gates into the slot, and every producer lane
-  /// arrives on `full`. Consumers wait on `full` with the chunk's phase
-  /// parity, run its tokens from the slot and arrive on `empty`. With
+  /// computes the token's gates into the slot and, where producerNorms
+  /// holds, every token's norm factors and k̂·q̂ (stageNorms), and every
+  /// producer lane arrives on `full` (release: its stores are visible to the
+  /// consumers' acquiring wait). Consumers wait on `full` with the chunk's
+  /// phase parity, run its tokens from the slot and arrive on `empty`. With
   /// consumer_registers the producer is a warpgroup that gives registers
   /// back (setmaxnreg.dec) and the consumers take them (setmaxnreg.inc).
   void buildWarpSpecialized(Value tid, Value warp, Value lane, Value vBlock,
@@ -90,6 +92,19 @@ private:
   /// first use of a slot waits on parity 1, which a fresh mbarrier reports
   /// complete (the phase before its first).
   void produceChunk(Value c, Value count, Value slot, Value phase, Value lane);
+
+  /// The producer warp's norm factors of tokens [c, c + count) into rows
+  /// [rowBase, rowBase + count) of normStage, as tokenNorms computes them
+  /// from q and k in global memory (the bulk copies into the slot may still
+  /// be in flight). The lanes split into groups of L (a power of two, the
+  /// most that still gives every token of the chunk a group in one pass,
+  /// and at most 128 bytes of q a lane); a group splits K, sums with
+  /// log2(L) shuffle levels, and its first lane stores the token's row.
+  /// Every load is issued first (tokens past `count` read token c + count -
+  /// 1 and store nothing), then `overlapped` (the wait for the slot, the
+  /// copies and gates), then the arithmetic and the stores.
+  void stageNorms(Value c, Value count, Value rowBase, Value lane,
+                  function_ref<void()> overlapped);
 
   /// Waits until the mbarrier of ring `slot` in `bars` completes the phase
   /// of parity `phase` (mbarrier.try_wait.parity in a loop).
@@ -138,7 +153,22 @@ private:
 
   /// Butterfly all-reduce over the lanes that share this lane's V columns
   /// (the kLane bits): every one of them gets the sum over K.
-  Value warpSum(Value x);
+  Value warpSum(Value x) { return butterflySum(x, kWarpSize / 2, s.lanesV); }
+
+  /// Butterfly all-reduce with the lane offsets from, from / 2, ..., to
+  /// (powers of two; x itself when from < to).
+  Value butterflySum(Value x, int64_t from, int64_t to);
+
+  /// A token's L2-norm factors ik = 1 / |k| and iq = scale / |q| (1 and
+  /// scale without qk_l2norm; eps 1e-6 inside the sqrt) and kq = k̂·q̂ = ik iq
+  /// k·q. They do not depend on the state.
+  struct TokenNorms {
+    Value ik, iq, kq;
+  };
+  /// The norms from this lane's entries of k and q, with `sum` the
+  /// reduction of a partial sum over the rest of the token's lanes.
+  TokenNorms tokenNorms(ArrayRef<Value> kf, ArrayRef<Value> qf,
+                        function_ref<Value(Value)> sum);
 
   /// This lane's tile of the state at `prefix` + (V, K positions), widened
   /// to f32: 16-byte loads along the contiguous dimension, the exact
@@ -188,9 +218,11 @@ private:
   /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
   /// or per key [chunk, K] and beta [chunk] or per value channel
   /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
-  /// (i32). The chunked solve stages the log gate g [chunk] instead of
-  /// exp(g) and adds the Gram matrices [2, chunk, chunk] and the per-token
-  /// decays and norms [3, chunk] (f32, see buildGram).
+  /// (i32). Where producerNorms holds the producer warp adds each token's
+  /// norm factors [chunk, 4] (f32 ik, iq, k̂·q̂ and a pad: one 16-byte
+  /// load a token, see stageNorms). The chunked solve stages the log gate g
+  /// [chunk] instead of exp(g) and adds the Gram matrices [2, chunk, chunk]
+  /// and the per-token decays and norms [3, chunk] (f32, see buildGram).
   void createStagingBuffers(Value tid, Value vBlock);
 
   /// Copies rows [c, c + count) of `src` (a [.., T, .., width] slice at
@@ -317,7 +349,9 @@ private:
   }
 
   /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.
-  /// Inputs come from global memory at token t, or staged at chunk row j.
+  /// Inputs come from global memory at token t, or staged at chunk row j;
+  /// in the side-by-side form the norm factors (tokenNorms) too, where the
+  /// producer warp staged them (normStage), else from this warp's lanes.
   SmallVector<Value> token(Value t, Value j, ValueRange carried);
 
   /// The same token with its steps in turn, as the math reads: normalize q
@@ -346,6 +380,7 @@ private:
   gpu::GPUFuncOp kernel;
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
   Value sourceStage;           ///< staged parent sources (EAGLE tree)
+  Value normStage; ///< a producer's norm factors (producerNorms), or null
   Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
   Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
   Value mmaLane;                 ///< tensor cores: the lane in the warp

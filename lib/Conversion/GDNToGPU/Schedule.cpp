@@ -103,8 +103,17 @@ int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
   int64_t gram = s.chunkedSolve ? 4 * (2 * chunk + 3) : 0;
   if (s.tensorCores())
     gram += 4 * (2 * (chunk + 4) + 5) + 2 * 16;
+  // A producer's norm factors: ik, iq, k̂·q̂ and a pad, one 16-byte row a token.
+  int64_t norms = producerNorms(op, s) ? 16 : 0;
   return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
-                  gates + gram);
+                  gates + gram + norms);
+}
+
+/// Shared memory of a producer's ring of `stages` slots: each slot's staging
+/// buffers and its two mbarriers.
+int64_t ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages) {
+  s.stages = stages;
+  return stages * (stagingBytes(op, s, s.chunk) + 16);
 }
 
 constexpr int64_t kMaxStagingBytes = 32 * 1024;
@@ -163,11 +172,11 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                     d.T > 8 && d.T <= 16 &&
                     (qkType.isBF16() || qkType.isF16()) &&
                     tinyGrid(op, targetWarps);
+  s.consumerRegisters = options.consumerRegisters;
   if (options.pipelineStages == 0 && options.bulkAsyncCopies && s.chunk > 0 &&
       s.chunk <= kWarpSize && !s.chunkedSolve && (verify || finalState) &&
-      bulkCopies(op, s) && 2 * (stagingBytes(op, s, s.chunk) + 16) <= 48 * 1024)
+      bulkCopies(op, s) && ringBytes(op, s, 2) <= 48 * 1024)
     s.stages = 2;
-  s.consumerRegisters = options.consumerRegisters;
   if (s.consumerRegisters != 0 && s.stages == 0)
     return op.emitOpError() << "cannot be lowered to the GPU: consumer-registers "
                                "needs a producer warp (pipeline-stages > 0)";
@@ -196,7 +205,7 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                   << s.blockRows() * elementBytes(op.getV())
                   << ") of identity-layout buffers with cp.async.bulk, which "
                      "needs multiples of 16 bytes";
-  int64_t bytes = s.stages * (stagingBytes(op, s, s.chunk) + 16);
+  int64_t bytes = ringBytes(op, s, s.stages);
   if (bytes > 48 * 1024)
     return fail() << "with stage-tokens = " << s.chunk << " needs " << bytes
                   << " bytes of shared memory, more than 48 KiB";
@@ -577,6 +586,11 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   return s;
 }
 
+
+bool gdn::producerNorms(RecurrentOp op, const GPUSchedule &s) {
+  return s.stages > 0 && s.consumerRegisters == 0 && s.overlapReductions &&
+         !s.chunkedSolve && !op.hasPerKeyDecay();
+}
 
 DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
   Builder b(context);

@@ -21,6 +21,13 @@
 // RUN: gdn-run --emit=ptx --pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128 %examples/sglang_verify_t4.mlir > %t.regs.ptx
 // RUN: FileCheck %s --check-prefixes=WS,REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.regs.ptx -o %t.regs.cubin 2>&1 | FileCheck %s --check-prefix=ASM-REGS
+// The T = 12 final state on a tiny grid takes a producer by default, which
+// stages each token's norm factors: a 2 x 12 x 16-byte ring buffer, stored
+// with one 16-byte store after the producer's two rsqrt (the only ones: the
+// consumers load them).
+// RUN: gdn-run --emit=ptx %gdn_src_root/bench/sweeps/fla_t12_n1_kv.mlir > %t.norms.ptx
+// RUN: FileCheck %s --check-prefix=NORMS < %t.norms.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.norms.ptx -o %t.norms.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --pipeline-stages=-1 %examples/sglang_verify_t4.mlir | FileCheck %s --check-prefix=NONE
 // RUN: gdn-run --emit=ptx %examples/qwen3_next_mtp.mlir | FileCheck %s --check-prefix=NONE
 
@@ -39,6 +46,11 @@
 // REGS-DAG: setmaxnreg.dec.sync.aligned.u32 24;
 // WS-DAG: mbarrier.expect_tx
 // WS-DAG: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+// NORMS: .shared .align 16 .b8 __wg_fla_recurrent_{{[0-9]+}}[384];
+// NORMS-COUNT-2: rsqrt.approx.ftz.f32
+// NORMS-NOT: rsqrt.approx
+// NORMS: st.shared.v4.b32
+// NORMS-NOT: rsqrt.approx
 // NONE-NOT: mbarrier
 // NONE-NOT: cp.async.bulk
 // NONE-NOT: setmaxnreg

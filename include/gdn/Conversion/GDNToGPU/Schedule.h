@@ -77,6 +77,14 @@ struct GPUSchedule {
   int64_t blockRows() const { return rows * lanesV * warps; }
 };
 
+/// Whether the producer warp of `s` also computes each staged token's
+/// L2-norm factors and k·q (KernelBuilder::stageNorms), once a CTA instead of
+/// once a consumer warp: with a producer that keeps its registers (no
+/// consumer_registers: setmaxnreg leaves it 24), tokens in the side-by-side
+/// form (overlap_reductions) and a decay per head (KDA scales k and q by
+/// per-key decays first).
+bool producerNorms(RecurrentOp op, const GPUSchedule &s);
+
 /// Overrides of the cost model: 0 = chosen by the model; stageTokens and
 /// unrollTokens -1 = off (no shared-memory staging, no unrolling). smCount:
 /// multiprocessors of the target device (0: from the chip, see
