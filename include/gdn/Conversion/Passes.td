@@ -124,8 +124,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
   let description = [{
     Attaches `gdn.schedule = {rows_per_warp, warps_per_block, v_lanes,
     stage_tokens, unroll_tokens, overlap_reductions, chunked_solve,
-    pipeline_stages, consumer_registers}` to every `gdn.recurrent` (memref or
-    tensor form), always with all nine entries;
+    pipeline_stages, consumer_registers, l2_prefetch_distance}` to every
+    `gdn.recurrent` (memref or tensor form), always with all ten entries;
     `convert-gdn-to-gpu` builds exactly that kernel. Each option left 0 is
     chosen by the cost model measured on the H200 (bench/results): decode is
     latency-bound at small N and bandwidth-bound at large N, so a lane takes
@@ -133,7 +133,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     warp slots busy (4096 warps on 132 SMs, scaled by `sm-count`);
     bandwidth-bound `vk` decode runs one-warp CTAs (a bf16/f16 state with
     K >= 128 and no per-key decay on a grid of 8x that many warps: 4 columns
-    x 2 lanes, 16-byte key slices, in CTAs of 4 warps), and `vk` decode that
+    x 2 lanes, 16-byte key slices, in CTAs of 4 warps, each CTA prefetching
+    into L2 the state tile of the CTA one wave later: l2_prefetch_distance
+    = SMs x resident CTAs an SM), and `vk` decode that
     one column a lane does not fill
     (N = 1 at HV = 32) 2 lanes along V. With
     `v-lanes` given, the columns a lane are the most whose state tile fits
