@@ -8,6 +8,7 @@ The PyTorch entry points (FLA, SGLang and FlashInfer signatures) live in
 `gdn.ops` (importing it needs torch).
 """
 import ctypes
+import operator
 
 from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
                     RecurrentDesc, check, lib)
@@ -76,6 +77,19 @@ class Kernel:
     def launch_raw(self, args, stream):
         """Launch with a prepared ctypes pointer array (the fast path of gdn.ops)."""
         check(lib.gdnKernelLaunch(self._h, args, len(args), stream))
+
+
+def _set_int(desc, name, value):
+    """desc.name = int(value), or ValueError if it does not fit the C field
+    (ctypes would silently keep only the low bits)."""
+    bits = 8 * ctypes.sizeof(dict(RecurrentDesc._fields_)[name])
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {value!r}") from None
+    if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+        raise ValueError(f"{name} = {v} does not fit the C API's {bits}-bit field")
+    setattr(desc, name, v)
 
 
 class Compiler:
@@ -153,7 +167,15 @@ class Compiler:
         an initial state, no cu_seqlens); -1: none; 0: automatic (the
         bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)."""
         d = RecurrentDesc()
-        d.N, d.T, d.H, d.HV, d.K, d.V = N, T, H, HV, K, V
+        ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, rows_per_warp=rows_per_warp,
+                    warps_per_block=warps_per_block, v_lanes=v_lanes,
+                    stage_tokens=stage_tokens, unroll_tokens=unroll_tokens, sm_count=sm_count,
+                    overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
+                    pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
+                    l2_prefetch_distance=l2_prefetch_distance, num_slots=num_slots,
+                    intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps)
+        for name, value in ints.items():
+            _set_int(d, name, value)
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
         d.gate_dtype = _lookup(DTYPES, gate_dtype, "gate_dtype")
         d.beta_dtype = _lookup(DTYPES, beta_dtype or gate_dtype, "beta_dtype")
@@ -165,22 +187,10 @@ class Compiler:
         d.has_initial_state = int(bool(initial_state))
         d.has_final_state = int(bool(final_state))
         d.state_in_place = int(bool(state_in_place))
-        d.rows_per_warp, d.warps_per_block = int(rows_per_warp), int(warps_per_block)
-        d.v_lanes = int(v_lanes)
-        d.stage_tokens = int(stage_tokens)
-        d.unroll_tokens = int(unroll_tokens)
-        d.sm_count = int(sm_count)
-        d.overlap_reductions = int(overlap_reductions)
-        d.chunked_solve = int(chunked_solve)
-        d.pipeline_stages = int(pipeline_stages)
-        d.consumer_registers = int(consumer_registers)
-        d.l2_prefetch_distance = int(l2_prefetch_distance)
-        d.num_slots = int(num_slots)
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
         d.allow_neg_eigval = int(bool(allow_neg_eigval))
         d.per_key_decay = int(bool(per_key_decay))
         d.per_channel_beta = int(bool(per_channel_beta))
-        d.intermediate_rows, d.intermediate_steps = int(intermediate_rows), int(intermediate_steps)
         d.intermediate_index_bits = {None: 0, "int32": 32, "int64": 64}.get(
             intermediate_index_dtype, -1)
         if d.intermediate_index_bits < 0:

@@ -156,6 +156,28 @@ def test_l2_prefetch_reaches_the_kernel():
         c.compile(l2_prefetch_distance=-2, **desc)
 
 
+def test_integers_that_do_not_fit_the_c_fields_are_errors():
+    """Every integer keyword goes through a C int or int64 field: a value
+    that does not fit is a ValueError naming it (ctypes alone would keep the
+    low bits: 2**32 + 1 became a prefetch distance of 1), a non-integer a
+    TypeError."""
+    c = gdn.Compiler()
+    desc = dict(N=1, T=1, H=1, HV=1, K=32, V=8)
+    with pytest.raises(ValueError, match=r"l2_prefetch_distance = 4294967297 does not fit "
+                                         r"the C API's 32-bit field"):
+        c.compile(l2_prefetch_distance=2**32 + 1, **desc)
+    with pytest.raises(ValueError, match="rows_per_warp = 2147483648 does not fit"):
+        c.compile(rows_per_warp=2**31, **desc)
+    with pytest.raises(ValueError, match="N = 18446744073709551616 does not fit the C API's "
+                                         "64-bit field"):
+        c.compile(**{**desc, "N": 2**64})
+    with pytest.raises(TypeError, match="K must be an integer, got 32.5"):
+        c.compile(**{**desc, "K": 32.5})
+    # numpy integers are integers: N = 2 doubles the q argument's bytes.
+    one, two = c.compile(**desc), c.compile(**{**desc, "N": np.int64(2)})
+    assert dict(two.arguments)["q"] == 2 * dict(one.arguments)["q"]
+
+
 def test_errors_are_python_exceptions_naming_the_argument():
     c = gdn.Compiler()
     kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")
