@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -197,6 +199,30 @@ TEST(CAPITest, CudaKernelCompilesToPTXWithoutAGPUAndUsesTheDiskCache) {
     ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &k), GDN_OK);
     EXPECT_EQ(ptx, gdnKernelPTX(k));
   }
+  // A kernel for programmatic dependent launch is another entry, and the
+  // entry records how to launch it.
+  auto entries = [&](const char *text) {
+    int n = 0;
+    for (auto &e : std::filesystem::directory_iterator(dir)) {
+      std::ifstream in(e.path());
+      std::string json((std::istreambuf_iterator<char>(in)), {});
+      n += json.find(text) != std::string::npos;
+    }
+    return n;
+  };
+  {
+    Compiler comp;
+    gdnRecurrentDesc d = smallDesc();
+    d.programmatic_launch = 1;
+    gdnKernel k = nullptr;
+    ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &k), GDN_OK)
+        << gdnGetLastError();
+    EXPECT_NE(std::string(gdnKernelPTX(k)).find("griddepcontrol.wait;"),
+              std::string::npos);
+    EXPECT_EQ(ptx.find("griddepcontrol"), std::string::npos);
+  }
+  EXPECT_EQ(entries("\"programmatic_launch\":true"), 1);
+  EXPECT_EQ(entries("\"programmatic_launch\":false"), 1);
   ::unsetenv("GDN_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
@@ -267,9 +293,14 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   EXPECT_EQ(gdnKernelLaunch(k, args, 9, nullptr), GDN_ERROR_UNSUPPORTED);
 }
 
-TEST(CAPITest, LaunchOnTheGPUOrAClearErrorWithoutOne) {
+class LaunchTest : public ::testing::TestWithParam<int> {};
+
+// Plain launches (cuLaunchKernel) and programmatic dependent launches
+// (cuLaunchKernelEx, griddepcontrol in the kernel) give the same results.
+TEST_P(LaunchTest, OnTheGPUOrAClearErrorWithoutOne) {
   Compiler comp;
   gdnRecurrentDesc d = smallDesc();
+  d.programmatic_launch = GetParam();
   gdnKernel k = nullptr;
   ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_OK);
   std::unique_ptr<::gdn::runtime::CudaDriver> drv;
@@ -302,4 +333,5 @@ TEST(CAPITest, LaunchOnTheGPUOrAClearErrorWithoutOne) {
   EXPECT_LT(ref::rmsRelativeError(prob.wide(8), prob.out.o), 1e-5);
   EXPECT_LT(ref::rmsRelativeError(prob.wide(7), prob.out.finalState), 1e-5);
 }
+INSTANTIATE_TEST_SUITE_P(CAPITest, LaunchTest, ::testing::Values(0, 2, 3));
 } // namespace

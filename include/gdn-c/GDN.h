@@ -147,6 +147,22 @@ typedef struct gdnRecurrentDesc {
                             order (T = 1 or stage_tokens = -1, a vk initial
                             state, no cu_seqlens); -1: none; 0: automatic
                             (the bandwidth-bound bf16/f16 decode) */
+  int programmatic_launch; /* 1, 2 or 3: a kernel for programmatic dependent
+                              launch (sm_90+; gdnKernelLaunch then uses
+                              cuLaunchKernelEx with programmatic stream
+                              serialization): it may start while the previous
+                              kernel of the stream runs, and reads
+                              state_indices, cu_seqlens,
+                              intermediate_state_indices and the initial
+                              state before it waits for the previous kernel
+                              (griddepcontrol.wait). Only where the previous
+                              kernel writes none of those (e.g. not two
+                              launches in a row on one state). The next
+                              kernel may launch where the cost model says
+                              (1: after the recurrence with a producer
+                              warp, else at the start), at this one's start
+                              (2) or once its recurrence is done (3). 0 or
+                              -1: off (never automatic) */
 } gdnRecurrentDesc;
 
 typedef struct gdnCompilerImpl *gdnCompiler;

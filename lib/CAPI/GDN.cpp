@@ -366,6 +366,9 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: pipeline_stages and l2_prefetch_distance must be "
                 ">= -1 and consumer_registers >= 0");
+  if (desc->programmatic_launch < -1 || desc->programmatic_launch > 3)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: programmatic_launch must be -1, 0, 1, 2 or 3");
   if (desc->sm_count < 0)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
   GPUOptions options;
@@ -381,6 +384,7 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   options.pipelineStages = desc->pipeline_stages;
   options.consumerRegisters = desc->consumer_registers;
   options.l2PrefetchDistance = desc->l2_prefetch_distance;
+  options.programmaticLaunch = desc->programmatic_launch;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 
@@ -468,7 +472,8 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
   for (size_t i = 0; i < np; ++i)
     params[i] = const_cast<void **>(&args[k->gpu.argumentIndices[i]]);
   if (rt::Status st = drv->launch(fn, k->gpu.grid, k->gpu.block, 0,
-                                  static_cast<rt::CUstream>(stream), params);
+                                  static_cast<rt::CUstream>(stream), params,
+                                  k->gpu.programmaticLaunch);
       !st)
     return fail(GDN_ERROR_CUDA, st.message);
   return ok();

@@ -1,5 +1,6 @@
 //===- Compiler.cpp - compile gdn modules for the CPU or the GPU ----------===//
 #include "gdn/JIT/Compiler.h"
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 #include "gdn/Pipelines/Pipelines.h"
 
@@ -326,6 +327,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   ptxOptions.pipelineStages = options.pipelineStages;
   ptxOptions.consumerRegisters = options.consumerRegisters;
   ptxOptions.l2PrefetchDistance = options.l2PrefetchDistance;
+  ptxOptions.programmaticLaunch = options.programmaticLaunch;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();
@@ -341,6 +343,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   gpu::LaunchFuncOp launch = launches.front();
   GPUKernel kernel;
   kernel.name = launch.getKernelName().str();
+  kernel.programmaticLaunch = launch->hasAttr(kProgrammaticLaunchAttrName);
   Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),
                    launch.getGridSizeZ(),  launch.getBlockSizeX(),
                    launch.getBlockSizeY(), launch.getBlockSizeZ()};

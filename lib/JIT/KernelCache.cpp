@@ -45,6 +45,7 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
      << options.smCount << '\0' << options.overlapReductions << '\0'
      << options.chunkedSolve << '\0' << options.pipelineStages << '\0'
      << options.consumerRegisters << '\0' << options.l2PrefetchDistance << '\0'
+     << options.programmaticLaunch << '\0'
      << mlirText;
   llvm::XXH128_hash_t h = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(blob));
   return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
@@ -91,6 +92,7 @@ std::optional<GPUKernel> KernelCache::load(StringRef key) const {
       return std::nullopt;
     k.argumentIndices.push_back(*idx);
   }
+  k.programmaticLaunch = obj->getBoolean("programmatic_launch").value_or(false);
   return k;
 }
 
@@ -105,7 +107,8 @@ void KernelCache::store(StringRef key, const GPUKernel &kernel) const {
       {"ptx", kernel.ptx},
       {"grid", llvm::json::Array{kernel.grid[0], kernel.grid[1], kernel.grid[2]}},
       {"block", llvm::json::Array{kernel.block[0], kernel.block[1], kernel.block[2]}},
-      {"args", std::move(args)}};
+      {"args", std::move(args)},
+      {"programmatic_launch", kernel.programmaticLaunch}};
   llvm::SmallString<256> path(directory), tmp;
   llvm::sys::path::append(path, key + ".json");
   int fd;

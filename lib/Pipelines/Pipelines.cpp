@@ -27,6 +27,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   scheduleOptions.pipelineStages = options.pipelineStages;
   scheduleOptions.consumerRegisters = options.consumerRegisters;
   scheduleOptions.l2PrefetchDistance = options.l2PrefetchDistance;
+  scheduleOptions.programmaticLaunch = options.programmaticLaunch;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

@@ -52,6 +52,27 @@ constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
 constexpr unsigned CU_STREAM_DEFAULT = 0x0;
 [[maybe_unused]] constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned CU_EVENT_DEFAULT = 0x0;
+// cuLaunchKernelEx (CUDA >= 12.0): its config and one attribute, laid out as
+// cuda.h's CUlaunchConfig and CUlaunchAttribute (an id padded to 8 bytes, a
+// 64-byte value union).
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+struct CUlaunchAttribute {
+  int id;
+  char pad[8 - sizeof(int)];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
 
 constexpr size_t kJitErrorLogBytes = 8192;
 constexpr size_t kJitInfoLogBytes = 4096;
@@ -93,6 +114,9 @@ struct DriverApi {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **) = nullptr;
+  // Optional (CUDA >= 12.0): only programmatic dependent launches need it.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
+                               void **) = nullptr;
   // Streams.
   CUresult (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream) = nullptr; // _v2
@@ -214,6 +238,7 @@ void loadDriverLibrary(DriverLibrary &lib) {
                           api.cuGraphInstantiateWithFlags);
   bool v2 = lookup(handle, "cuGraphInstantiate_v2", api.cuGraphInstantiate_v2);
   require(withFlags || v2, "cuGraphInstantiateWithFlags");
+  lookup(handle, "cuLaunchKernelEx", api.cuLaunchKernelEx);
   // Optional: only used to make error messages readable.
   lookup(handle, "cuGetErrorName", api.cuGetErrorName);
   lookup(handle, "cuGetErrorString", api.cuGetErrorString);
@@ -591,19 +616,34 @@ Status CudaDriver::memsetD8(CUdeviceptr dst, unsigned char value,
 
 Status CudaDriver::launch(CUfunction fn, const unsigned grid[3],
                           const unsigned block[3], unsigned sharedBytes,
-                          CUstream stream, void **args) {
+                          CUstream stream, void **args, bool programmatic) {
   if (!grid || !block)
     return Status::error("cuLaunchKernel not called: grid and block "
                          "dimensions must not be null");
   if (Status st = impl->makeCurrent(); !st)
     return st;
-  CUresult r = impl->api->cuLaunchKernel(fn, grid[0], grid[1], grid[2],
-                                         block[0], block[1], block[2],
-                                         sharedBytes, stream, args, nullptr);
+  const char *call = programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel";
+  CUresult r;
+  if (programmatic) {
+    if (!impl->api->cuLaunchKernelEx)
+      return Status::error("cuLaunchKernelEx not called: this driver does not "
+                           "export it (a programmatic dependent launch needs "
+                           "CUDA 12.0 or later)");
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{grid[0],     grid[1], grid[2], block[0], block[1],
+                          block[2],    sharedBytes, stream, &attr, 1};
+    r = impl->api->cuLaunchKernelEx(&config, fn, args, nullptr);
+  } else {
+    r = impl->api->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0],
+                                  block[1], block[2], sharedBytes, stream, args,
+                                  nullptr);
+  }
   if (r == CUDA_SUCCESS)
     return Status::success();
   return Status::error(
-      describeFailure(*impl->api, "cuLaunchKernel", r) + " (grid " +
+      describeFailure(*impl->api, call, r) + " (grid " +
       std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
       std::to_string(grid[2]) + ", block " + std::to_string(block[0]) + "x" +
       std::to_string(block[1]) + "x" + std::to_string(block[2]) + ", shared " +

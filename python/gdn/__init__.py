@@ -126,8 +126,8 @@ class Compiler:
                 per_key_decay=False, per_channel_beta=False,
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                 unroll_tokens=0, sm_count=0, overlap_reductions=0, chunked_solve=0,
-                pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0, target="cpu",
-                chip=None):
+                pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
+                programmatic_launch=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -165,14 +165,23 @@ class Compiler:
         (cp.async.bulk.prefetch, sm_90+) the state tile of the CTA that many
         CTAs later in launch order (T = 1 or stage_tokens = -1, vk layout,
         an initial state, no cu_seqlens); -1: none; 0: automatic (the
-        bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)."""
+        bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM).
+        programmatic_launch = 1, 2 or 3 (sm_90+): a kernel for programmatic
+        dependent launch, which Kernel.launch starts with programmatic stream
+        serialization: it may begin while the previous kernel of the stream
+        runs and reads state_indices, cu_seqlens, the intermediate indices
+        and the initial state before waiting for it, so only where that
+        kernel writes none of them (not two launches in a row on one state);
+        the next kernel may launch where the cost model says (1), at this
+        one's start (2) or after its recurrence (3); 0 or -1: off."""
         d = RecurrentDesc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, rows_per_warp=rows_per_warp,
                     warps_per_block=warps_per_block, v_lanes=v_lanes,
                     stage_tokens=stage_tokens, unroll_tokens=unroll_tokens, sm_count=sm_count,
                     overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
                     pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
-                    l2_prefetch_distance=l2_prefetch_distance, num_slots=num_slots,
+                    l2_prefetch_distance=l2_prefetch_distance,
+                    programmatic_launch=programmatic_launch, num_slots=num_slots,
                     intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps)
         for name, value in ints.items():
             _set_int(d, name, value)

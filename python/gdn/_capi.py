@@ -51,6 +51,7 @@ class RecurrentDesc(ctypes.Structure):
         ("chunked_solve", ctypes.c_int), ("pipeline_stages", ctypes.c_int),
         ("consumer_registers", ctypes.c_int),
         ("l2_prefetch_distance", ctypes.c_int),
+        ("programmatic_launch", ctypes.c_int),
     ]
 
 

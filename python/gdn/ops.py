@@ -49,21 +49,23 @@ _schedule = {}
 
 def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                  unroll_tokens=0, overlap_reductions=0, chunked_solve=0,
-                 pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0):
+                 pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
+                 programmatic_launch=0):
     """Overrides the GPU schedule of the kernels compiled from now on (0:
     automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
     unrolling). overlap_reductions: a token's K-reductions side by side (1,
     a shorter dependent chain) or in turn (-1, fewer registers); 0: the cost
     model's choice (side by side unless the grid is bandwidth-bound; KDA is
     always side by side). chunked_solve, pipeline_stages, consumer_registers,
-    l2_prefetch_distance:
+    l2_prefetch_distance, programmatic_launch:
     see gdn.Compiler.compile. Used by the benchmarks to sweep schedules."""
     _schedule.clear()
     given = dict(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
                  v_lanes=v_lanes, stage_tokens=stage_tokens, unroll_tokens=unroll_tokens,
                  overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
                  pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
-                 l2_prefetch_distance=l2_prefetch_distance)
+                 l2_prefetch_distance=l2_prefetch_distance,
+                 programmatic_launch=programmatic_launch)
     if any(given.values()):
         _schedule.update(given)
 

@@ -156,6 +156,34 @@ def test_l2_prefetch_reaches_the_kernel():
         c.compile(l2_prefetch_distance=-2, **desc)
 
 
+def test_programmatic_launch_reaches_the_kernel():
+    """programmatic_launch reaches the kernel (PTX, no GPU needed): it lets
+    the next kernel launch and waits for the previous one; 1 lets it launch
+    after the recurrence with a producer warp (T = 12, N = 1), like 3, and at
+    the start without one, like 2; never by default; refused on sm_80 (no
+    griddepcontrol) and outside -1..3."""
+    c = gdn.Compiler()
+    desc = dict(N=1, T=12, H=16, HV=32, K=128, V=128, input_dtype="bfloat16",
+                decay="log_space", beta="given", qk_l2norm=True, initial_state=True,
+                final_state=True, target="cuda")
+    ptx = c.compile(programmatic_launch=1, **desc).ptx
+    assert ptx.count("griddepcontrol.wait;") == 2  # the consumers and the producer
+    late = c.compile(programmatic_launch=3, **desc).ptx  # after the recurrence
+    assert late == ptx
+    assert late.index("griddepcontrol.wait;") < late.index("griddepcontrol.launch_dependents;")
+    early = c.compile(programmatic_launch=2, **desc).ptx  # at the start
+    assert early.index("griddepcontrol.launch_dependents;") < early.index("griddepcontrol.wait;")
+    decode = {**desc, "T": 1}
+    assert c.compile(programmatic_launch=1, **decode).ptx == c.compile(
+        programmatic_launch=2, **decode).ptx
+    assert "griddepcontrol" not in c.compile(**desc).ptx
+    assert "griddepcontrol" not in c.compile(programmatic_launch=-1, **desc).ptx
+    with pytest.raises(gdn.GDNError, match="needs griddepcontrol"):
+        c.compile(programmatic_launch=1, chip="sm_80", **desc)
+    with pytest.raises(gdn.GDNError, match="programmatic_launch must be -1, 0, 1, 2 or 3"):
+        c.compile(programmatic_launch=4, **desc)
+
+
 def test_integers_that_do_not_fit_the_c_fields_are_errors():
     """Every integer keyword goes through a C int or int64 field: a value
     that does not fit is a ValueError naming it (ctypes alone would keep the

@@ -103,6 +103,14 @@ static cl::opt<int64_t> l2PrefetchOpt(
     cl::desc("L2 prefetch of the state tile of the CTA this many CTAs later "
              "(0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> programmaticOpt(
+    "programmatic-launch",
+    cl::desc("Programmatic dependent launch: the kernel reads its initial "
+             "state before waiting for the previous kernel (--bench rotates "
+             "input sets, so no two kernels in a row share a state); the next "
+             "kernel launched where the cost model says (1), at this one's "
+             "start (2) or after its recurrence (3); 0: off"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -375,7 +383,8 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
     for (unsigned idx : kernel.argumentIndices)
       params[s].push_back(&ptrs[s * nargs + idx]);
 
-  Status st = drv.launch(fn, kernel.grid, kernel.block, 0, nullptr, params[0].data());
+  Status st = drv.launch(fn, kernel.grid, kernel.block, 0, nullptr,
+                         params[0].data(), kernel.programmaticLaunch);
   if (st)
     st = drv.synchronize(nullptr);
   for (size_t i = 0; st && i < nargs; ++i)
@@ -428,7 +437,8 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
     st = drv.alloc(copyBytes, copyBufs[i]);
   if (st)
     st = timeGraph([&](int s) {
-      return drv.launch(fn, kernel.grid, kernel.block, 0, stream, params[s].data());
+      return drv.launch(fn, kernel.grid, kernel.block, 0, stream,
+                        params[s].data(), kernel.programmaticLaunch);
     }, bench->us);
   if (st)
     st = timeGraph([&](int s) {
@@ -496,7 +506,8 @@ int main(int argc, char **argv) {
   GPUOptions gpuOptions{chipOpt,    rowsOpt,    warpsOpt,
                         vLanesOpt,  stageOpt,   unrollOpt,
                         smCountOpt, overlapOpt, chunkedSolveOpt,
-                        pipelineOpt, consumerRegsOpt, l2PrefetchOpt};
+                        pipelineOpt, consumerRegsOpt, l2PrefetchOpt,
+                        programmaticOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

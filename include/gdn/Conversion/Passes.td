@@ -177,7 +177,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
                        consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64,
-                       pipeline_stages = -1 : i64, rows_per_warp = 8 : i64,
+                       pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64,
                        stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64,
                        warps_per_block = 1 : i64}}
     ```
@@ -188,7 +188,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     ```mlir
     gdn.recurrent ... {gdn.schedule = {chunked_solve = -1 : i64,
                        consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64,
-                       pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
+                       pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64,
                        stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64,
                        warps_per_block = 4 : i64}}
     ```
@@ -243,7 +243,16 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "(cp.async.bulk.prefetch.L2) the state tile of the CTA this many "
            "CTAs later in launch order (no staged tokens, a vk initial state, "
            "no cu_seqlens; sm_90 or sm_90a); -1: none; 0: chosen (the "
-           "bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)">
+           "bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)">,
+    Option<"programmaticLaunch", "programmatic-launch", "int64_t", "0",
+           "A kernel for programmatic dependent launch (griddepcontrol, sm_90 "
+           "or sm_90a): it reads the state slot, cu_seqlens, the intermediate "
+           "row and the initial state before it waits for the previous "
+           "kernel, so only where that kernel writes none of them; the next "
+           "kernel may launch where the cost model says (1: after the "
+           "recurrence with a producer warp, else at the start), at this "
+           "one's start (2) or once its recurrence is done, before its state "
+           "store (3); 0 or -1: off (never chosen)">
   ];
 }
 

@@ -89,12 +89,16 @@ FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
 /// One kernel launch: PTX, entry name, grid and block, and for each kernel
 /// parameter the index of the function argument passed to it. An empty name
 /// means there is nothing to launch (a varlen op with no sequence).
+/// programmaticLaunch: launch with programmatic stream serialization
+/// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; the schedule's
+/// programmatic_launch, GPUSchedule::programmaticLaunch).
 struct GPUKernel {
   std::string ptx;
   std::string name;
   unsigned grid[3];
   unsigned block[3];
   std::vector<unsigned> argumentIndices;
+  bool programmaticLaunch = false;
 };
 
 struct GPUOptions {
@@ -110,6 +114,7 @@ struct GPUOptions {
   int64_t pipelineStages = 0;    ///< producer warp's ring slots (0/-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
   int64_t l2PrefetchDistance = 0;  ///< L2 prefetch in CTAs (0: automatic, -1: none)
+  int64_t programmaticLaunch = 0;  ///< programmatic dependent launch: 1, 2, 3 (0/-1: off)
 };
 
 /// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of

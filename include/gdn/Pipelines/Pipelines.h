@@ -56,6 +56,14 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::desc("setmaxnreg of the consumer warps under a producer "
                      "warpgroup (0: no setmaxnreg)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> programmaticLaunch{
+      *this, "programmatic-launch",
+      llvm::cl::desc("A kernel for programmatic dependent launch, reading "
+                     "the initial state before waiting for the previous "
+                     "kernel, the next one launched where the cost model "
+                     "says (1), at its start (2) or after its recurrence "
+                     "(3); 0 or -1: off"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> l2PrefetchDistance{
       *this, "l2-prefetch-distance",
       llvm::cl::desc("L2 prefetch distance in CTAs of a later CTA's state "

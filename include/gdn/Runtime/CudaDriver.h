@@ -69,8 +69,13 @@ public:
 
   /// Launches `fn` on `stream` (nullptr = the legacy default stream).
   /// `args[i]` points to the i-th kernel parameter value (cuLaunchKernel).
+  /// `programmatic`: with programmatic stream serialization
+  /// (cuLaunchKernelEx, CUDA >= 12.0), so the kernel may start while the
+  /// previous kernel of the stream runs; for kernels compiled for it
+  /// (griddepcontrol.wait before their dependent reads).
   Status launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
-                unsigned sharedBytes, CUstream stream, void **args);
+                unsigned sharedBytes, CUstream stream, void **args,
+                bool programmatic = false);
 
   Status createStream(CUstream &stream);
   Status destroyStream(CUstream stream);

@@ -209,9 +209,11 @@ struct ConvertGDNToGPUPass
     };
     gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV), idx(d.N)};
     gpu::KernelDim3 block{idx(threads), idx(1), idx(1)};
-    gpu::LaunchFuncOp::create(hb, loc, kernel, grid, block,
-                              /*dynamicSharedMemorySize=*/Value(),
-                              op->getOperands());
+    auto launch = gpu::LaunchFuncOp::create(
+        hb, loc, kernel, grid, block, /*dynamicSharedMemorySize=*/Value(),
+        op->getOperands());
+    if (s->programmaticLaunch) // read by the JIT (GPUKernel)
+      launch->setAttr(kProgrammaticLaunchAttrName, hb.getUnitAttr());
     op->erase();
     return success();
   }

@@ -68,6 +68,8 @@ void KernelBuilder::build() {
         b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
   }
 
+  if (s.programmaticLaunch == GPUSchedule::kLaunchAtStart)
+    launchDependents();
   std::tie(stateRow, valid) = m.emitStateSlot(op, n);
   Value hi;
   std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
@@ -87,6 +89,7 @@ void KernelBuilder::build() {
   bool lateState = s.tensorCores() && s.warps >= 4 && !op.isVarlen() &&
                    d.T <= s.chunk;
   SmallVector<Value> state = lateState ? SmallVector<Value>() : loadState();
+  waitForPreviousGrid();
   if (s.chunk == 0) {
     prefetchLaterState(tid, vBlock);
     auto loop = scf::ForOp::create(
@@ -709,6 +712,26 @@ void KernelBuilder::storeOutputs(Value t, SmallVector<Value> outputs) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
+}
+
+void KernelBuilder::launchDependents() {
+  // The next kernel of the stream may launch now: it waits for this grid
+  // itself before it reads what this one writes.
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+}
+
+void KernelBuilder::waitForPreviousGrid() {
+  if (!s.programmaticLaunch)
+    return;
+  // As inline PTX with a memory clobber (CUDA's
+  // cudaGridDependencySynchronize): the intrinsic is IntrNoMem, so LLVM
+  // could move a later load of the previous kernel's output above it.
+  LLVM::InlineAsmOp::create(b, loc, Type(), ValueRange{},
+                            "griddepcontrol.wait;", "~{memory}",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None,
+                            /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
 }
 
 void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {

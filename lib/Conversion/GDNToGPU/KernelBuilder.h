@@ -64,6 +64,15 @@ private:
   /// launch order, if the grid has one (and, with a pool, its slot is >= 0).
   /// Called after the CTA's own state loads are issued.
   void prefetchLaterState(Value tid, Value vBlock);
+  /// Schedule programmatic_launch: griddepcontrol.wait, where a thread has
+  /// issued its initial-state loads and reads or writes nothing else yet (the
+  /// previous kernel of the stream has then finished and its writes are
+  /// visible).
+  void waitForPreviousGrid();
+  /// griddepcontrol.launch_dependents (the first thread of a CTA to run it
+  /// counts for the CTA): at the kernel's start or, once the recurrence is
+  /// done, before the final state store (GPUSchedule::programmaticLaunch).
+  void launchDependents();
 
   /// The warp-specialized kernel (s.stages > 0). Warps [0, W) consume: they
   /// hold the state tile and run the tokens; warp W produces: per chunk it
@@ -183,6 +192,8 @@ private:
   SmallVector<Value> loadState();
 
   void storeState(ValueRange results) {
+    if (s.programmaticLaunch == GPUSchedule::kLaunchAfterRecurrence)
+      launchDependents();
     if (Value fin = op.getFinalState())
       storeTile(results, fin, {stateRow, hv}, valid);
   }

@@ -304,12 +304,14 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         {"pipeline-stages", options.pipelineStages, -1, INT64_MAX},
         {"consumer-registers", options.consumerRegisters, 0, INT64_MAX},
         {"l2-prefetch-distance", options.l2PrefetchDistance, -1, INT64_MAX},
+        {"programmatic-launch", options.programmaticLaunch, -1, 3},
         {"sm-count", options.smCount, 0, INT64_MAX}})
     if (value < lo || value > hi)
       return op.emitOpError()
              << "cannot be lowered to the GPU: " << name << " = " << value
              << (hi == 1   ? " must be -1, 0 or 1"
                  : hi == 2 ? " must be -1, 0, 1 or 2"
+                 : hi == 3 ? " must be -1, 0, 1, 2 or 3"
                  : lo == 0 ? " must be >= 0"
                            : " must be >= -1");
   int64_t sms = options.smCount > 0 ? options.smCount : 132;
@@ -579,6 +581,25 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   if (failed(selectWarpSpecialization(op, options, targetWarps, s)) ||
       failed(selectPrefetch(op, options, streaming, sms, s)))
     return failure();
+  // Programmatic launch, once asked for: the next kernel may launch at this
+  // one's start, so its CTAs load their states while this grid runs, except
+  // after a producer warp's recurrence: those tiny grids are latency-bound on
+  // one warp a scheduler, and the next grid's CTAs on their SMs slowed them
+  // down. H200, chains of kernels on different states, cold: decode N = 1
+  // f32 2.86 -> 2.46 us (after the recurrence 2.56), bf16 pool N = 1 / 8
+  // 3.13 -> 1.91 / 8.45 -> 7.16 (2.88 / 10.51), T = 12 N = 64 (tensor cores)
+  // 109.9 -> 111.7 (156.8); with a producer: T = 12 N = 1 6.76 -> 6.96 (at
+  // the start 10.68), verify T = 4 N = 1 4.22 -> 3.68 (5.52)
+  // (bench/results/2026-11-29-s8-programmatic).
+  s.programmaticLaunch = std::max<int64_t>(options.programmaticLaunch, 0);
+  if (s.programmaticLaunch == 1)
+    s.programmaticLaunch = s.stages > 0 ? GPUSchedule::kLaunchAfterRecurrence
+                                        : GPUSchedule::kLaunchAtStart;
+  if (s.programmaticLaunch && !options.bulkAsyncCopies)
+    return op.emitOpError() << "cannot be lowered to the GPU: "
+                               "programmatic-launch = "
+                            << options.programmaticLaunch
+                            << " needs griddepcontrol (sm_90 or sm_90a)";
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV
@@ -607,6 +628,8 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
       b.getNamedAttr("l2_prefetch_distance",
                      i64(s.l2PrefetchDistance > 0 ? s.l2PrefetchDistance : -1)),
+      b.getNamedAttr("programmatic_launch",
+                     i64(s.programmaticLaunch ? s.programmaticLaunch : -1)),
   });
 }
 
@@ -632,13 +655,15 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("pipeline_stages", &options.pipelineStages)
                          .Case("consumer_registers", &options.consumerRegisters)
                          .Case("l2_prefetch_distance", &options.l2PrefetchDistance)
+                         .Case("programmatic_launch", &options.programmaticLaunch)
                          .Default(nullptr);
     if (!field || !value)
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
              << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
                 "stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, "
-                "pipeline_stages, consumer_registers or l2_prefetch_distance";
+                "pipeline_stages, consumer_registers, l2_prefetch_distance or "
+                "programmatic_launch";
     *field = value.getInt();
   }
   if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
@@ -646,10 +671,12 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
       options.pipelineStages < -1 || options.consumerRegisters < 0 ||
       options.l2PrefetchDistance < -1 ||
       options.overlapReductions < -1 || options.overlapReductions > 1 ||
-      options.chunkedSolve < -1 || options.chunkedSolve > 2)
+      options.chunkedSolve < -1 || options.chunkedSolve > 2 ||
+      options.programmaticLaunch < -1 || options.programmaticLaunch > 3)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "
-                               "overlap_reductions outside -1, 0, 1 or "
-                               "chunked_solve outside -1, 0, 1, 2)";
+                               "overlap_reductions outside -1, 0, 1, "
+                               "chunked_solve outside -1, 0, 1, 2 or "
+                               "programmatic_launch outside -1, 0, 1, 2, 3)";
   return options;
 }

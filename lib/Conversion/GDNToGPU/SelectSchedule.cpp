@@ -46,6 +46,7 @@ struct GDNSelectSchedulePass
       pin(options->pipelineStages, pipelineStages);
       pin(options->consumerRegisters, consumerRegisters);
       pin(options->l2PrefetchDistance, l2PrefetchDistance);
+      pin(options->programmaticLaunch, programmaticLaunch);
       options->smCount = smCount != 0 ? int64_t(smCount) : defaultSMCount(chip);
       options->bulkAsyncCopies = hasBulkAsyncCopies(StringRef(chip));
       FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);

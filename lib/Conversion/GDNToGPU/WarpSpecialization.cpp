@@ -65,6 +65,7 @@ void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
   if (s.consumerRegisters > 0)
     NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
                                    NVVM::SetMaxRegisterAction::decrease);
+  waitForPreviousGrid(); // before the producer's first read of the tokens
   Value isCopier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
                                          m.index(s.warps));
   auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);
@@ -80,6 +81,7 @@ void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
     NVVM::SetMaxRegisterOp::create(b, loc, s.consumerRegisters,
                                    NVVM::SetMaxRegisterAction::increase);
   SmallVector<Value> state = loadState();
+  waitForPreviousGrid();
   SmallVector<Value> last = forEachChunk(
       hi, state,
       [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {

@@ -12,7 +12,7 @@ func.func @not_a_dictionary(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, 
 // -----
 
 func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an integer rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, pipeline_stages, consumer_registers or l2_prefetch_distance}}
+  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an integer rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, pipeline_stages, consumer_registers, l2_prefetch_distance or programmatic_launch}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {rows = 4 : i64}}
   return
 }
@@ -20,7 +20,7 @@ func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v:
 // -----
 
 func.func @negative(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1 or chunked_solve outside -1, 0, 1, 2)}}
+  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1, chunked_solve outside -1, 0, 1, 2 or programmatic_launch outside -1, 0, 1, 2, 3)}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {warps_per_block = -2 : i64}}
   return
 }
@@ -61,7 +61,7 @@ func.func @producer_chunk_over_a_warp(%q: memref<1x64x1x32xf32>, %k: memref<1x64
 
 func.func @producer_copy_not_16_bytes(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
   // expected-error @+1 {{pipeline-stages = 2 copies rows of q and k (128 bytes), v (32) and the CTA's columns of v (8) of identity-layout buffers with cp.async.bulk, which needs multiples of 16 bytes}}
-  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, rows_per_warp = 1 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 1 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
   return
 }
 

@@ -43,7 +43,7 @@ func.func @verify(%q: memref<1x4x16x128xbf16>,
 // -----
 
 // CHECK-LABEL: func.func @kda_verify
-// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 16 : i64
+// CHECK: pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 16 : i64
 func.func @kda_verify(%q: memref<1x16x32x128xf32>,
     %k: memref<1x16x32x128xf32>,
     %v: memref<1x16x32x128xf32>,

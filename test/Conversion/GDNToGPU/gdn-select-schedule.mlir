@@ -9,11 +9,11 @@
 // CTAs, and being bandwidth-bound takes its reductions in turn (fewer
 // registers) rather than side by side.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
 // SMALL-LABEL: func.func @decode_n1
-// SMALL: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// SMALL: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // PIN-LABEL: func.func @decode_n1
-// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64,
+// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64,
 // GPU-LABEL: func.func @decode_n1
 // GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c16, %c32{{.*}}, %c1{{.*}}) threads in (%c128
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
@@ -31,9 +31,9 @@ func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %
 // convert-gdn-to-gpu builds exactly the pinned kernel (V / 2 = 64 CTAs of one
 // warp per head). The tensor form gets a schedule as well.
 // CHECK-LABEL: func.func @pinned
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // PIN-LABEL: func.func @pinned
-// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // GPU-LABEL: func.func @pinned
 // GPU: gpu.launch_func @gdn_kernels::@pinned_recurrent blocks in (%c64, %c32{{.*}}, %c1{{.*}}) threads in (%c32
 func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
@@ -53,7 +53,7 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
 // GPU-LABEL: func.func @tensor_form
 // GPU: gpu.launch_func @gdn_kernels::@tensor_form_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64
 // CHECK-LABEL: func.func @tensor_form
-// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
+// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
 func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: tensor<2x4x2x32xf32>,
                        %o: tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32> {
   %r = gdn.recurrent q(%q : tensor<2x4x2x32xf32>) k(%k : tensor<2x4x2x32xf32>) v(%v : tensor<2x4x2x32xf32>)
@@ -67,8 +67,8 @@ func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: t
 // reductions in turn (fewer registers) — except with a per-key decay (KDA),
 // which is built side by side only.
 // CHECK-LABEL: func.func @bandwidth_bound
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                            %g: memref<64x1x32xf32>, %gk: memref<64x1x32x128xf32>,
                            %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
@@ -92,16 +92,16 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 // prefetch.mlir); at N = 8 (1x) it keeps 8 columns on one lane in one-warp
 // CTAs, as an f32 state does (above).
 // CHECK-LABEL: func.func @bandwidth_bound_bf16
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = 924 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = 924 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // K = 64 (4 keys a lane over 16 lanes: no whole 16-byte slice) keeps 8
 // columns on one lane too.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_k64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 // KDA (a decay per key) keeps 8 columns on one lane, side by side, at N = 64.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_kda
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
 func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                 %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
                                 %o: memref<64x1x32x128xbf16>) {
@@ -149,11 +149,11 @@ func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
 // tiny grid (N = 1) only.
 // CHECK-LABEL: func.func @verify_n1
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 2 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n8
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @verify_n64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
 func.func @verify_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -243,7 +243,7 @@ func.func @verify_n64(%q: memref<64x4x16x128xbf16>,
 // Verify with T = 12 at N = 64: no producer (the grid is past the machine's
 // target warps and T > 4).
 // CHECK-LABEL: func.func @verify_t12_n64
-// CHECK: pipeline_stages = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64
+// CHECK: pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64
 func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
     %k: memref<64x12x16x128xbf16>,
     %v: memref<64x12x32x128xbf16>,
@@ -280,7 +280,7 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 // tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 4 warps a CTA
 // (512 CTAs; 8 would give 256, less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @fla_t12_n8
 // CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 4 : i64}
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,

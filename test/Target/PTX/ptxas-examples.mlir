@@ -19,6 +19,16 @@
 // RUN: %ptxas -arch=sm_90a -v %t.n64bf16.ptx -o %t.n64bf16.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t.n64bf16.ptx
 // PREFETCH: cp.async.bulk.prefetch.L2.global [%rd{{[0-9]+}}], %r{{[0-9]+}};
+// Programmatic dependent launch on the producer-fed T = 12 token loop: the
+// next kernel may launch after the recurrence.
+// RUN: gdn-run --emit=ptx --programmatic-launch=1 %examples/../bench/sweeps/fla_t12_n1_kv.mlir > %t.pdl.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.pdl.ptx -o %t.pdl.cubin 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PDL < %t.pdl.ptx
+// PDL: griddepcontrol.wait;
+// PDL: griddepcontrol.wait;
+// PDL: cp.async.bulk.shared::cluster.global
+// PDL: griddepcontrol.launch_dependents;
+// PDL: st.global
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_pool_decode_bf16.mlir > %t.poolbf16.ptx

@@ -66,6 +66,19 @@ struct GPUSchedule {
   /// bandwidth-bound grid keeps DRAM reads in flight beyond what its
   /// resident CTAs' registers hold. Kernels without staged tokens only.
   int64_t l2PrefetchDistance = 0;
+  /// Programmatic dependent launch (sm_90; 0: none): the kernel is launched
+  /// with programmatic stream serialization, so it may start while the
+  /// previous kernel of the stream runs. Each CTA issues its reads of the
+  /// sequence's slot (state_indices), token range (cu_seqlens), intermediate
+  /// row and initial state before it waits for the previous kernel
+  /// (griddepcontrol.wait); every other read and every write come after. So
+  /// only when the previous kernel writes none of those: never chosen by the
+  /// cost model. It lets the next kernel launch
+  /// (griddepcontrol.launch_dependents) at its start (kLaunchAtStart) or once
+  /// its recurrence is done, before its state store (kLaunchAfterRecurrence).
+  int64_t programmaticLaunch = 0;
+  static constexpr int64_t kLaunchAtStart = 2;
+  static constexpr int64_t kLaunchAfterRecurrence = 3;
   int64_t lanesK() const { return kWarpSize / lanesV; }
   /// Warps of the producer: a warp, or a warpgroup with setmaxnreg.
   int64_t producerWarps() const {
@@ -101,10 +114,14 @@ struct GPUScheduleOptions {
   int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
   int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
   int64_t l2PrefetchDistance = 0;  ///< L2 prefetch distance in CTAs (-1: none)
+  /// Programmatic dependent launch, never chosen: 1 on, the next kernel
+  /// launched where the cost model says; 2 at this one's start; 3 after its
+  /// recurrence; 0 or -1 off.
+  int64_t programmaticLaunch = 0;
   int64_t smCount = 0;
   /// The target has bulk async copies and mbarrier transactions (sm_90,
   /// sm_90a): without them neither a producer warp nor an L2 prefetch is
-  /// chosen or allowed.
+  /// chosen or allowed, nor a programmatic launch (griddepcontrol, sm_90).
   bool bulkAsyncCopies = true;
 };
 
@@ -125,6 +142,9 @@ FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op,
 
 /// The name of the attribute gdn-select-schedule attaches to gdn.recurrent.
 constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
+/// Unit attribute of a gpu.launch_func whose kernel expects a programmatic
+/// dependent launch (GPUSchedule::programmaticLaunch).
+constexpr StringLiteral kProgrammaticLaunchAttrName = "gdn.programmatic_launch";
 
 /// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
 /// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
