@@ -43,6 +43,8 @@ using namespace mlir::gdn;
 
 namespace {
 constexpr StringLiteral kKernelModuleName = "gdn_kernels";
+/// Register cap of tensor-core kernels of 4 or more warps (lower()).
+constexpr int32_t kTensorCoreRegisters = 128;
 
 using Schedule = GPUSchedule;
 
@@ -192,6 +194,14 @@ struct ConvertGDNToGPUPass
     } else {
       kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
     }
+    // Tensor-core CTAs of 4 or 8 warps: at most 128 registers a thread, so
+    // 16 warps (4 or 2 CTAs) fit an SM as the schedule assumes. Left to
+    // ptxas, the T = 12 vk kernel of 8 warps took 143 (one CTA an SM: N = 64
+    // 161 vs 105 us), kv on 4 warps 135 (N = 8 18.5 -> 21.1 us), for a few
+    // bytes of spill less (bench/results/2026-11-29-s8-tc-columns).
+    if (s->tensorCores() && s->warps >= 4 && s->consumerRegisters == 0)
+      kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      b.getI32IntegerAttr(kTensorCoreRegisters));
 
     Block &entry = kernel.getBody().front();
     b.setInsertionPointToStart(&entry);

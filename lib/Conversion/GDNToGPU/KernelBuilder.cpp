@@ -56,14 +56,16 @@ void KernelBuilder::build() {
       arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
   k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
   if (s.tensorCores()) { // m16n8k8 fragments (TensorCoreSolve.cpp)
-    mmaLane = lane;
+    mmaLane = lane;     // tile rows g, g + 8: the warp's columns 2g, 2g + 1
     v0 = arith::AddIOp::create(
         b, loc,
         arith::AddIOp::create(
             b, loc,
             arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
             arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
-        arith::DivUIOp::create(b, loc, lane, m.index(4)));
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, m.index(4)),
+            m.index(2)));
     k0 = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
   }

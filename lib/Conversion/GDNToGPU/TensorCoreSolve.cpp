@@ -15,8 +15,10 @@
 // once the reduction index is permuted: a = (c0, c2, c1, c3) makes A's
 // column t the tile's column 2t and its column t + 4 column 2t + 1, so B's
 // rows are read in the same order, b0 = B[2t][g], b1 = B[2t + 1][g]. A warp
-// holds Sᵀ (16 V columns x K keys) as K / 8 such tiles, the first 8 columns
-// in c0/c1 and the next 8 in c2/c3.
+// holds Sᵀ (16 V columns x K keys) as K / 8 such tiles; tile row g is the
+// warp's V column 2g and row g + 8 column 2g + 1 (any order of the rows
+// works, as long as the state, v and o agree), so a lane's two columns sit
+// side by side: 8-byte state accesses in kv, pairs of o.
 //
 // tf32 keeps 10 mantissa bits. An operand that is not exact in tf32 (the
 // state, the solve's matrices, f32 q and k) is split into hi = its top 19
@@ -114,22 +116,23 @@ SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 SmallVector<Value> KernelBuilder::loadFragments(Value src,
                                                 SmallVector<Value> prefix) {
   SmallVector<Value> tile(s.rows * s.kPerLane);
-  for (int64_t r = 0; r < s.rows; ++r) {
-    Value v = offset(v0, 8 * r);
-    if (op.isVKLayout()) { // keys 8p + 2t, 8p + 2t + 1 side by side
-      for (int64_t p = 0; p < d.K / 8; ++p) {
-        auto pair = extractAll(m.toF32(
-            loadVector(src, withIndices(prefix, v, offset(k0, 8 * p)), 2)));
-        at(tile, r, 2 * p) = pair[0];
-        at(tile, r, 2 * p + 1) = pair[1];
-      }
-      continue;
-    }
+  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side, a key each
     for (int64_t j = 0; j < s.kPerLane; ++j) {
       Value key = offset(k0, 8 * (j / 2) + j % 2);
-      at(tile, r, j) =
-          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v), 1)))
-              .front();
+      auto pair =
+          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), 2)));
+      at(tile, 0, j) = pair[0];
+      at(tile, 1, j) = pair[1];
+    }
+    return tile;
+  }
+  for (int64_t r = 0; r < s.rows; ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
+    Value v = offset(v0, r);
+    for (int64_t p = 0; p < d.K / 8; ++p) {
+      auto pair = extractAll(m.toF32(
+          loadVector(src, withIndices(prefix, v, offset(k0, 8 * p)), 2)));
+      at(tile, r, 2 * p) = pair[0];
+      at(tile, r, 2 * p + 1) = pair[1];
     }
   }
   return tile;
@@ -137,18 +140,18 @@ SmallVector<Value> KernelBuilder::loadFragments(Value src,
 
 void KernelBuilder::storeFragments(ArrayRef<Value> tile, Value dst,
                                    SmallVector<Value> prefix) {
-  for (int64_t r = 0; r < s.rows; ++r) {
-    Value v = offset(v0, 8 * r);
-    const Value *row = tile.data() + r * s.kPerLane;
-    if (op.isVKLayout()) {
-      for (int64_t p = 0; p < d.K / 8; ++p)
-        storeVector({row[2 * p], row[2 * p + 1]}, dst,
-                    withIndices(prefix, v, offset(k0, 8 * p)));
-      continue;
-    }
+  auto at = [&](int64_t r, int64_t j) { return tile[r * s.kPerLane + j]; };
+  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
     for (int64_t j = 0; j < s.kPerLane; ++j)
-      storeVector({row[j]}, dst,
-                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v));
+      storeVector({at(0, j), at(1, j)}, dst,
+                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
+    return;
+  }
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value v = offset(v0, r);
+    for (int64_t p = 0; p < d.K / 8; ++p)
+      storeVector({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
+                  withIndices(prefix, v, offset(k0, 8 * p)));
   }
 }
 
@@ -353,7 +356,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
-  Value col = arith::SubIOp::create(b, loc, v0, blockV0); // g + 16 warp
+  Value col = arith::SubIOp::create(b, loc, v0, blockV0); // 2g + 16 warp
   Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
   bool qkExact = qkType.isBF16() || qkType.isF16();
   auto f32At = [&](Value buf, ValueRange idx) {
@@ -367,7 +370,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
                                   ValueRange{m.index(which), j});
   };
   // Fragment element e of token tile n holds token 8n + 2t + e % 2 and
-  // column col + 8 (e / 2).
+  // column col + e / 2.
   auto tokenOf = [&](int64_t n, int64_t e) {
     return offset(t2, 8 * n + e % 2);
   };
@@ -396,7 +399,7 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
     Fragment x;
     for (int64_t e = 0; e < 4; ++e) {
       Value j = tokenOf(p, e);
-      Value v = f32At(vStage, {j, offset(col, 8 * (e / 2))});
+      Value v = f32At(vStage, {j, offset(col, e / 2)});
       x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
     }
     X.push_back(operand(m, asA(x), /*exact=*/false));
@@ -421,19 +424,19 @@ SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
       o[e] = m.mul(R[n][e], factor(1, tokenOf(n, e)));
     for (int64_t p = 0; p < tiles; ++p)
       o = product(b, loc, UA[p], solveB(1, p, n), o);
-    for (int64_t e = 0; e < 4; ++e) {
+    for (int64_t e = 0; e < 2; ++e) { // token 8n + 2t + e, both columns
       Value j = tokenOf(n, e);
-      Value out = o[e];
+      SmallVector<Value> out = {o[e], o[e + 2]};
       if (valid) // a padding pool row writes zeros
-        out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
+        for (Value &x : out)
+          x = arith::SelectOp::create(b, loc, valid, x, m.f32(0.0));
       Value inRange =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      storeVector({out}, op.getO(),
-                  {tokenRow, arith::AddIOp::create(b, loc, c, j), hv,
-                   offset(v0, 8 * (e / 2))});
+      storeVector(out, op.getO(),
+                  {tokenRow, arith::AddIOp::create(b, loc, c, j), hv, v0});
     }
   }
   // S_Cᵀ = gamma_C S0ᵀ + (Uᵀ diag(ik tok1)) K: B[token][key] = k[token][key].

@@ -3,7 +3,10 @@
 // Where the tensor-core solve of a single chunk loads the state: in CTAs of
 // 4 or more warps after the chunk's staging loads (q, k, v, gates), before
 // the staging barrier; in CTAs of 2 warps first (KernelBuilder::build()).
+// CTAs of 4 or more warps are capped at 128 registers a thread (2 CTAs of 8
+// warps an SM), those of 2 warps are not.
 // CHECK-LABEL: gpu.func @late_state_recurrent
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 128 : i32}
 // CHECK-NOT: memref<1x1x128x16xf32>, vector<2xf32>
 // CHECK: vector.load {{.*}} : memref<1x12x1x16xbf16>, vector<8xbf16>
 // CHECK: vector.load {{.*}} : memref<1x12x1x128xbf16>, vector<8xbf16>
@@ -12,6 +15,7 @@
 // CHECK: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>
 // CHECK: gpu.barrier
 // TWO-LABEL: gpu.func @late_state_recurrent
+// TWO-SAME: kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // TWO: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>
 // TWO: vector.load {{.*}} : memref<1x12x1x16xbf16>, vector<8xbf16>
 // TWO: gpu.barrier

@@ -54,8 +54,10 @@ func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-22: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
-// kv: one state element a store.
-// CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<1xf32>
+// kv: a lane's two V columns (tile rows g, g + 8) side by side, 8 bytes a
+// store.
+// CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
+// CHECK-NOT: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<1xf32>
 func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
     %v: memref<1x3x1x16xbf16>, %g: memref<1x3x1xf32>, %beta: memref<1x3x1xf32>,
     %state: memref<1x1x16x16xf32>, %o: memref<1x3x1x16xbf16>) {
