@@ -155,9 +155,14 @@ typedef struct gdnRecurrentDesc {
                               state_indices, cu_seqlens,
                               intermediate_state_indices and the initial
                               state before it waits for the previous kernel
-                              (griddepcontrol.wait). Only where the previous
-                              kernel writes none of those (e.g. not two
-                              launches in a row on one state). The next
+                              (griddepcontrol.wait; tensor-core CTAs of 4+
+                              warps read the state after it). Only where no
+                              kernel that may still run writes those: the
+                              previous kernel and, since a programmatic
+                              kernel lets the next launch early, every one
+                              back to the last launch without it (a chain
+                              of programmatic kernels touches each state
+                              once). The next
                               kernel may launch where the cost model says
                               (1: after the recurrence with a producer
                               warp, else at the start), at this one's start

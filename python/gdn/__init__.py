@@ -170,8 +170,11 @@ class Compiler:
         dependent launch, which Kernel.launch starts with programmatic stream
         serialization: it may begin while the previous kernel of the stream
         runs and reads state_indices, cu_seqlens, the intermediate indices
-        and the initial state before waiting for it, so only where that
-        kernel writes none of them (not two launches in a row on one state);
+        and the initial state before waiting for it (tensor-core CTAs of 4+
+        warps: the state after it), so only where no kernel that may still
+        run writes them: the previous one and, as programmatic kernels let
+        the next launch early, every one back to the last launch without it
+        (a chain of programmatic kernels touches each state once);
         the next kernel may launch where the cost model says (1), at this
         one's start (2) or after its recurrence (3); 0 or -1: off."""
         d = RecurrentDesc()

@@ -75,8 +75,10 @@ def _chip(device):
     return f"sm_{major}{minor}a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
 
 
-def _kernel(device, **desc):
+def _kernel(device, fresh_early_inputs=False, **desc):
     desc.update(_schedule)
+    if fresh_early_inputs:  # written by the kernel just before: no early read
+        desc.pop("programmatic_launch", None)
     key = (device.type, device.index) + tuple(sorted(desc.items()))
     k = _kernels.get(key)
     if k is None:
@@ -103,7 +105,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               scale: float, qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
-              retrieve_parent_token: Optional[torch.Tensor] = None) -> None:
+              retrieve_parent_token: Optional[torch.Tensor] = None,
+              fresh_early_inputs: bool = False) -> None:
     """The gdn.recurrent op on validated, contiguous tensors. `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
     (written) are separate buffers. With `state_indices` [N] (int32/int64)
@@ -111,7 +114,11 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
     zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
     (int32/int64, with intermediate_states): EAGLE tree verify, each step
-    starts from its parent step's stored state (see the op's description)."""
+    starts from its parent step's stored state (see the op's description).
+    fresh_early_inputs: the caller has just written the initial state or an
+    index table with a kernel of its own (a dtype conversion, an arange), so
+    this call is never a programmatic launch (set_schedule), whose kernel
+    reads those before waiting for the previous kernel."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
@@ -123,7 +130,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     per_channel_beta = bt is not None and bt.dim() == 4
     pool = state if state is not None else initial_state if initial_state is not None else final_state
     kern = _kernel(
-        q.device, N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
+        q.device, fresh_early_inputs, N=N, T=T, H=H, HV=HV, K=K, V=V,
+        input_dtype=_DTYPES[q.dtype],
         gate_dtype=_DTYPES[gate.dtype] if gate is not None else "float32",
         beta_dtype=_DTYPES[bt.dtype] if bt is not None else "float32",
         decay="log_space" if g is not None else "fused_gating" if a is not None else "none",
@@ -171,7 +179,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
-      scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None):
+      scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None,
+      fresh_early_inputs=False):
     return None
 
 
@@ -264,16 +273,18 @@ def fused_recurrent_gated_delta_rule(
             b, beta = beta, None
     layout = "vk" if state_v_first else "kv"
     state_shape = (N, HV, V, K) if state_v_first else (N, HV, K, V)
+    converted = False
     if initial_state is not None:
         _check("initial_state", initial_state, dev, state_shape, _INPUT)
         if initial_state.dtype != torch.float32:  # FLA reads any dtype; the final state is fp32
-            initial_state = initial_state.float()
+            initial_state, converted = initial_state.float(), True
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
     torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens, None,
                             initial_state, None, None, final_state, o, float(scale) if scale else 0.0,
-                            bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval))
+                            bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval),
+                            fresh_early_inputs=converted)
     return o, final_state
 
 
@@ -487,7 +498,7 @@ def gated_delta_rule_mtp(
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, inter_idx,
                             pool if read_only else None, None if read_only else pool, inter,
                             None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
-                            "vk")
+                            "vk", fresh_early_inputs=inter_idx is not None)
     return output
 
 

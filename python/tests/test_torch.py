@@ -213,6 +213,32 @@ def test_cuda_graph_replay_equals_eager_and_is_repeatable():
     assert torch.equal(out, eager_o) and torch.equal(x["state"], eager_s)
 
 
+def test_programmatic_launch_is_dropped_after_the_ops_own_conversion():
+    """A programmatic kernel reads its initial state before waiting for the
+    previous kernel: where the op itself has just written it (a bf16 initial
+    state converted to fp32), the call compiles without programmatic launch."""
+    N, T, H, HV, K, V = 1, 2, 1, 2, 16, 16
+    g = torch.Generator().manual_seed(3)
+    q, k = torch.randn(N, T, H, K, generator=g), torch.randn(N, T, H, K, generator=g)
+    v = torch.randn(N, T, HV, V, generator=g)
+    gg, beta = -torch.rand(N, T, HV, generator=g), torch.rand(N, T, HV, generator=g)
+
+    def kernels_for(h0):
+        ops._kernels.clear()
+        ops.fused_recurrent_gated_delta_rule(q, k, v, g=gg, beta=beta, initial_state=h0,
+                                             output_final_state=True)
+        return [dict(key[2:]) for key in ops._kernels]
+
+    ops.set_schedule(programmatic_launch=1)
+    try:
+        h0 = torch.randn(N, HV, K, V, generator=g)
+        assert [d.get("programmatic_launch") for d in kernels_for(h0)] == [1]
+        assert [d.get("programmatic_launch") for d in kernels_for(h0.bfloat16())] == [None]
+    finally:
+        ops.set_schedule()
+        ops._kernels.clear()
+
+
 @cuda
 def test_programmatic_launch_chain_equals_plain_launches():
     """A chain of decodes where each call's q is the previous call's output

@@ -657,10 +657,11 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
                          .Case("l2_prefetch_distance", &options.l2PrefetchDistance)
                          .Case("programmatic_launch", &options.programmaticLaunch)
                          .Default(nullptr);
-    if (!field || !value)
+    // i64 only: a narrower entry reads sign-extended (true : i1 as -1).
+    if (!field || !value || !value.getType().isSignlessInteger(64))
       return op.emitOpError()
              << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
-             << "' is not an integer rows_per_warp, warps_per_block, v_lanes, "
+             << "' is not an i64 rows_per_warp, warps_per_block, v_lanes, "
                 "stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, "
                 "pipeline_stages, consumer_registers, l2_prefetch_distance or "
                 "programmatic_launch";

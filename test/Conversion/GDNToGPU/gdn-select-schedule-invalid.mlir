@@ -12,8 +12,17 @@ func.func @not_a_dictionary(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, 
 // -----
 
 func.func @unknown_entry(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an integer rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, pipeline_stages, consumer_registers, l2_prefetch_distance or programmatic_launch}}
+  // expected-error @+1 {{'gdn.schedule' entry 'rows' is not an i64 rows_per_warp, warps_per_block, v_lanes, stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, pipeline_stages, consumer_registers, l2_prefetch_distance or programmatic_launch}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {rows = 4 : i64}}
+  return
+}
+
+// -----
+
+// Only i64 entries: `true` (an i1) would read as -1, 255 : i8 too.
+func.func @not_i64(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  // expected-error @+1 {{'gdn.schedule' entry 'programmatic_launch' is not an i64 rows_per_warp}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {programmatic_launch = true}}
   return
 }
 

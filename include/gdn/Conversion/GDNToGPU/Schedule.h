@@ -71,9 +71,14 @@ struct GPUSchedule {
   /// previous kernel of the stream runs. Each CTA issues its reads of the
   /// sequence's slot (state_indices), token range (cu_seqlens), intermediate
   /// row and initial state before it waits for the previous kernel
-  /// (griddepcontrol.wait); every other read and every write come after. So
-  /// only when the previous kernel writes none of those: never chosen by the
-  /// cost model. It lets the next kernel launch
+  /// (griddepcontrol.wait); every other read and every write come after
+  /// (tensor-core CTAs of 4 or more warps load their state after their
+  /// staging loads, so after the wait). So only when no kernel that may
+  /// still run writes those: the previous kernel and, as a programmatic
+  /// kernel lets the next one launch early, every kernel back to the last
+  /// one launched without it (a chain of programmatic kernels touches each
+  /// state once). Never chosen by the cost model. It lets the next kernel
+  /// launch
   /// (griddepcontrol.launch_dependents) at its start (kLaunchAtStart) or once
   /// its recurrence is done, before its state store (kLaunchAfterRecurrence).
   int64_t programmaticLaunch = 0;
