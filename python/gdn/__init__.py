@@ -79,10 +79,13 @@ class Kernel:
         check(lib.gdnKernelLaunch(self._h, args, len(args), stream))
 
 
+_FIELD_BITS = {name: 8 * ctypes.sizeof(t) for name, t in RecurrentDesc._fields_}
+
+
 def _set_int(desc, name, value):
     """desc.name = int(value), or ValueError if it does not fit the C field
     (ctypes would silently keep only the low bits)."""
-    bits = 8 * ctypes.sizeof(dict(RecurrentDesc._fields_)[name])
+    bits = _FIELD_BITS[name]
     try:
         v = operator.index(value)
     except TypeError:
