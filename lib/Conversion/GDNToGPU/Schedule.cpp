@@ -482,14 +482,20 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                         op.hasPerKeyDecay() || op.hasPerChannelBeta();
   if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
     s.warps = 1;
-  // Tensor cores: the most warps (the fewest copies of a head's Gram pass)
-  // that still give two CTAs an SM, else 2 (N = 1 / 8 / 64 at HV = 32: 2 / 4
-  // / 8 warps measured fastest, sweep_tc2.md).
+  // Tensor cores: the most warps, 16 V columns each (the fewest copies of a
+  // head's Gram pass and of its staged tokens). For one chunk (T <= 16, not
+  // varlen), since the 128-register cap, 8 warps are the fastest at every N
+  // measured (T = 12, HV = 32: N = 2 / 4 / 8 by 8 / 14 / 3% over the 2 / 2 /
+  // 4 warps of the rule before, N = 16 by 5% and N >= 64 by 3-7% over 4;
+  // bench/results/2026-11-29-s9-compile-warps/ab.md, -s8-tc-columns/). Several chunks hold more registers (varlen on
+  // 8 warps spills 36 bytes under the cap): there the most warps that still
+  // give two CTAs an SM, else 2.
   if (s.warps == 0 && s.tensorCores()) {
+    bool oneChunk = !op.isVarlen() && d.T <= 16;
     s.warps = d.V % 32 == 0 ? 2 : 1;
     for (int64_t w : {8, 4})
       if (d.V % (16 * w) == 0 &&
-          d.N * d.HV * (d.V / (16 * w)) >= 2 * sms) {
+          (oneChunk || d.N * d.HV * (d.V / (16 * w)) >= 2 * sms)) {
         s.warps = w;
         break;
       }

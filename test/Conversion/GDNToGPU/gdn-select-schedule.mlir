@@ -277,12 +277,12 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 // Final state only, kv, T = 12 (FLA's layout): on a tiny grid (N = 1, HV =
 // 32) the token loop fed by a producer warp through a 2-slot ring, 2 columns
 // x 4 lanes a warp, all 12 tokens one chunk; from N = 8 the chunked solve on
-// tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 4 warps a CTA
-// (512 CTAs; 8 would give 256, less than two an SM).
+// tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 8 warps a CTA
+// (one chunk: the most warps, though 256 CTAs are less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
 // CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @fla_t12_n8
-// CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 8 : i64}
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
                %g: memref<1x12x32xf32>, %beta: memref<1x12x32xbf16>,
                %h0: memref<1x32x128x128xf32>, %ht: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {

@@ -12,10 +12,10 @@
 // spills 4 bytes under the cap, CAP), and varlen on 2 warps spills 4 bytes
 // at 168 registers (FEW).
 // RUN: split-file %s %t
-// RUN: gdn-run --emit=ptx --chunked-solve=2 %t/t12.mlir > %t.t12.ptx
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=2 %t/t12.mlir > %t.t12.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.t12.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.t12.ptx -o %t.t12.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=8 %t/t12.mlir > %t.w8.ptx
+// RUN: gdn-run --emit=ptx --chunked-solve=2 %t/t12.mlir > %t.w8.ptx
 // RUN: FileCheck %s --check-prefix=MAXNREG < %t.w8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.w8.ptx -o %t.w8.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=1 %t/t12.mlir > %t.w1.ptx
