@@ -261,6 +261,7 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   // Schedule fields out of range, and a producer warp the kernel cannot take
   // (its bulk copies need staged tokens): errors with messages, not kernels.
   for (auto set : {+[](gdnRecurrentDesc &x) { x.chunked_solve = 3; },
+                   +[](gdnRecurrentDesc &x) { x.overlap_reductions = 3; },
                    +[](gdnRecurrentDesc &x) { x.pipeline_stages = -2; },
                    +[](gdnRecurrentDesc &x) { x.consumer_registers = -8; }}) {
     d = smallDesc();

@@ -121,8 +121,10 @@ typedef struct gdnRecurrentDesc {
                             is int32 (32) or int64 (64); step s starts from
                             the state after its parent step (see the op) */
   int overlap_reductions; /* GPU schedule: a token's K-reductions side by
-                             side (1) or in turn with fewer registers (-1);
-                             0: automatic */
+                             side (1), also two staged tokens a step with
+                             all their state sums on the state before the
+                             pair (2), or in turn with fewer registers
+                             (-1); 0: automatic */
   int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
                             once in the WY form (final state only, no
                             tree, decay and beta per head, no producer warp)

@@ -355,9 +355,9 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->stage_tokens < -1 || desc->unroll_tokens < -1)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: stage_tokens and unroll_tokens must be >= -1");
-  if (desc->overlap_reductions < -1 || desc->overlap_reductions > 1)
+  if (desc->overlap_reductions < -1 || desc->overlap_reductions > 2)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: overlap_reductions must be -1, 0 or 1");
+                "gdnCompileDesc: overlap_reductions must be -1, 0, 1 or 2");
   if (desc->chunked_solve < -1 || desc->chunked_solve > 2)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: chunked_solve must be -1, 0, 1 or 2");

@@ -156,8 +156,9 @@ class Compiler:
         stage_tokens: no shared-memory staging, unroll_tokens: no unrolling).
         sm_count: multiprocessors of the target device for the cost model
         (0: the chip's largest part). overlap_reductions: a token's
-        K-reductions side by side (1) or in turn with fewer registers (-1);
-        0: automatic. chunked_solve: a staged chunk's tokens solved at once
+        K-reductions side by side (1), also two staged tokens a step with
+        every state sum of both on the state before the pair (2), or in turn
+        with fewer registers (-1); 0: automatic. chunked_solve: a staged chunk's tokens solved at once
         in the WY form (final state only) on CUDA cores (1) or tensor cores
         (2: mma.sync, 3xTF32), or token by token (-1); 0: automatic. pipeline_stages > 0: a producer warp feeds staged
         chunks through a ring of that many slots (cp.async.bulk, mbarriers;

@@ -54,9 +54,10 @@ def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
     """Overrides the GPU schedule of the kernels compiled from now on (0:
     automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
     unrolling). overlap_reductions: a token's K-reductions side by side (1,
-    a shorter dependent chain) or in turn (-1, fewer registers); 0: the cost
-    model's choice (side by side unless the grid is bandwidth-bound; KDA is
-    always side by side). chunked_solve, pipeline_stages, consumer_registers,
+    a shorter dependent chain; 2: also two staged tokens a step) or in turn
+    (-1, fewer registers); 0: the cost model's choice (side by side unless
+    the grid is bandwidth-bound, two a step on tiny grids without
+    intermediate states; KDA is always side by side). chunked_solve, pipeline_stages, consumer_registers,
     l2_prefetch_distance, programmatic_launch:
     see gdn.Compiler.compile. Used by the benchmarks to sweep schedules."""
     _schedule.clear()

@@ -134,6 +134,25 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
         c.compile(chunked_solve=3, **desc)
 
 
+def test_two_tokens_a_step_reach_the_kernel():
+    """overlap_reductions = 2 reaches the kernel (PTX, no GPU needed): two
+    staged tokens a step hold more registers' worth of sums, so the PTX
+    differs from the one-token loop; chosen by itself on a tiny grid (MTP
+    N = 1) but not with intermediate states (verify N = 1); 3 is refused."""
+    c = gdn.Compiler()
+    mtp = dict(N=1, T=4, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
+               initial_state=True, final_state=True, state_in_place=True, target="cuda")
+    one = c.compile(overlap_reductions=1, **mtp).ptx
+    two = c.compile(overlap_reductions=2, **mtp).ptx
+    assert one != two
+    assert c.compile(**mtp).ptx == two  # the cost model's choice at N = 1
+    verify = {**mtp, "final_state": False, "state_in_place": False,
+              "intermediate_rows": 1, "intermediate_steps": 4}
+    assert c.compile(**verify).ptx == c.compile(overlap_reductions=1, **verify).ptx
+    with pytest.raises(gdn.GDNError, match="overlap_reductions must be -1, 0, 1 or 2"):
+        c.compile(overlap_reductions=3, **mtp)
+
+
 def test_l2_prefetch_reaches_the_kernel():
     """l2_prefetch_distance reaches the kernel (PTX, no GPU needed): chosen
     for the bandwidth-bound bf16 decode (N = 64), not at N = 1, off with -1,

@@ -23,7 +23,7 @@
 // MISSING: gdn-run: error: {{.*}}missing-file.mlir
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
-// SWITCH: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: overlap-reductions = 5 must be -1, 0 or 1
+// SWITCH: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: overlap-reductions = 5 must be -1, 0, 1 or 2
 // SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be >= 0
 // CHUNKED: error: 'gdn.recurrent' op cannot be lowered to the GPU: chunked-solve = 7 must be -1, 0, 1 or 2
 // K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32

@@ -80,7 +80,8 @@ static cl::opt<int64_t> unrollOpt(
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> overlapOpt(
     "overlap-reductions",
-    cl::desc("A token's K-reductions side by side (1) or in turn (-1); 0: automatic"),
+    cl::desc("A token's K-reductions side by side (1), also two staged "
+             "tokens a step (2), or in turn (-1); 0: automatic"),
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> chunkedSolveOpt(
     "chunked-solve",

@@ -150,7 +150,10 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     bandwidth-bound (rows_per_warp left to the cost model, whose first
     candidate, 8 columns a lane or 4 in kv, already leaves that many warps),
     then in turn (-1, fewer registers); a per-key decay (KDA) or a
-    per-channel beta is always built side by side. On a tiny grid (warps of
+    per-channel beta is always built side by side. Staged tokens on a tiny
+    grid (below) without intermediate states or a tree go two a step
+    (overlap_reductions = 2: the state sums of both tokens on the state
+    before the pair, one shuffle tree deep for the two). On a tiny grid (warps of
     8 V columns at most an eighth of the target: N * HV <= 32 at V = 128)
     verify (intermediate states) and the final state of a fixed
     8 < T <= 16 with bf16 or f16 q and k take a producer warp with a 2-slot
@@ -216,9 +219,12 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "Unroll factor of the staged token loop (0: chosen, -1 or 1: a "
            "loop); chunks of at most this many tokens are unrolled fully">,
     Option<"overlapReductions", "overlap-reductions", "int64_t", "0",
-           "A token's K-reductions side by side on the carried state (1), or "
-           "one after another with fewer registers (-1); 0: chosen (side by "
-           "side unless bandwidth-bound)">,
+           "A token's K-reductions side by side on the carried state (1), "
+           "also two staged tokens a step with every state sum of both on "
+           "the state before the pair (2), or one after another with fewer "
+           "registers (-1); 0: chosen (side by side unless bandwidth-bound, "
+           "two a step for staged tokens on a tiny grid without intermediate "
+           "states)">,
     Option<"chunkedSolve", "chunked-solve", "int64_t", "0",
            "A staged chunk's tokens solved at once in the WY (UT-transform) "
            "form on CUDA cores (1) or tensor cores (2: mma.sync, 3xTF32), or "

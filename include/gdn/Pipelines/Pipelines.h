@@ -15,7 +15,8 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
       llvm::cl::init("sm_90a")};
   PassOptions::Option<int64_t> overlapReductions{
       *this, "overlap-reductions",
-      llvm::cl::desc("K-reductions side by side (1) or in turn (-1); 0: chosen"),
+      llvm::cl::desc("K-reductions side by side (1), also two staged tokens "
+                     "a step (2), or in turn (-1); 0: chosen"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> chunkedSolve{
       *this, "chunked-solve",

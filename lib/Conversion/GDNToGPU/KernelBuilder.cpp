@@ -540,18 +540,81 @@ void KernelBuilder::forTokenOfThread(Value c, Value count, Value rowBase,
 
 SmallVector<Value> KernelBuilder::runChunk(Value c, Value count, Value rowBase,
                                            ValueRange state) {
+  // Two tokens a step (pairTokens): pairs j, j + 1 while j + 1 < count, then
+  // the last token of an odd count on its own.
+  bool pairs = s.pairTokens;
   auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
     Value t = arith::AddIOp::create(b, loc, c, j);
-    SmallVector<Value> next = token(t, plus(rowBase, j), carried);
-    storeIntermediate(t, next);
+    SmallVector<Value> next =
+        pairs ? tokenPair(t, plus(rowBase, j), carried)
+              : token(t, plus(rowBase, j), carried);
+    storeIntermediate(pairs ? offset(t, 1) : t, next);
     scf::YieldOp::create(b, loc, next);
   };
-  auto loop =
-      scf::ForOp::create(b, loc, m.index(0), count, m.index(1), state, body);
+  Value end = pairs ? arith::SubIOp::create(b, loc, count, m.index(1)) : count;
+  auto loop = scf::ForOp::create(b, loc, m.index(0), end,
+                                 m.index(pairs ? 2 : 1), state, body);
   tokenLoops.push_back(loop); // unrolled once its results have their uses
-  return SmallVector<Value>(loop.getResults());
+  SmallVector<Value> results(loop.getResults());
+  if (!pairs)
+    return results;
+  Value odd = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, count, m.index(1)), m.index(0));
+  auto last = scf::IfOp::create(b, loc, ValueRange(results).getTypes(), odd,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&last.getThenRegion().front());
+    Value j = end; // count - 1
+    Value t = arith::AddIOp::create(b, loc, c, j);
+    SmallVector<Value> next = token(t, plus(rowBase, j), results);
+    storeIntermediate(t, next);
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointToStart(&last.getElseRegion().front());
+    scf::YieldOp::create(b, loc, results);
+  }
+  return SmallVector<Value>(last.getResults());
+}
+
+KernelBuilder::TokenInputs KernelBuilder::loadToken(Value t, Value j) {
+  bool staged = static_cast<bool>(j);
+  TokenInputs in;
+  in.kf = staged ? loadStagedKeyChunk(kStage, j) : loadKeyChunk(op.getK(), t);
+  in.qf = staged ? loadStagedKeyChunk(qStage, j) : loadKeyChunk(op.getQ(), t);
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  if (staged) {
+    Value col = arith::SubIOp::create(b, loc, v0, blockV0);
+    in.decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, s.kPerLane))
+                      : SmallVector<Value>{memref::LoadOp::create(
+                            b, loc, decayStage, ValueRange{j})};
+    in.beta = perChannel ? extractAll(loadVector(betaStage, {j, col}, s.rows))
+                         : SmallVector<Value>{memref::LoadOp::create(
+                               b, loc, betaStage, ValueRange{j})};
+    in.vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
+  } else {
+    in.decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
+                      : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
+    in.beta = perChannel ? perChannelBeta(t, v0, s.rows)
+                         : SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
+    in.vf = extractAll(
+        m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
+  }
+  return in;
+}
+
+KernelBuilder::TokenNorms KernelBuilder::normsAt(Value j,
+                                                 const TokenInputs &in) {
+  if (j && normStage) {
+    SmallVector<Value> row =
+        extractAll(loadVector(normStage, {j, m.index(0)}, 4));
+    if (!op.getQkL2norm()) // constants the multiplications fold
+      return {m.f32(1.0), m.f32(op.getScaleOrDefault()), row[2]};
+    return {row[0], row[1], row[2]};
+  }
+  return tokenNorms(in.kf, in.qf, [&](Value x) { return warpSum(x); });
 }
 
 SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
@@ -563,34 +626,10 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
                                                          ValueRange{j}))
                           : parentSource(t),
                    S);
-  SmallVector<Value> kf =
-      staged ? loadStagedKeyChunk(kStage, j) : loadKeyChunk(op.getK(), t);
-  SmallVector<Value> qf =
-      staged ? loadStagedKeyChunk(qStage, j) : loadKeyChunk(op.getQ(), t);
-  // decay[j]: this lane's key rows k0 + j (one value unless per key);
-  // beta[r]: its V columns v0 + r (one value unless per value channel).
-  SmallVector<Value> decay, beta, vf;
-  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
-  if (staged) {
-    Value col = arith::SubIOp::create(b, loc, v0, blockV0);
-    decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, s.kPerLane))
-                   : SmallVector<Value>{memref::LoadOp::create(
-                         b, loc, decayStage, ValueRange{j})};
-    beta = perChannel ? extractAll(loadVector(betaStage, {j, col}, s.rows))
-                      : SmallVector<Value>{memref::LoadOp::create(
-                            b, loc, betaStage, ValueRange{j})};
-    vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
-  } else {
-    decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
-                   : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
-    beta = perChannel ? perChannelBeta(t, v0, s.rows)
-                      : SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
-    vf = extractAll(
-        m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
-  }
-  auto decayAt = [&](int64_t jj) { return decay[perKey ? jj : 0]; };
+  TokenInputs in = loadToken(t, j);
   if (!s.overlapReductions) // the schedule never asks for it with KDA
-    return tokenInTurn(t, S, kf, qf, decay.front(), beta.front(), vf);
+    return tokenInTurn(t, S, in.kf, in.qf, in.decay.front(), in.beta.front(),
+                       in.vf);
 
   // Every K-reduction of a token reads only the raw q, k and the carried
   // state, so they all run side by side instead of one after another. With
@@ -601,46 +640,115 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
   // where the norms and k·q do not depend on the state. A token's
   // dependent chain is one shuffle tree deep instead of three. A producer
   // warp computes the norms once a CTA (stageNorms), not once a warp.
-  TokenNorms norms;
-  if (staged && normStage) {
-    SmallVector<Value> row =
-        extractAll(loadVector(normStage, {j, m.index(0)}, 4));
-    norms = {row[0], row[1], row[2]};
-    if (!op.getQkL2norm()) // constants the multiplications fold
-      norms = {m.f32(1.0), m.f32(op.getScaleOrDefault()), row[2]};
-  } else {
-    norms = tokenNorms(kf, qf, [&](Value x) { return warpSum(x); });
-  }
-  auto [ik, iq, kq] = norms;
-  SmallVector<Value> dk, dq; // D k and D q
-  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
-    dk.push_back(perKey ? m.mul(kf[jj], decayAt(jj)) : kf[jj]);
-    dq.push_back(perKey ? m.mul(qf[jj], decayAt(jj)) : qf[jj]);
-  }
-  // One decay for the whole head factors out of the sums.
-  Value fk = perKey ? ik : m.mul(decayAt(0), ik);
-  Value fq = perKey ? iq : m.mul(decayAt(0), iq);
-  SmallVector<Value> A, B; // Sᵀ(D k) and Sᵀ(D q) per column
-  for (int64_t r = 0; r < s.rows; ++r) {
-    Value sk = m.f32(0.0), sq = m.f32(0.0);
+  TokenNorms norms = normsAt(j, in);
+  auto [dk, dq] = decayed(in, in.kf, in.qf);
+  Factors f = factors(in, norms);
+  SmallVector<SmallVector<Value>> sums = stateSums(S, {dk, dq});
+  advance(t, S, in, norms, f, sums[0], sums[1]);
+  return S;
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+KernelBuilder::decayed(const TokenInputs &in, ArrayRef<Value> x,
+                       ArrayRef<Value> y) {
+  std::pair<SmallVector<Value>, SmallVector<Value>> out{x, y};
+  if (op.hasPerKeyDecay()) // one decay a head factors out of the sums
     for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
-      sk = m.add(sk, m.mul(at(S, r, jj), dk[jj]));
-      sq = m.add(sq, m.mul(at(S, r, jj), dq[jj]));
+      out.first[jj] = m.mul(x[jj], in.decay[jj]);
+      out.second[jj] = m.mul(y[jj], in.decay[jj]);
     }
-    A.push_back(warpSum(sk));
-    B.push_back(warpSum(sq));
-  }
-  for (Value &e : kf) // k̂ for the rank-1 update
-    e = m.mul(e, ik);
-  SmallVector<Value> outputs;
+  return out;
+}
+
+SmallVector<SmallVector<Value>>
+KernelBuilder::stateSums(SmallVector<Value> &S,
+                         ArrayRef<SmallVector<Value>> xs) {
+  SmallVector<SmallVector<Value>> sums(xs.size());
   for (int64_t r = 0; r < s.rows; ++r) {
-    Value u = m.mul(beta[perChannel ? r : 0], m.sub(vf[r], m.mul(fk, A[r])));
+    SmallVector<Value> partial(xs.size(), m.f32(0.0));
     for (int64_t jj = 0; jj < s.kPerLane; ++jj)
-      at(S, r, jj) = m.add(m.mul(at(S, r, jj), decayAt(jj)), m.mul(kf[jj], u));
-    Value out = m.add(m.mul(fq, B[r]), m.mul(kq, u));
-    outputs.push_back(out);
+      for (auto [p, x] : llvm::zip_equal(partial, xs))
+        p = m.add(p, m.mul(at(S, r, jj), x[jj]));
+    for (auto [sum, p] : llvm::zip_equal(sums, partial))
+      sum.push_back(warpSum(p));
+  }
+  return sums;
+}
+
+KernelBuilder::Factors KernelBuilder::factors(const TokenInputs &in,
+                                              const TokenNorms &norms) {
+  if (op.hasPerKeyDecay())
+    return {norms.ik, norms.iq};
+  // One decay for the whole head factors out of the sums.
+  return {m.mul(in.decay[0], norms.ik), m.mul(in.decay[0], norms.iq)};
+}
+
+SmallVector<Value> KernelBuilder::advance(Value t, SmallVector<Value> &S,
+                                          const TokenInputs &in,
+                                          const TokenNorms &norms,
+                                          const Factors &f, ArrayRef<Value> A,
+                                          ArrayRef<Value> B) {
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  auto [ik, iq, kq] = norms;
+  auto [fk, fq] = f;
+  SmallVector<Value> kHat; // k̂ for the rank-1 update
+  for (Value e : in.kf)
+    kHat.push_back(m.mul(e, ik));
+  SmallVector<Value> outputs, us;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value u =
+        m.mul(in.beta[perChannel ? r : 0], m.sub(in.vf[r], m.mul(fk, A[r])));
+    for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+      at(S, r, jj) = m.add(m.mul(at(S, r, jj), in.decay[perKey ? jj : 0]),
+                           m.mul(kHat[jj], u));
+    outputs.push_back(m.add(m.mul(fq, B[r]), m.mul(kq, u)));
+    us.push_back(u);
   }
   storeOutputs(t, outputs);
+  return us;
+}
+
+SmallVector<Value> KernelBuilder::tokenPair(Value t, Value j,
+                                            ValueRange carried) {
+  // Tokens t and t + 1 from the state S before t. With S' = D0 S + k̂0 u0ᵀ
+  // the state after t, the sums token t + 1 needs are
+  //   S'ᵀ(D1 x) = Sᵀ(D0 D1 x) + u0 (k̂0 · D1 x),   x = k1 or q1,
+  // so all four state sums of the pair (Sᵀ D0 k0, Sᵀ D0 q0, Sᵀ D0 D1 k1,
+  // Sᵀ D0 D1 q1) run side by side on S, with the two state-free dot
+  // products k̂0 · D1 k1 and k̂0 · D1 q1: one shuffle tree deep for two
+  // tokens. A head's one decay factors out as in token().
+  SmallVector<Value> S(carried.begin(), carried.end());
+  Value t1 = offset(t, 1), j1 = offset(j, 1);
+  TokenInputs in0 = loadToken(t, j), in1 = loadToken(t1, j1);
+  TokenNorms n0 = normsAt(j, in0), n1 = normsAt(j1, in1);
+  bool perKey = op.hasPerKeyDecay();
+  auto [dk1, dq1] = decayed(in1, in1.kf, in1.qf);
+  auto [dk0, dq0] = decayed(in0, in0.kf, in0.qf);
+  auto [ddk1, ddq1] = decayed(in0, dk1, dq1);
+  Factors f0 = factors(in0, n0), f1 = factors(in1, n1);
+  SmallVector<SmallVector<Value>> sums =
+      stateSums(S, {dk0, dq0, ddk1, ddq1});
+  // k0 · D1 k1 and k0 · D1 q1 (D1 = 1 for a head's one decay).
+  Value ck = m.f32(0.0), cq = m.f32(0.0);
+  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    ck = m.add(ck, m.mul(in0.kf[jj], dk1[jj]));
+    cq = m.add(cq, m.mul(in0.kf[jj], dq1[jj]));
+  }
+  ck = m.mul(warpSum(ck), n0.ik);
+  cq = m.mul(warpSum(cq), n0.ik);
+  SmallVector<Value> u0 = advance(t, S, in0, n0, f0, sums[0], sums[1]);
+  storeIntermediate(t, S);
+  SmallVector<Value> A1, B1;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value a = sums[2][r], bq = sums[3][r];
+    if (!perKey) { // the sums were of S, not D0 S
+      a = m.mul(a, in0.decay[0]);
+      bq = m.mul(bq, in0.decay[0]);
+    }
+    A1.push_back(m.add(a, m.mul(ck, u0[r])));
+    B1.push_back(m.add(bq, m.mul(cq, u0[r])));
+  }
+  advance(t1, S, in1, n1, f1, A1, B1);
   return S;
 }
 

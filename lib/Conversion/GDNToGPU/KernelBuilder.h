@@ -359,6 +359,48 @@ private:
                               interValid);
   }
 
+  /// A token's inputs at token t (or staged at chunk row j), f32: this
+  /// lane's entries of k and q, its V columns of v, the decay (this lane's
+  /// keys with a per-key decay, else one value) and beta (its columns with a
+  /// per-channel beta, else one value).
+  struct TokenInputs {
+    SmallVector<Value> kf, qf, vf, decay, beta;
+  };
+  TokenInputs loadToken(Value t, Value j);
+
+  /// The norm factors of a token: staged by the producer (normStage) at row
+  /// j, else from this warp's lanes (tokenNorms).
+  TokenNorms normsAt(Value j, const TokenInputs &in);
+
+  /// x and y (this lane's keys) times the token's per-key decay (themselves
+  /// with one decay a head, which factors out of the sums instead).
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  decayed(const TokenInputs &in, ArrayRef<Value> x, ArrayRef<Value> y);
+
+  /// For each x of `xs` (this lane's keys), Sᵀx per V column of the lane,
+  /// summed over the token's lanes: all the shuffle trees side by side.
+  SmallVector<SmallVector<Value>> stateSums(SmallVector<Value> &S,
+                                            ArrayRef<SmallVector<Value>> xs);
+
+  /// The factors of a token's state sums: ik and iq, times the decay when
+  /// it is one value a head (which the sums then leave out).
+  struct Factors {
+    Value fk, fq;
+  };
+  Factors factors(const TokenInputs &in, const TokenNorms &norms);
+
+  /// The side-by-side token given its state sums A = Sᵀ(D k), B = Sᵀ(D q)
+  /// (D omitted for one decay a head): u = beta (v - ik A), S <- D S + k̂ uᵀ,
+  /// o = iq B + (k̂·q̂) u, stored. Returns u per column.
+  SmallVector<Value> advance(Value t, SmallVector<Value> &S,
+                             const TokenInputs &in, const TokenNorms &norms,
+                             const Factors &f, ArrayRef<Value> A,
+                             ArrayRef<Value> B);
+
+  /// Staged tokens t and t + 1 (rows j, j + 1) with every state sum of both
+  /// on the state before t (pairTokens): one shuffle tree deep for the two.
+  SmallVector<Value> tokenPair(Value t, Value j, ValueRange carried);
+
   /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.
   /// Inputs come from global memory at token t, or staged at chunk row j;
   /// in the side-by-side form the norm factors (tokenNorms) too, where the

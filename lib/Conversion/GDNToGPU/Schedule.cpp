@@ -294,7 +294,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // range: a switch is -1, 0 or 1, a size >= 0 (>= -1 where -1 means none).
   for (auto [name, value, lo, hi] :
        {std::tuple<StringRef, int64_t, int64_t, int64_t>{
-            "overlap-reductions", options.overlapReductions, -1, 1},
+            "overlap-reductions", options.overlapReductions, -1, 2},
         {"chunked-solve", options.chunkedSolve, -1, 2},
         {"rows-per-warp", options.rowsPerWarp, 0, INT64_MAX},
         {"warps-per-block", options.warpsPerBlock, 0, INT64_MAX},
@@ -568,6 +568,19 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     if (s.tensorCores() && d.K % 8 != 0)
       return refuse("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
   }
+  // Two staged tokens a step (overlap_reductions = 2), where a token chain
+  // of the side-by-side form is the whole kernel: a tiny grid, no
+  // intermediate states (with them 20% slower: verify T = 4 N = 1 4.26 ->
+  // 5.14 us) and no tree. H200: T = 12 N = 1 6.52 -> 6.34 us, MTP T = 4
+  // N = 1 5.16 -> 4.93; forced on wider grids 4-12% slower
+  // (bench/results/2026-11-29-s9-pairs). Staged token loops only; never
+  // with the chunked solve.
+  bool pairable = s.overlapReductions && s.chunk > 0 && !s.chunkedSolve &&
+                  !op.hasParentTable();
+  s.pairTokens =
+      pairable && (options.overlapReductions == 2 ||
+                   (options.overlapReductions == 0 &&
+                    tinyGrid(op, targetWarps) && !op.getIntermediateStates()));
   if (s.unroll == 0)
     s.unroll = kAutoUnroll;
   else if (s.unroll < 0)
@@ -628,7 +641,8 @@ DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
       b.getNamedAttr("v_lanes", i64(s.lanesV)),
       b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
       b.getNamedAttr("unroll_tokens", i64(s.unroll)),
-      b.getNamedAttr("overlap_reductions", i64(s.overlapReductions ? 1 : -1)),
+      b.getNamedAttr("overlap_reductions",
+                     i64(s.pairTokens ? 2 : s.overlapReductions ? 1 : -1)),
       b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? s.chunkedSolve : -1)),
       b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
       b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
@@ -677,12 +691,12 @@ FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
       options.stageTokens < -1 || options.unrollTokens < -1 ||
       options.pipelineStages < -1 || options.consumerRegisters < 0 ||
       options.l2PrefetchDistance < -1 ||
-      options.overlapReductions < -1 || options.overlapReductions > 1 ||
+      options.overlapReductions < -1 || options.overlapReductions > 2 ||
       options.chunkedSolve < -1 || options.chunkedSolve > 2 ||
       options.programmaticLaunch < -1 || options.programmaticLaunch > 3)
     return op.emitOpError() << "'" << kScheduleAttrName
                             << "' holds a negative size (or "
-                               "overlap_reductions outside -1, 0, 1, "
+                               "overlap_reductions outside -1, 0, 1, 2, "
                                "chunked_solve outside -1, 0, 1, 2 or "
                                "programmatic_launch outside -1, 0, 1, 2, 3)";
   return options;

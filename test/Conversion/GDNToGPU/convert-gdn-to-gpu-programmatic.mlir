@@ -46,7 +46,7 @@ func.func @producer(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>,
       v(%v : memref<1x12x32x128xbf16>) g(%g : memref<1x12x32xf32>) beta(%beta : memref<1x12x32xbf16>)
       initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
       o(%o : memref<1x12x32x128xbf16>)
-      {qk_l2norm, gdn.schedule = {programmatic_launch = 2 : i64, pipeline_stages = 2 : i64}}
+      {qk_l2norm, gdn.schedule = {programmatic_launch = 2 : i64, pipeline_stages = 2 : i64, overlap_reductions = 1 : i64}}
   return
 }
 

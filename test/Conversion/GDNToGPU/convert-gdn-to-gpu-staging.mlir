@@ -1,6 +1,6 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 unroll-tokens=4" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=LOOP
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2 unroll-tokens=4" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=LOOP
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
 
 // Token staging: with T > 1 a chunk of tokens' q, k, v (this CTA's 8 V
 // columns) and gates goes through shared memory, every load issued before one

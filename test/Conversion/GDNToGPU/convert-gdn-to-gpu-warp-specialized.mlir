@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=2 pipeline-stages=2" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 warps-per-block=4 stage-tokens=2 pipeline-stages=3 consumer-registers=128" -convert-gdn-to-gpu | FileCheck %s --check-prefix=REGS
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=2 pipeline-stages=2 overlap-reductions=1" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 warps-per-block=4 stage-tokens=2 pipeline-stages=3 consumer-registers=128 overlap-reductions=1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=REGS
 
 // A producer warp (pipeline-stages): the CTA's 2 consumer warps plus one
 // producer warp (96 threads). T = 4 in chunks of 2 tokens through a ring of

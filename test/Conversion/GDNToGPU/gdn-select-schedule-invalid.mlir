@@ -29,7 +29,7 @@ func.func @not_i64(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memre
 // -----
 
 func.func @negative(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1, chunked_solve outside -1, 0, 1, 2 or programmatic_launch outside -1, 0, 1, 2, 3)}}
+  // expected-error @+1 {{'gdn.schedule' holds a negative size (or overlap_reductions outside -1, 0, 1, 2, chunked_solve outside -1, 0, 1, 2 or programmatic_launch outside -1, 0, 1, 2, 3)}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = {warps_per_block = -2 : i64}}
   return
 }

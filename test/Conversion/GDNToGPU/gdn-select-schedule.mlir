@@ -49,11 +49,12 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
 // -----
 
 // The tensor form keeps its schedule through one-shot bufferization: kv, 4
-// columns x 4 lanes, 2 warps = the 32 V columns in one CTA per (hv, n).
+// columns x 4 lanes, 2 warps = the 32 V columns in one CTA per (hv, n); a
+// tiny grid, so two staged tokens a step.
 // GPU-LABEL: func.func @tensor_form
 // GPU: gpu.launch_func @gdn_kernels::@tensor_form_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64
 // CHECK-LABEL: func.func @tensor_form
-// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
+// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 2 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
 func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: tensor<2x4x2x32xf32>,
                        %o: tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32> {
   %r = gdn.recurrent q(%q : tensor<2x4x2x32xf32>) k(%k : tensor<2x4x2x32xf32>) v(%v : tensor<2x4x2x32xf32>)
@@ -276,11 +277,13 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 
 // Final state only, kv, T = 12 (FLA's layout): on a tiny grid (N = 1, HV =
 // 32) the token loop fed by a producer warp through a 2-slot ring, 2 columns
-// x 4 lanes a warp, all 12 tokens one chunk; from N = 8 the chunked solve on
+// x 4 lanes a warp, all 12 tokens one chunk, two tokens a step
+// (overlap_reductions = 2: a tiny grid, no intermediate states); from N = 8
+// the chunked solve on
 // tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 8 warps a CTA
 // (one chunk: the most warps, though 256 CTAs are less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 2 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
 // CHECK-LABEL: func.func @fla_t12_n8
 // CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 8 : i64}
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,

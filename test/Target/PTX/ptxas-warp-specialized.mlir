@@ -21,8 +21,9 @@
 // RUN: gdn-run --emit=ptx --pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128 %examples/sglang_verify_t4.mlir > %t.regs.ptx
 // RUN: FileCheck %s --check-prefixes=WS,REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.regs.ptx -o %t.regs.cubin 2>&1 | FileCheck %s --check-prefix=ASM-REGS
-// The T = 12 final state on a tiny grid takes a producer by default, which
-// stages each token's norm factors: a 2 x 12 x 16-byte ring buffer, stored
+// The T = 12 final state on a tiny grid takes a producer by default (and two
+// tokens a step, overlap_reductions = 2), which stages each token's norm
+// factors: a 2 x 12 x 16-byte ring buffer, stored
 // with one 16-byte store after the producer's two rsqrt (the only ones: the
 // consumers load them).
 // RUN: gdn-run --emit=ptx %gdn_src_root/bench/sweeps/fla_t12_n1_kv.mlir > %t.norms.ptx

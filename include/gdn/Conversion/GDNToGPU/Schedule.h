@@ -84,6 +84,10 @@ struct GPUSchedule {
   int64_t programmaticLaunch = 0;
   static constexpr int64_t kLaunchAtStart = 2;
   static constexpr int64_t kLaunchAfterRecurrence = 3;
+  /// Staged tokens two at a time, every state sum of both on the state
+  /// before the first, so one shuffle tree deep for the pair
+  /// (overlap_reductions = 2; KernelBuilder::tokenPair).
+  bool pairTokens = false;
   int64_t lanesK() const { return kWarpSize / lanesV; }
   /// Warps of the producer: a warp, or a warpgroup with setmaxnreg.
   int64_t producerWarps() const {
