@@ -71,10 +71,14 @@ QUICK_NS = (1, 8, 64, 256)
 
 
 def schedule_name(sched):
-    keys = (("rows_per_warp", "r"), ("warps_per_block", "w"), ("v_lanes", "l"),
-            ("stage_tokens", "s"), ("unroll_tokens", "u"), ("l2_prefetch_distance", "p"),
-            ("programmatic_launch", "g"))
-    return "sched_" + "".join(f"{c}{sched[k]}" for k, c in keys if k in sched)
+    """A column name for a pinned schedule: one letter a keyword set_schedule
+    takes (o = overlap_reductions, c = chunked_solve, q = pipeline_stages, x =
+    consumer_registers) and its value, so no two schedules share a column."""
+    letters = dict(rows_per_warp="r", warps_per_block="w", v_lanes="l", stage_tokens="s",
+                   unroll_tokens="u", l2_prefetch_distance="p", programmatic_launch="g",
+                   overlap_reductions="o", chunked_solve="c", pipeline_stages="q",
+                   consumer_registers="x")
+    return "sched_" + "".join(f"{letters.get(k, k)}{v}" for k, v in sched.items())
 
 
 def load_sglang(path):
@@ -358,8 +362,9 @@ def report(rows, out, quiet=False, device=None):
     sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
     if sweep:
         lines += ["", "Schedule sweep (HV=32; us; sched_ names: r rows-per-warp, w warps-per-block, "
-                  "s stage-tokens, u unroll-tokens, p l2-prefetch-distance, g programmatic-launch; "
-                  "-1 = off; unset = "
+                  "l v-lanes, s stage-tokens, u unroll-tokens, p l2-prefetch-distance, "
+                  "g programmatic-launch, o overlap-reductions, c chunked-solve, "
+                  "q pipeline-stages, x consumer-registers; -1 = off; unset = "
                   "automatic):", ""]
         for key in sorted({(r["workload"], r["T"]) for r in sweep}):
             sub = [r for r in sweep if (r["workload"], r["T"]) == key]
