@@ -123,8 +123,9 @@ typedef struct gdnRecurrentDesc {
   int overlap_reductions; /* GPU schedule: a token's K-reductions side by
                              side (1), also two staged tokens a step with
                              all their state sums on the state before the
-                             pair (2), or in turn with fewer registers
-                             (-1); 0: automatic */
+                             pair (2; as 1 where tokens are not staged,
+                             with a tree or the chunked solve), or in turn
+                             with fewer registers (-1); 0: automatic */
   int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
                             once in the WY form (final state only, no
                             tree, decay and beta per head, no producer warp)

@@ -221,7 +221,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     Option<"overlapReductions", "overlap-reductions", "int64_t", "0",
            "A token's K-reductions side by side on the carried state (1), "
            "also two staged tokens a step with every state sum of both on "
-           "the state before the pair (2), or one after another with fewer "
+           "the state before the pair (2; as 1 where tokens are not staged, "
+           "with a tree or the chunked solve), or one after another with fewer "
            "registers (-1); 0: chosen (side by side unless bandwidth-bound, "
            "two a step for staged tokens on a tiny grid without intermediate "
            "states)">,

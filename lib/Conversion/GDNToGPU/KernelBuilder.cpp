@@ -122,12 +122,18 @@ void KernelBuilder::build() {
 }
 
 void KernelBuilder::unrollTokenLoops() {
+  // unroll_tokens counts tokens; an iteration of a pair loop takes two.
   for (scf::ForOp loop : tokenLoops) {
-    std::optional<int64_t> trips = getConstantIntValue(loop.getUpperBound());
-    if (trips && *trips <= s.unroll)
+    int64_t perIteration = getConstantIntValue(loop.getStep()).value_or(1);
+    std::optional<int64_t> lo = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> hi = getConstantIntValue(loop.getUpperBound());
+    if (lo && hi &&
+        llvm::divideCeil(std::max<int64_t>(*hi - *lo, 0), perIteration) *
+                perIteration <=
+            s.unroll)
       (void)loopUnrollFull(loop);
-    else if (s.unroll > 1)
-      (void)loopUnrollByFactor(loop, s.unroll);
+    else if (s.unroll / perIteration > 1)
+      (void)loopUnrollByFactor(loop, s.unroll / perIteration);
   }
 }
 
@@ -553,30 +559,33 @@ SmallVector<Value> KernelBuilder::runChunk(Value c, Value count, Value rowBase,
     storeIntermediate(pairs ? offset(t, 1) : t, next);
     scf::YieldOp::create(b, loc, next);
   };
-  Value end = pairs ? arith::SubIOp::create(b, loc, count, m.index(1)) : count;
+  Value end = pairs ? b.createOrFold<arith::SubIOp>(loc, count, m.index(1))
+                    : count;
   auto loop = scf::ForOp::create(b, loc, m.index(0), end,
                                  m.index(pairs ? 2 : 1), state, body);
   tokenLoops.push_back(loop); // unrolled once its results have their uses
   SmallVector<Value> results(loop.getResults());
   if (!pairs)
     return results;
+  auto last = [&](ValueRange carried) { // the odd token, j = count - 1
+    Value t = arith::AddIOp::create(b, loc, c, end);
+    SmallVector<Value> next = token(t, plus(rowBase, end), carried);
+    storeIntermediate(t, next);
+    return next;
+  };
+  if (std::optional<int64_t> n = getConstantIntValue(count)) // fixed T
+    return *n % 2 ? last(results) : results;
   Value odd = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne,
       arith::AndIOp::create(b, loc, count, m.index(1)), m.index(0));
-  auto last = scf::IfOp::create(b, loc, ValueRange(results).getTypes(), odd,
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&last.getThenRegion().front());
-    Value j = end; // count - 1
-    Value t = arith::AddIOp::create(b, loc, c, j);
-    SmallVector<Value> next = token(t, plus(rowBase, j), results);
-    storeIntermediate(t, next);
-    scf::YieldOp::create(b, loc, next);
-    b.setInsertionPointToStart(&last.getElseRegion().front());
-    scf::YieldOp::create(b, loc, results);
-  }
-  return SmallVector<Value>(last.getResults());
+  auto ifOdd = scf::IfOp::create(b, loc, ValueRange(results).getTypes(), odd,
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOdd.getThenRegion().front());
+  scf::YieldOp::create(b, loc, last(results));
+  b.setInsertionPointToStart(&ifOdd.getElseRegion().front());
+  scf::YieldOp::create(b, loc, results);
+  return SmallVector<Value>(ifOdd.getResults());
 }
 
 KernelBuilder::TokenInputs KernelBuilder::loadToken(Value t, Value j) {

@@ -86,7 +86,10 @@ struct GPUSchedule {
   static constexpr int64_t kLaunchAfterRecurrence = 3;
   /// Staged tokens two at a time, every state sum of both on the state
   /// before the first, so one shuffle tree deep for the pair
-  /// (overlap_reductions = 2; KernelBuilder::tokenPair).
+  /// (overlap_reductions = 2; KernelBuilder::tokenPair). Only with staged
+  /// tokens in the side-by-side form, no tree and no chunked solve: a pinned
+  /// 2 elsewhere is built (and reported) as 1. unroll_tokens still counts
+  /// tokens, two an iteration of the pair loop.
   bool pairTokens = false;
   int64_t lanesK() const { return kWarpSize / lanesV; }
   /// Warps of the producer: a warp, or a warpgroup with setmaxnreg.
