@@ -4,8 +4,8 @@
 # schedule (CUDA-graph replays, rotating input sets) and checks every example
 # on the GPU against the fp64 reference (RMS-relative <= 2e-3 on o; on the
 # state <= 1e-5 for f32, 4e-3 for bf16, 1e-3 for f16) under the default and
-# 17 other schedules (and producer-warp and chunked-solve schedules, on
-# CUDA and tensor cores, where the example takes them). Writes the log to $OUT/h200-check.log and prints a
+# 17 other schedules (and producer-warp, two-tokens-a-step and chunked-solve
+# schedules, on CUDA and tensor cores, where the example takes them). Writes the log to $OUT/h200-check.log and prints a
 # short table last.
 set -u
 out=${OUT:-/tmp}
@@ -72,7 +72,8 @@ for f in examples/*.mlir; do
   fi
   [ -n "$extra" ] && for flags in "--pipeline-stages=2" "--pipeline-stages=3 --stage-tokens=2" \
       "--pipeline-stages=2 --stage-tokens=1" \
-      "--pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128"; do
+      "--pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128" \
+      "--overlap-reductions=2" "--overlap-reductions=2 --stage-tokens=3 --pipeline-stages=2"; do
     i=$((i+1))
     echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
   done
