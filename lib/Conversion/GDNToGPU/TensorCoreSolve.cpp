@@ -204,20 +204,27 @@ void KernelBuilder::buildTensorCoreGram() {
         if (e / 2 == 0 || C > 8)
           store(offset(g, 8 * (e / 2)), offset(t2, 8 * n + e % 2), acc[n][e]);
   };
-  int64_t qkWarp = s.warps > 1 ? 1 : 0;
+  // Q Qᵀ on a third warp where there is one, so the Gram pass is one
+  // product deep.
+  int64_t qkWarp = s.warps > 1 ? 1 : 0, qqWarp = s.warps > 2 ? 2 : 0;
+  auto qNorms = [&] { // q's norms: only the diagonal is read
+    gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
+      ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
+        memref::StoreOp::create(b, loc, qq, tokenStage,
+                                ValueRange{m.index(2), i});
+      });
+    });
+  };
   ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(0)), [&] {
     gramOf(kStage, kStage, [&](Value i, Value j, Value kk) {
       memref::StoreOp::create(b, loc, kk, gramStage,
                               ValueRange{m.index(0), i, j});
     });
-    if (op.getQkL2norm()) // q's norms: only the diagonal is read
-      gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
-        ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
-          memref::StoreOp::create(b, loc, qq, tokenStage,
-                                  ValueRange{m.index(2), i});
-        });
-      });
+    if (op.getQkL2norm() && qqWarp == 0)
+      qNorms();
   });
+  if (op.getQkL2norm() && qqWarp != 0)
+    ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qqWarp)), qNorms);
   ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
     gramOf(qStage, kStage, [&](Value i, Value j, Value qk) {
       memref::StoreOp::create(b, loc, qk, gramStage,
@@ -313,9 +320,12 @@ void KernelBuilder::buildSolveMatrices() {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     // Column j of Tm = (I + L)^-1 diag(beta) by forward substitution,
     // x_i = [i == j] beta_j - sum_{l<i} L_il x_l (zero above j), and of M.
+    // Rows from solveRows() on (past a fixed T) are zeros: beta = 0 there,
+    // and gram1 = 0 in M. The substitution runs over the real rows only.
+    int64_t rows = solveRows();
     Value j = threadId;
     SmallVector<Value> ik, beta;
-    for (int64_t l = 0; l < C; ++l) {
+    for (int64_t l = 0; l < rows; ++l) {
       ik.push_back(load(factorStage, {3, l}));
       beta.push_back(load(betaStage, {l}));
     }
@@ -323,7 +333,11 @@ void KernelBuilder::buildSolveMatrices() {
     Value ikJ =
         memref::LoadOp::create(b, loc, factorStage, ValueRange{m.index(3), j});
     SmallVector<Value> x;
-    for (int64_t i = 0; i < C; ++i) {
+    for (int64_t i = rows; i < C; ++i)
+      for (int64_t which = 0; which < 2; ++which)
+        memref::StoreOp::create(b, loc, m.f32(0.0), solveStage,
+                                ValueRange{m.index(which), m.index(i), j});
+    for (int64_t i = 0; i < rows; ++i) {
       Value sum = m.f32(0.0);
       for (int64_t l = 0; l < i; ++l)
         sum = m.add(sum, m.mul(m.mul(load(gramStage, {0, i, l}), ik[l]), x[l]));

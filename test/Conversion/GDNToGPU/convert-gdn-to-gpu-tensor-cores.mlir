@@ -69,3 +69,41 @@ func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
       {state_layout = #gdn.layout<kv>}
   return
 }
+
+// -----
+
+// Four warps with qk_l2norm: the Gram pass is one product deep, K Kᵀ on
+// warp 0, Q Qᵀ (the q norms) on warp 2, Q Kᵀ on warp 1; the forward
+// substitution runs over the T = 3 real rows of the 8-row chunk only (one
+// diagonal test a row), the rows past them stored as zeros.
+// CHECK-LABEL: gpu.func @qnorms_recurrent
+// CHECK: %[[W0:.*]] = arith.cmpi eq, %[[WARP:.*]], %c0 : index
+// CHECK-NEXT: scf.if %[[W0]] {
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: %[[W2:.*]] = arith.cmpi eq, %[[WARP]], %c2 : index
+// CHECK-NEXT: scf.if %[[W2]] {
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: %[[W1:.*]] = arith.cmpi eq, %[[WARP]], %c1 : index
+// CHECK-NEXT: scf.if %[[W1]] {
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0, %c7, %thread_id_x]
+// CHECK: arith.cmpi eq, %thread_id_x, %c0 : index
+// CHECK: arith.cmpi eq, %thread_id_x, %c1 : index
+// CHECK: arith.cmpi eq, %thread_id_x, %c2 : index
+// CHECK-NOT: arith.cmpi eq, %thread_id_x
+// CHECK: gpu.barrier
+func.func @qnorms(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
+    %v: memref<1x3x1x64xbf16>, %g: memref<1x3x1xf32>, %beta: memref<1x3x1xf32>,
+    %state: memref<1x1x16x64xf32>, %o: memref<1x3x1x64xbf16>) {
+  gdn.recurrent q(%q : memref<1x3x1x16xbf16>) k(%k : memref<1x3x1x16xbf16>)
+      v(%v : memref<1x3x1x64xbf16>) g(%g : memref<1x3x1xf32>)
+      beta(%beta : memref<1x3x1xf32>)
+      initial_state(%state : memref<1x1x16x64xf32>)
+      final_state(%state : memref<1x1x16x64xf32>) o(%o : memref<1x3x1x64xbf16>)
+      {state_layout = #gdn.layout<kv>, qk_l2norm, gdn.schedule = {warps_per_block = 4 : i64}}
+  return
+}
