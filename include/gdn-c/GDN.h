@@ -148,8 +148,13 @@ typedef struct gdnRecurrentDesc {
                             L2 (cp.async.bulk.prefetch, sm_90) the state
                             tile of the CTA this many CTAs later in launch
                             order (T = 1 or stage_tokens = -1, a vk initial
-                            state, no cu_seqlens); -1: none; 0: automatic
-                            (the bandwidth-bound bf16/f16 decode) */
+                            state, no cu_seqlens), or on the tensor-core
+                            solve of a single chunk (no cu_seqlens) that
+                            CTA's staged q, k, v rows and gates
+                            (prefetch.global.L2); -1: none; 0: automatic
+                            (the bandwidth-bound bf16/f16 decode; the
+                            tensor-core solve on a grid past its resident
+                            CTAs) */
   int programmatic_launch; /* 1, 2 or 3: a kernel for programmatic dependent
                               launch (sm_90+; gdnKernelLaunch then uses
                               cuLaunchKernelEx with programmatic stream

@@ -101,7 +101,8 @@ static cl::opt<int64_t> consumerRegsOpt(
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> l2PrefetchOpt(
     "l2-prefetch-distance",
-    cl::desc("L2 prefetch of the state tile of the CTA this many CTAs later "
+    cl::desc("L2 prefetch of the state tile (on the tensor-core solve of "
+             "one chunk: the staged inputs) of the CTA this many CTAs later "
              "(0: automatic, -1: none)"),
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> programmaticOpt(

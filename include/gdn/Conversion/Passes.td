@@ -167,7 +167,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     16 V columns a warp) is chosen for the final state of a fixed
     8 < T <= 16 with bf16 or f16 q and k, K <= 128 a multiple of 8 and V a
     multiple of 32, above that tiny grid, with 8, 4 or 2 warps by grid size
-    (T = 12 on the H200: 1.1-1.7x the token loop); on CUDA
+    (T = 12 on the H200: 1.1-1.7x the token loop), and, on a grid of more
+    CTAs than the device holds, each CTA prefetching into L2 the staged
+    inputs of the CTA one per SM later (l2_prefetch_distance = SMs); on CUDA
     cores (chunked_solve = 1, measured slower) only when asked for; both
     need staged tokens, the final state only, no tree, no producer warp, and
     a decay and beta per head. An attribute already on the op pins its
@@ -249,8 +251,12 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "L2 prefetch distance in CTAs: thread 0 of each CTA prefetches "
            "(cp.async.bulk.prefetch.L2) the state tile of the CTA this many "
            "CTAs later in launch order (no staged tokens, a vk initial state, "
-           "no cu_seqlens; sm_90 or sm_90a); -1: none; 0: chosen (the "
-           "bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM)">,
+           "no cu_seqlens; sm_90 or sm_90a), or, on the tensor-core solve of "
+           "a single chunk (no cu_seqlens), threads t < T that CTA's token t "
+           "q, k, v rows and gates (prefetch.global.L2); -1: none; 0: chosen "
+           "(the bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an "
+           "SM; the tensor-core solve on a grid past its resident CTAs, at "
+           "SMs)">,
     Option<"programmaticLaunch", "programmatic-launch", "int64_t", "0",
            "A kernel for programmatic dependent launch (griddepcontrol, sm_90 "
            "or sm_90a): it reads the state slot, cu_seqlens, the intermediate "

@@ -68,7 +68,8 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
   PassOptions::Option<int64_t> l2PrefetchDistance{
       *this, "l2-prefetch-distance",
       llvm::cl::desc("L2 prefetch distance in CTAs of a later CTA's state "
-                     "tile (0: chosen, -1: none)"),
+                     "tile (tensor-core solve of one chunk: its staged "
+                     "inputs) (0: chosen, -1: none)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> unrollTokens{
       *this, "unroll-tokens",

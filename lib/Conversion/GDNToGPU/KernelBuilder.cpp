@@ -90,6 +90,8 @@ void KernelBuilder::build() {
   // (bench/results/2026-11-29-s5-sweeps/ab_t12.md).
   bool lateState = s.tensorCores() && s.warps >= 4 && !op.isVarlen() &&
                    d.T <= s.chunk;
+  if (s.tensorCores())
+    prefetchLaterInputs(tid, vBlock);
   SmallVector<Value> state = lateState ? SmallVector<Value>() : loadState();
   waitForPreviousGrid();
   if (s.chunk == 0) {
@@ -853,10 +855,8 @@ void KernelBuilder::waitForPreviousGrid() {
                             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
 }
 
-void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
-  Value init = op.getInitialState();
-  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
-    return;
+std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
+                                               int64_t threads) {
   // Launch order: the x block index varies fastest, then y (hv), then z (n).
   int64_t blocksV = d.V / s.blockRows();
   int64_t total = blocksV * d.HV * d.N;
@@ -869,19 +869,71 @@ void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
                                                       n))));
   Value later =
       arith::AddIOp::create(b, loc, linear, m.index(s.l2PrefetchDistance));
-  Value isThread0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0));
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                     m.index(threads));
   Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, later,
                                        m.index(total));
-  auto ifOp = scf::IfOp::create(
-      b, loc, arith::AndIOp::create(b, loc, isThread0, inGrid),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
+  auto ifOp = scf::IfOp::create(b, loc,
+                                arith::AndIOp::create(b, loc, mine, inGrid),
+                                /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value laterV = arith::RemUIOp::create(b, loc, later, m.index(blocksV));
   Value rest = arith::DivUIOp::create(b, loc, later, m.index(blocksV));
-  Value laterHV = arith::RemUIOp::create(b, loc, rest, m.index(d.HV));
-  Value laterN = arith::DivUIOp::create(b, loc, rest, m.index(d.HV));
+  return {laterV, arith::RemUIOp::create(b, loc, rest, m.index(d.HV)),
+          arith::DivUIOp::create(b, loc, rest, m.index(d.HV))};
+}
+
+void KernelBuilder::prefetchLaterInputs(Value tid, Value vBlock) {
+  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
+    return;
+  OpBuilder::InsertionGuard g(b);
+  // Thread t < T: token t's rows, a prefetch a 128-byte line.
+  auto [laterV, laterHV, laterN] = laterBlock(tid, vBlock, d.T);
+  Value laterH = arith::DivUIOp::create(b, loc, laterHV, m.index(d.HV / d.H));
+  Value column0 = arith::MulIOp::create(b, loc, laterV, m.index(s.blockRows()));
+  // mem[laterN, t, head, col + ...] over `width` elements (col null: the
+  // one element mem[laterN, t, head]).
+  auto row = [&](Value mem, Value head, Value col, int64_t width) {
+    int64_t perLine = 128 / elementBytes(mem);
+    for (int64_t c = 0; c < width; c += perLine) {
+      SmallVector<Value> idx = {laterN, tid, head};
+      if (col)
+        idx.push_back(offset(col, c));
+      NVVM::PrefetchOp::create(
+          b, loc,
+          NVVM::PrefetchCacheLevelAttr::get(b.getContext(),
+                                            NVVM::PrefetchCacheLevel::L2),
+          /*evictPriority=*/nullptr, globalAddress(mem, idx),
+          /*predicate=*/Value(), /*tensormap=*/false, /*uniform=*/false,
+          /*in_param_space=*/false);
+    }
+  };
+  row(op.getQ(), laterH, m.index(0), d.K);
+  row(op.getK(), laterH, m.index(0), d.K);
+  row(op.getV(), laterHV, column0, s.blockRows());
+  // The gates: one value a token and head, or a row along K (a per-key
+  // decay) or along the CTA's V columns (a per-channel beta).
+  Value gate = op.getG() ? op.getG() : op.getA();
+  Value beta = op.getBeta() ? op.getBeta() : op.getB();
+  for (auto [x, col, width] : {std::tuple<Value, Value, int64_t>{
+                                   gate, m.index(0), d.K},
+                               {beta, column0, s.blockRows()}}) {
+    if (!x)
+      continue;
+    if (cast<MemRefType>(x.getType()).getRank() == 4)
+      row(x, laterHV, col, width);
+    else
+      row(x, laterHV, Value(), 1);
+  }
+}
+
+void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
+  Value init = op.getInitialState();
+  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
+    return;
+  OpBuilder::InsertionGuard g(b);
+  // Thread 0: the later CTA's state tile, one bulk prefetch.
+  auto [laterV, laterHV, laterN] = laterBlock(tid, vBlock, 1);
   auto [row, rowValid] = m.emitStateSlot(op, laterN);
   if (rowValid) { // a padding row (slot < 0) has no state to fetch
     auto ifValid = scf::IfOp::create(b, loc, rowValid, false);

@@ -37,6 +37,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
+#include <array>
+
 namespace mlir {
 namespace gdn {
 
@@ -64,6 +66,16 @@ private:
   /// launch order, if the grid has one (and, with a pool, its slot is >= 0).
   /// Called after the CTA's own state loads are issued.
   void prefetchLaterState(Value tid, Value vBlock);
+  /// Schedule l2_prefetch_distance > 0 on the tensor-core solve of a single
+  /// chunk: thread t < T prefetches into L2 (prefetch.global.L2, a 128-byte
+  /// line each) token t's q, k and v rows and gates of the CTA
+  /// `l2PrefetchDistance` CTAs later in launch order, if the grid has one,
+  /// before this CTA's own loads.
+  void prefetchLaterInputs(Value tid, Value vBlock);
+  /// Opens `if (tid < threads && the CTA l2PrefetchDistance later exists)`
+  /// at the builder (the caller restores the insertion point) and returns
+  /// that CTA's (V block, hv, n).
+  std::array<Value, 3> laterBlock(Value tid, Value vBlock, int64_t threads);
   /// Schedule programmatic_launch: griddepcontrol.wait, where a thread has
   /// issued its initial-state loads and reads or writes nothing else yet (the
   /// previous kernel of the stream has then finished and its writes are

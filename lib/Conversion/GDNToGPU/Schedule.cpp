@@ -246,6 +246,15 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
 /// gdn-run, 2112 gained half as much, 4224 was 6-17% slower. An f32 state
 /// (one-warp CTAs) gained <= 2% at 1056-4224: not chosen
 /// (bench/results/2026-11-29-s7-prefetch).
+/// On the tensor-core solve of a single chunk (a fixed batch) the distance
+/// prefetches the later CTA's staged inputs instead: its q, k and v rows
+/// and gates, 128-byte lines by plain `prefetch.global.L2` (any chip), so
+/// its staging barrier waits on L2 rather than behind the DRAM queue of the
+/// states in flight. Chosen where the grid outgrows the CTAs the device
+/// holds (2 of 8 warps an SM), at one CTA an SM ahead. H200 gdn-run, FLA-style
+/// T = 12 kv (HV = 32, two rounds): N = 64 / 128 / 256 93.5 -> 91.3 / 178.2
+/// -> 172.2 / 349.3 -> 335.2 us at 132; at 264, 528 and 1056 0.1% faster to
+/// 2.3% slower than none (bench/results/2026-12-01-s11-phases).
 LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
                              bool streaming, int64_t sms, GPUSchedule &s) {
   auto d = op.getDims();
@@ -254,15 +263,26 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
     auto type = dyn_cast<MemRefType>(x.getType());
     return !type || type.getLayout().isIdentity();
   };
-  bool applies = s.chunk == 0 && !s.tensorCores() && s.stages == 0 && init &&
-                 op.isVKLayout() && !op.isVarlen() && identity(init) &&
-                 (s.blockRows() * d.K * elementBytes(init)) % 16 == 0;
-  if (options.l2PrefetchDistance == 0 && streaming && applies &&
+  bool stateTile = s.chunk == 0 && !s.tensorCores() && s.stages == 0 &&
+                   init && op.isVKLayout() && !op.isVarlen() && identity(init) &&
+                   (s.blockRows() * d.K * elementBytes(init)) % 16 == 0;
+  // The tensor-core solve of a single chunk prefetches the staged inputs
+  // instead (KernelBuilder::prefetchLaterInputs): identity q, k, v and gates.
+  bool stagedInputs = s.tensorCores() && !op.isVarlen() && d.T <= s.chunk &&
+                      llvm::all_of(op->getOperands(), identity);
+  // Tensor-core CTAs of 4 or more warps are capped at 128 registers.
+  int64_t tensorCoreCTAs =
+      sms * std::max<int64_t>(65536 / (128 * kWarpSize * s.warps), 1);
+  if (options.l2PrefetchDistance == 0 && streaming && stateTile &&
       options.bulkAsyncCopies) {
     int64_t registers = llvm::alignTo(s.rows * s.kPerLane + 40, 8);
     int64_t perSM = std::min<int64_t>(
         {32, 64 / s.warps, 65536 / (registers * s.warps * kWarpSize)});
     s.l2PrefetchDistance = sms * std::max<int64_t>(perSM, 1);
+  } else if (options.l2PrefetchDistance == 0 && stagedInputs &&
+             s.warps >= 4 &&
+             d.N * d.HV * (d.V / s.blockRows()) > tensorCoreCTAs) {
+    s.l2PrefetchDistance = sms;
   } else {
     s.l2PrefetchDistance = std::max<int64_t>(options.l2PrefetchDistance, 0);
   }
@@ -272,14 +292,18 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
     return op.emitOpError() << "cannot be lowered to the GPU: l2-prefetch-distance = "
                             << s.l2PrefetchDistance << " ";
   };
+  if (stagedInputs)
+    return success();
   if (!options.bulkAsyncCopies)
     return fail() << "needs cp.async.bulk.prefetch (sm_90 or sm_90a)";
-  if (!applies)
+  if (!stateTile)
     return fail() << "needs a kernel without staged tokens or tensor cores "
                      "(stage-tokens = -1 or T = 1), an initial state in the vk "
                      "layout (identity, a CTA's "
                   << s.blockRows() << " rows of K a multiple of 16 bytes) and a "
-                     "fixed batch (no cu_seqlens)";
+                     "fixed batch (no cu_seqlens), or the tensor-core solve of "
+                     "a single chunk (T <= stage-tokens) with a fixed batch "
+                     "and identity inputs";
   return success();
 }
 

@@ -27,3 +27,36 @@ func.func @pool_decode_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128
       o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }
+
+// The tensor-core solve of a single chunk (FLA-style T = 12 N = 64,
+// l2_prefetch_distance = 132): before its own staging loads, thread t < 12
+// of a CTA with a CTA 132 later in launch order (of 2048) prefetches into L2
+// token t's rows of that CTA's sequence and heads: q and k (256 bytes, two
+// lines each), its V block of v (two lines), g and beta (one each).
+// CHECK-LABEL: gpu.func @fla_recurrent
+// CHECK: %[[LATER2:.*]] = arith.addi %{{.*}}, %c132 : index
+// CHECK: %[[MINE:.*]] = arith.cmpi ult, %thread_id_x, %c12 : index
+// CHECK: %[[IN2:.*]] = arith.cmpi ult, %[[LATER2]], %c2048 : index
+// CHECK: %[[BOTH:.*]] = arith.andi %[[MINE]], %[[IN2]] : i1
+// CHECK: scf.if %[[BOTH]] {
+// CHECK-COUNT-2: extract_strided_metadata %arg0 : memref<64x12x16x128xbf16>
+// CHECK-COUNT-2: extract_strided_metadata %arg1 : memref<64x12x16x128xbf16>
+// CHECK-COUNT-2: extract_strided_metadata %arg2 : memref<64x12x32x128xbf16>
+// CHECK: extract_strided_metadata %arg3 : memref<64x12x32xf32>
+// CHECK: extract_strided_metadata %arg4 : memref<64x12x32xbf16>
+// CHECK: nvvm.prefetch level =  L2
+// CHECK-NEXT: }
+// CHECK: vector.load %arg0
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+func.func @fla(%q: memref<64x12x16x128xbf16>, %k: memref<64x12x16x128xbf16>,
+               %v: memref<64x12x32x128xbf16>, %g: memref<64x12x32xf32>,
+               %beta: memref<64x12x32xbf16>, %h0: memref<64x32x128x128xf32>,
+               %ht: memref<64x32x128x128xf32>, %o: memref<64x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x12x16x128xbf16>) k(%k : memref<64x12x16x128xbf16>)
+      v(%v : memref<64x12x32x128xbf16>) g(%g : memref<64x12x32xf32>)
+      beta(%beta : memref<64x12x32xbf16>)
+      initial_state(%h0 : memref<64x32x128x128xf32>) final_state(%ht : memref<64x32x128x128xf32>)
+      o(%o : memref<64x12x32x128xbf16>) {qk_l2norm}
+  return
+}

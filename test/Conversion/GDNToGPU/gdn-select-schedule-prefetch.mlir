@@ -92,3 +92,68 @@ func.func @kv(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>,
       o(%o : memref<8x1x32x128xbf16>)
   return
 }
+
+// -----
+
+// The tensor-core solve of a single chunk (FLA-style T = 12, a kv f32 state)
+// prefetches a later CTA's staged inputs instead of its state: chosen once
+// the grid (N x HV = 2048 CTAs of 8 warps) outgrows the 2 CTAs an SM the
+// device holds, one CTA an SM ahead (132; 66 SMs: 66), on any chip (plain
+// prefetch.global.L2, no cp.async.bulk; sm_80 counts an A100's 108 SMs).
+// CHECK-LABEL: func.func @tensor_cores_n64
+// CHECK: chunked_solve = 2 : i64, {{.*}}l2_prefetch_distance = 132 : i64
+// SM66-LABEL: func.func @tensor_cores_n64
+// SM66: l2_prefetch_distance = 66 : i64
+// SM80-LABEL: func.func @tensor_cores_n64
+// SM80: l2_prefetch_distance = 108 : i64
+// NONE-LABEL: func.func @tensor_cores_n64
+// NONE: l2_prefetch_distance = -1 : i64
+// PINNED-LABEL: func.func @tensor_cores_n64
+// PINNED: l2_prefetch_distance = 100 : i64
+func.func @tensor_cores_n64(%q: memref<64x12x16x128xbf16>, %k: memref<64x12x16x128xbf16>,
+                            %v: memref<64x12x32x128xbf16>, %g: memref<64x12x32xf32>,
+                            %beta: memref<64x12x32xbf16>, %h0: memref<64x32x128x128xf32>,
+                            %ht: memref<64x32x128x128xf32>, %o: memref<64x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x12x16x128xbf16>) k(%k : memref<64x12x16x128xbf16>)
+      v(%v : memref<64x12x32x128xbf16>) g(%g : memref<64x12x32xf32>)
+      beta(%beta : memref<64x12x32xbf16>)
+      initial_state(%h0 : memref<64x32x128x128xf32>) final_state(%ht : memref<64x32x128x128xf32>)
+      o(%o : memref<64x12x32x128xbf16>) {qk_l2norm}
+  return
+}
+
+// -----
+
+// N = 8: 256 CTAs, all resident at once: no later CTA to prefetch for.
+// CHECK-LABEL: func.func @tensor_cores_n8
+// CHECK: chunked_solve = 2 : i64, {{.*}}l2_prefetch_distance = -1 : i64
+// PINNED-LABEL: func.func @tensor_cores_n8
+// PINNED: l2_prefetch_distance = 100 : i64
+func.func @tensor_cores_n8(%q: memref<8x12x16x128xbf16>, %k: memref<8x12x16x128xbf16>,
+                           %v: memref<8x12x32x128xbf16>, %g: memref<8x12x32xf32>,
+                           %beta: memref<8x12x32xbf16>, %h0: memref<8x32x128x128xf32>,
+                           %ht: memref<8x32x128x128xf32>, %o: memref<8x12x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x12x16x128xbf16>) k(%k : memref<8x12x16x128xbf16>)
+      v(%v : memref<8x12x32x128xbf16>) g(%g : memref<8x12x32xf32>)
+      beta(%beta : memref<8x12x32xbf16>)
+      initial_state(%h0 : memref<8x32x128x128xf32>) final_state(%ht : memref<8x32x128x128xf32>)
+      o(%o : memref<8x12x32x128xbf16>) {qk_l2norm}
+  return
+}
+
+// -----
+
+// Packed sequences (cu_seqlens): a CTA's tokens are known only from
+// cu_seqlens, so a pinned distance is refused there, tensor cores or not.
+func.func @varlen(%q: memref<1x24x16x128xbf16>, %k: memref<1x24x16x128xbf16>,
+                  %v: memref<1x24x32x128xbf16>, %g: memref<1x24x32xf32>,
+                  %cu: memref<3xi32>, %s: memref<2x32x128x128xf32>,
+                  %o: memref<1x24x32x128xbf16>) {
+  // expected-error @+1 {{or the tensor-core solve of a single chunk (T <= stage-tokens) with a fixed batch and identity inputs}}
+  gdn.recurrent q(%q : memref<1x24x16x128xbf16>) k(%k : memref<1x24x16x128xbf16>)
+      v(%v : memref<1x24x32x128xbf16>) g(%g : memref<1x24x32xf32>)
+      cu_seqlens(%cu : memref<3xi32>)
+      initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>)
+      o(%o : memref<1x24x32x128xbf16>) {gdn.schedule = {chunked_solve = 2 : i64}}
+  return
+}

@@ -29,6 +29,9 @@
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
 // RUN: gdn-run --emit=ptx --chunked-solve=2 --stage-tokens=8 %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s --check-prefix=CAP
+// RUN: gdn-run --emit=ptx --chunked-solve=2 --l2-prefetch-distance=1 %t/t12.mlir > %t.pf.ptx
+// RUN: FileCheck %s --check-prefix=PREFETCH < %t.pf.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.pf.ptx -o %t.pf.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // RUN: gdn-run --emit=ptx --chip=sm_80 --chunked-solve=2 %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -43,6 +46,12 @@
 // FEW: {{[0-9]|1[0-6]}} bytes spill stores, {{[0-9]|1[0-6]}} bytes spill loads
 // SM80: Compiling entry function '{{.*}}_recurrent' for 'sm_80'
 // SM80: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// The staged inputs' L2 prefetch of a later CTA (l2_prefetch_distance on
+// tensor cores), before the CTA's own loads: q, k and v two lines each,
+// the gates a and b one each.
+// PREFETCH-COUNT-8: prefetch.global.L2
+// PREFETCH-NOT: prefetch
+// PREFETCH: ld.global
 // Staging, the Gram products (96 mma), the masks and factors, the solve's
 // substitution: four barriers, then only tensor-core products, no shuffle.
 // MMA: bar.sync 0;
