@@ -21,11 +21,13 @@ LD_LIBRARY_PATH="$bin" run "$bin/GDNUnitTests"
 # Timed runs one at a time (the GPU to itself); then the schedule checks,
 # whose cost is the CPU's fp64 reference, 8 at a time, each into its own log
 # so the combined log keeps their order.
-# (and three T = 12 final-state shapes: N = 8, whose default is the
-# tensor-core solve, and N = 1, the token loop fed by a producer warp; and two
+# (and four T = 12 final-state shapes: N = 8, whose default is the
+# tensor-core solve, N = 64, the same with the L2 prefetch of a later CTA's
+# staged inputs, and N = 1, the token loop fed by a producer warp; and two
 # N = 1 decodes, whose default is 2 lanes along V, and the N = 64 bf16 pool
 # decode, 2 lanes along V with 4 columns a lane)
-for f in examples/*.mlir bench/sweeps/fla_t12_n8_kv.mlir bench/sweeps/fla_t12_n1_kv.mlir \
+for f in examples/*.mlir bench/sweeps/fla_t12_n8_kv.mlir bench/profile/fla_t12_n64_kv.mlir \
+         bench/sweeps/fla_t12_n1_kv.mlir \
          bench/sweeps/fused_t12_n1_vk.mlir \
          bench/sweeps/decode_n1_f32.mlir bench/sweeps/decode_n1_bf16_pool.mlir \
          bench/sweeps/decode_n64_bf16_pool.mlir; do
