@@ -170,7 +170,7 @@ class Compiler:
         CTAs later in launch order (T = 1 or stage_tokens = -1, vk layout,
         an initial state, no cu_seqlens), or on the tensor-core solve of a
         single chunk (no cu_seqlens) that CTA's staged q, k, v rows and
-        gates (prefetch.global.L2, any chip); -1: none; 0: automatic (the
+        gates (prefetch.global.L2, sm_90+); -1: none; 0: automatic (the
         bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM; the
         tensor-core solve on a grid past its resident CTAs, at SMs).
         programmatic_launch = 1, 2 or 3 (sm_90+): a kernel for programmatic

@@ -179,7 +179,8 @@ def test_l2_prefetch_of_staged_inputs_on_tensor_cores():
     """On the tensor-core solve of one chunk (FLA-style T = 12) the distance
     prefetches a later CTA's q, k, v rows and gates (prefetch.global.L2, 8
     lines a token): chosen at N = 64 (2048 CTAs), not at N = 8 (256, all
-    resident), off with -1, pinned at N = 8; refused with cu_seqlens."""
+    resident), off with -1, pinned at N = 8; refused with cu_seqlens and,
+    where LLVM cannot select it (it aborted the process), below sm_90."""
     c = gdn.Compiler()
     desc = dict(N=64, T=12, H=16, HV=32, K=128, V=128, input_dtype="bfloat16",
                 beta_dtype="bfloat16", decay="log_space", beta="given", qk_l2norm=True,
@@ -190,6 +191,10 @@ def test_l2_prefetch_of_staged_inputs_on_tensor_cores():
     assert prefetch not in c.compile(l2_prefetch_distance=-1, **desc).ptx
     assert prefetch not in c.compile(**{**desc, "N": 8}).ptx
     assert c.compile(l2_prefetch_distance=7, **{**desc, "N": 8}).ptx.count(prefetch) == 8
+    sm80 = c.compile(chip="sm_80", **desc).ptx
+    assert "mma.sync" in sm80 and prefetch not in sm80
+    with pytest.raises(gdn.GDNError, match=r"needs prefetch.global.L2 \(sm_90 or sm_90a\)"):
+        c.compile(chip="sm_86", l2_prefetch_distance=7, **desc)
     with pytest.raises(gdn.GDNError, match="or the tensor-core solve of a single chunk"):
         c.compile(l2_prefetch_distance=7, chunked_solve=2, cu_seqlens_dtype="int32",
                   **{**desc, "N": 2, "T": 24})

@@ -248,7 +248,8 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
 /// (bench/results/2026-11-29-s7-prefetch).
 /// On the tensor-core solve of a single chunk (a fixed batch) the distance
 /// prefetches the later CTA's staged inputs instead: its q, k and v rows
-/// and gates, 128-byte lines by plain `prefetch.global.L2` (any chip), so
+/// and gates, 128-byte lines by `prefetch.global.L2` (sm_90: LLVM's NVPTX
+/// selects the intrinsic only there), so
 /// its staging barrier waits on L2 rather than behind the DRAM queue of the
 /// states in flight. Chosen where the grid outgrows the CTAs the device
 /// holds (2 of 8 warps an SM), at one CTA an SM ahead. H200 gdn-run, FLA-style
@@ -280,7 +281,7 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
         {32, 64 / s.warps, 65536 / (registers * s.warps * kWarpSize)});
     s.l2PrefetchDistance = sms * std::max<int64_t>(perSM, 1);
   } else if (options.l2PrefetchDistance == 0 && stagedInputs &&
-             s.warps >= 4 &&
+             options.bulkAsyncCopies && s.warps >= 4 &&
              d.N * d.HV * (d.V / s.blockRows()) > tensorCoreCTAs) {
     s.l2PrefetchDistance = sms;
   } else {
@@ -292,10 +293,14 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
     return op.emitOpError() << "cannot be lowered to the GPU: l2-prefetch-distance = "
                             << s.l2PrefetchDistance << " ";
   };
+  // Both prefetches are sm_90 instructions to LLVM's NVPTX backend
+  // (cp.async.bulk.prefetch, and prefetch.global.L2 with PTX 8.0).
+  if (!options.bulkAsyncCopies)
+    return fail() << (stagedInputs
+                          ? "needs prefetch.global.L2 (sm_90 or sm_90a)"
+                          : "needs cp.async.bulk.prefetch (sm_90 or sm_90a)");
   if (stagedInputs)
     return success();
-  if (!options.bulkAsyncCopies)
-    return fail() << "needs cp.async.bulk.prefetch (sm_90 or sm_90a)";
   if (!stateTile)
     return fail() << "needs a kernel without staged tokens or tensor cores "
                      "(stage-tokens = -1 or T = 1), an initial state in the vk "

@@ -98,14 +98,16 @@ func.func @kv(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>,
 // The tensor-core solve of a single chunk (FLA-style T = 12, a kv f32 state)
 // prefetches a later CTA's staged inputs instead of its state: chosen once
 // the grid (N x HV = 2048 CTAs of 8 warps) outgrows the 2 CTAs an SM the
-// device holds, one CTA an SM ahead (132; 66 SMs: 66), on any chip (plain
-// prefetch.global.L2, no cp.async.bulk; sm_80 counts an A100's 108 SMs).
+// device holds, one CTA an SM ahead (132; 66 SMs: 66), on sm_90/sm_90a
+// only: LLVM's NVPTX backend selects prefetch.global.L2 only there (on
+// sm_80 it aborted with "Cannot select"; a pinned distance is refused).
 // CHECK-LABEL: func.func @tensor_cores_n64
 // CHECK: chunked_solve = 2 : i64, {{.*}}l2_prefetch_distance = 132 : i64
 // SM66-LABEL: func.func @tensor_cores_n64
 // SM66: l2_prefetch_distance = 66 : i64
 // SM80-LABEL: func.func @tensor_cores_n64
-// SM80: l2_prefetch_distance = 108 : i64
+// SM80: l2_prefetch_distance = -1 : i64
+// SM80PIN: l2-prefetch-distance = 100 needs prefetch.global.L2 (sm_90 or sm_90a)
 // NONE-LABEL: func.func @tensor_cores_n64
 // NONE: l2_prefetch_distance = -1 : i64
 // PINNED-LABEL: func.func @tensor_cores_n64

@@ -32,6 +32,13 @@
 // RUN: gdn-run --emit=ptx --chunked-solve=2 --l2-prefetch-distance=1 %t/t12.mlir > %t.pf.ptx
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t.pf.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pf.ptx -o %t.pf.cubin 2>&1 | FileCheck %s --check-prefix=CAP
+// A grid past the resident CTAs (N = 64) on sm_80: no input prefetch
+// (LLVM selects prefetch.global.L2 only on sm_90; it used to abort here).
+// RUN: sed 's/memref<1x/memref<64x/g' %t/t12.mlir > %t/t12n64.mlir
+// RUN: gdn-run --emit=ptx --chip=sm_80 %t/t12n64.mlir > %t.sm80n64.ptx
+// RUN: FileCheck %s --check-prefix=SM80GRID < %t.sm80n64.ptx
+// RUN: %ptxas -arch=sm_80 %t.sm80n64.ptx -o %t.sm80n64.cubin
+// RUN: gdn-run --emit=ptx %t/t12n64.mlir | FileCheck %s --check-prefix=PREFETCH
 // RUN: gdn-run --emit=ptx --chip=sm_80 --chunked-solve=2 %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -49,6 +56,9 @@
 // The staged inputs' L2 prefetch of a later CTA (l2_prefetch_distance on
 // tensor cores), before the CTA's own loads: q, k and v two lines each,
 // the gates a and b one each.
+// SM80GRID: .target sm_80
+// SM80GRID: mma.sync
+// SM80GRID-NOT: prefetch
 // PREFETCH-COUNT-8: prefetch.global.L2
 // PREFETCH-NOT: prefetch
 // PREFETCH: ld.global
