@@ -151,7 +151,7 @@ typedef struct gdnRecurrentDesc {
                             state, no cu_seqlens), or on the tensor-core
                             solve of a single chunk (no cu_seqlens) that
                             CTA's staged q, k, v rows and gates
-                            (prefetch.global.L2); -1: none; 0: automatic
+                            (prefetch.global.L2, sm_90); -1: none; 0: automatic
                             (the bandwidth-bound bf16/f16 decode; the
                             tensor-core solve on a grid past its resident
                             CTAs) */

@@ -253,7 +253,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
            "CTAs later in launch order (no staged tokens, a vk initial state, "
            "no cu_seqlens; sm_90 or sm_90a), or, on the tensor-core solve of "
            "a single chunk (no cu_seqlens), threads t < T that CTA's token t "
-           "q, k, v rows and gates (prefetch.global.L2); -1: none; 0: chosen "
+           "q, k, v rows and gates (prefetch.global.L2, sm_90 or sm_90a); -1: "
+           "none; 0: chosen "
            "(the bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an "
            "SM; the tensor-core solve on a grid past its resident CTAs, at "
            "SMs)">,
