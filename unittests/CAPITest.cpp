@@ -20,7 +20,8 @@ namespace {
 namespace ref = ::gdn::reference;
 
 gdnRecurrentDesc smallDesc() {
-  gdnRecurrentDesc d{};
+  gdnRecurrentDesc d;
+  gdnRecurrentDescInit(&d);
   d.N = 2, d.T = 3, d.H = 1, d.HV = 2, d.K = 32, d.V = 8;
   d.input_dtype = GDN_DTYPE_F32;
   d.gate_dtype = GDN_DTYPE_F32;

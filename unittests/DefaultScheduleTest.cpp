@@ -26,7 +26,8 @@ T pick(std::mt19937 &rng, const T (&xs)[N]) {
 
 /// A valid description drawn from the space above.
 gdnRecurrentDesc randomDesc(std::mt19937 &rng) {
-  gdnRecurrentDesc d{};
+  gdnRecurrentDesc d;
+  gdnRecurrentDescInit(&d);
   const int64_t ns[] = {1, 2, 8, 64, 256};
   const int64_t ts[] = {1, 2, 4, 12, 16, 17};
   const int64_t heads[][2] = {{1, 1}, {2, 8}, {16, 32}, {16, 64}};

@@ -74,15 +74,26 @@ typedef enum gdnStateLayout {
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
  * undefined. gdnKernelArgumentName/Bytes describe each argument. */
+#define GDN_ABI_VERSION 2 /* of gdnRecurrentDesc; raised on every change */
+
 typedef struct gdnRecurrentDesc {
-  int64_t N, T, H, HV, K, V;
+  uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
+  uint32_t abi_version; /* the caller's header: set both with
+                           gdnRecurrentDescInit; a mismatch is
+                           GDN_ERROR_INVALID_ARGUMENT, never a read past
+                           the caller's struct */
+  int64_t N, T, H, HV, K, V; /* N >= 1 (>= 0 with cu_seqlens), the others
+                                >= 1; no argument over 2^40 bytes */
   gdnDType input_dtype; /* q, k, v and o */
   gdnDType gate_dtype;  /* g or a (A_log and dt_bias are always f32) */
   gdnDType beta_dtype;  /* beta or b */
   gdnDecay decay;
   gdnBeta beta;
   int qk_l2norm;        /* nonzero: q, k L2-normalised in the kernel (eps 1e-6) */
-  float scale;          /* <= 0: K^-0.5 */
+  int has_scale;        /* nonzero: q is scaled by `scale` as given (finite;
+                           0 and negative values too, as FLA does); 0:
+                           by K^-0.5 */
+  float scale;
   gdnStateLayout layout;
   int has_initial_state;
   int has_final_state;
@@ -109,7 +120,8 @@ typedef struct gdnRecurrentDesc {
   int unroll_tokens;    /* GPU schedule: unroll factor of the staged token
                            loop (0: automatic, -1: none) */
   int sm_count;         /* multiprocessors of the target device, for the cost
-                           model (0: the chip's largest part, e.g. 132) */
+                           model (0: the chip's largest part, e.g. 132;
+                           at most 4096) */
   int per_key_decay;    /* nonzero (KDA, needs a decay): the decay is per key
                            channel, g or a [N, T, HV, K] and, with fused
                            gating, dt_bias [HV * K] (SGLang's flattened
@@ -178,6 +190,21 @@ typedef struct gdnRecurrentDesc {
                               -1: off (never automatic) */
 } gdnRecurrentDesc;
 
+/* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets
+ * struct_size and abi_version from this header. Call it before filling in a
+ * description. */
+static inline void gdnRecurrentDescInit(gdnRecurrentDesc *desc) {
+  unsigned char *p = (unsigned char *)desc;
+  for (unsigned long i = 0; i < sizeof(*desc); ++i)
+    p[i] = 0;
+  desc->struct_size = (uint32_t)sizeof(*desc);
+  desc->abi_version = GDN_ABI_VERSION;
+}
+
+/* Handles. A handle is valid from its creation until gdnCompilerDestroy of
+ * its compiler (a kernel's too); every function checks it against a registry
+ * of live handles and answers GDN_ERROR_INVALID_ARGUMENT (NULL / -1 for the
+ * queries) for one that is not, e.g. used after destroy. */
 typedef struct gdnCompilerImpl *gdnCompiler;
 typedef struct gdnKernelImpl *gdnKernel;
 
@@ -191,6 +218,8 @@ const char *gdnGetLastError(void);
  * cache directory ($GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else
  * ~/.cache/gdn-mlir; GDN_CACHE_DIR=off disables the disk cache). */
 gdnStatus gdnCompilerCreate(gdnCompiler *compiler);
+/* Destroys a compiler and its kernels; a handle that is not live (NULL,
+ * destroyed already) is ignored. */
 void gdnCompilerDestroy(gdnCompiler compiler);
 
 /* Compiles the function `function` (NULL: the only one holding a

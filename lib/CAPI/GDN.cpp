@@ -1,21 +1,29 @@
 //===- GDN.cpp - C API of the gdn compiler and runtime --------------------===//
 #include "gdn-c/GDN.h"
 
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/InitAllGDN.h"
 #include "gdn/JIT/Compiler.h"
 #include "gdn/JIT/KernelCache.h"
 #include "gdn/Runtime/CudaDriver.h"
+#include "gdn/Support/ParseLimits.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -66,9 +74,73 @@ const char *dtypeName(gdnDType t) {
   return nullptr;
 }
 
+/// The largest argument gdnCompileDesc describes (as the JIT's limit).
+constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
+
+/// "" if `dims` x `width` bytes is at most kMaxArgumentBytes, else the error
+/// naming `what`.
+std::string checkBytes(const char *what, std::initializer_list<int64_t> dims,
+                       int64_t width) {
+  int64_t bytes = width;
+  std::string shape;
+  bool over = false;
+  for (int64_t x : dims) {
+    shape += (shape.empty() ? "" : ", ") + std::to_string(x);
+    over |= llvm::MulOverflow(bytes, x, bytes) || bytes > kMaxArgumentBytes;
+  }
+  if (!over)
+    return "";
+  return std::string(what) + " [" + shape + "] takes more than 2^40 bytes";
+}
+
+/// The sizes of `d`: each field in range (the error names it), and no
+/// argument over kMaxArgumentBytes, before any of them reaches the MLIR text.
+std::string checkSizes(const gdnRecurrentDesc &d) {
+  auto field = [](const char *name, int64_t value, int64_t lo) -> std::string {
+    if (value >= lo)
+      return "";
+    return std::string(name) + " must be >= " + std::to_string(lo) + ", got " +
+           std::to_string(value);
+  };
+  for (std::string e :
+       {field("N", d.N, d.cu_seqlens_bits ? 0 : 1), field("T", d.T, 1),
+        field("H", d.H, 1), field("HV", d.HV, 1), field("K", d.K, 1),
+        field("V", d.V, 1), field("num_slots", d.num_slots, 0),
+        field("intermediate_rows", d.intermediate_rows, 0),
+        field("intermediate_steps", d.intermediate_steps, 0)})
+    if (!e.empty())
+      return e;
+  if (d.cu_seqlens_bits == 32 && (d.N > INT32_MAX - 1 || d.T > INT32_MAX))
+    return "with 32-bit cu_seqlens, N + 1 and T must fit in int32 (N = " +
+           std::to_string(d.N) + ", T = " + std::to_string(d.T) + ")";
+  if (d.N == INT64_MAX)
+    return "N must be < 2^63 - 1";
+  int64_t batch = d.cu_seqlens_bits ? 1 : d.N;
+  int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
+  for (std::string e :
+       {checkBytes("q", {batch, d.T, d.H, d.K}, 4),
+        checkBytes("v", {batch, d.T, d.HV, d.V}, 4),
+        checkBytes("a", {batch, d.T, d.HV, d.K}, 4),
+        checkBytes("beta", {batch, d.T, d.HV, d.V}, 4),
+        checkBytes("dt_bias", {d.HV, d.K}, 4),
+        checkBytes("state", {rows, d.HV, d.K, d.V}, 4),
+        checkBytes("intermediate_states",
+                   {d.intermediate_rows, d.intermediate_steps, d.HV, d.K, d.V},
+                   4),
+        checkBytes("retrieve_parent_token", {d.N, d.intermediate_steps}, 8),
+        checkBytes("cu_seqlens", {d.N + 1}, 8)})
+    if (!e.empty())
+      return e;
+  return "";
+}
+
 /// The MLIR text of a function `@gdn_recurrent` whose body is the described
 /// gdn.recurrent, with the argument order documented in gdn-c/GDN.h.
 std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
+  if (std::string e = checkSizes(d); !e.empty()) {
+    error = e;
+    return "";
+  }
   const char *in = dtypeName(d.input_dtype), *gate = dtypeName(d.gate_dtype),
              *betaType = dtypeName(d.beta_dtype),
              *stateType = dtypeName(d.state_dtype);
@@ -204,7 +276,7 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     attr("qk_l2norm");
   if (d.allow_neg_eigval)
     attr("allow_neg_eigval");
-  if (d.scale > 0) {
+  if (d.has_scale) {
     std::string s;
     llvm::raw_string_ostream(s) << llvm::format("%.9e", d.scale);
     attr("scale = " + s + " : f32");
@@ -248,6 +320,41 @@ struct gdnCompilerImpl {
   KernelCache disk;
 };
 
+namespace {
+/// The live compiler and kernel handles: every entry point checks its
+/// handle here, so one used after gdnCompilerDestroy (or never created) is
+/// an error, not a read of freed memory. Kernels are registered by their
+/// compiler and leave with it.
+class Handles {
+public:
+  static Handles &get() {
+    static Handles *handles = new Handles(); // never destroyed: hosts may
+    return *handles;                         // call us from atexit handlers
+  }
+  void add(const void *h) {
+    std::unique_lock<std::shared_mutex> lock(mu);
+    live.insert(h);
+  }
+  /// Removes `h`; false if it was not live.
+  bool remove(const void *h) {
+    std::unique_lock<std::shared_mutex> lock(mu);
+    return live.erase(h);
+  }
+  bool contains(const void *h) {
+    std::shared_lock<std::shared_mutex> lock(mu);
+    return live.contains(h);
+  }
+
+private:
+  std::shared_mutex mu;
+  llvm::DenseSet<const void *> live;
+};
+
+bool isLive(const void *handle) {
+  return handle && Handles::get().contains(handle);
+}
+} // namespace
+
 extern "C" const char *gdnVersion(void) { return GDN_VERSION_STRING; }
 extern "C" const char *gdnGetLastError(void) { return lastError.c_str(); }
 
@@ -255,10 +362,20 @@ extern "C" gdnStatus gdnCompilerCreate(gdnCompiler *compiler) {
   if (!compiler)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompilerCreate: compiler is NULL");
   *compiler = new gdnCompilerImpl();
+  Handles::get().add(*compiler);
   return ok();
 }
 
-extern "C" void gdnCompilerDestroy(gdnCompiler compiler) { delete compiler; }
+extern "C" void gdnCompilerDestroy(gdnCompiler compiler) {
+  if (!compiler || !Handles::get().remove(compiler))
+    return; // NULL, destroyed already or never created: nothing to free
+  {
+    std::lock_guard<std::mutex> lock(compiler->mu);
+    for (auto &entry : compiler->kernels)
+      Handles::get().remove(entry.second.get());
+  }
+  delete compiler;
+}
 
 /// Compiles under the compiler's lock; diagnostics become the error message.
 static gdnStatus compile(gdnCompiler c, const std::string &text,
@@ -273,9 +390,12 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
   std::string diagnostics;
   llvm::raw_string_ostream diagOS(diagnostics);
   llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, "gdn-input",
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &c->context, diagOS);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, &c->context, "gdn-input");
+  OwningOpRef<ModuleOp> module = parseModule(sourceMgr, &c->context);
   if (!module)
     return fail(GDN_ERROR_COMPILE, "could not parse the MLIR:\n" + diagnostics);
   FailureOr<Signature> sig = analyze(*module, function);
@@ -293,7 +413,8 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
     kernel->cpu = std::move(*program);
   } else {
     std::string key = KernelCache::key(text, sig->function, options);
-    if (std::optional<GPUKernel> cached = c->disk.load(key)) {
+    if (std::optional<GPUKernel> cached =
+            c->disk.load(key, sig->arguments.size())) {
       kernel->gpu = std::move(*cached);
     } else {
       FailureOr<GPUKernel> gpu = compileForGPU(*module, *sig, options);
@@ -304,6 +425,7 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
     }
   }
   *out = kernel.get();
+  Handles::get().add(kernel.get());
   c->kernels[cacheKey] = std::move(kernel);
   return ok();
 }
@@ -314,6 +436,9 @@ extern "C" gdnStatus gdnCompileText(gdnCompiler c, const char *mlir,
   if (!c || !mlir || !kernel)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileText: compiler, mlir and kernel must not be NULL");
+  if (!isLive(c))
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileText: compiler is not a live handle (destroyed?)");
   if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileText: unknown target");
   std::string chipName = chip ? chip : "sm_90a";
@@ -332,6 +457,26 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (!c || !desc || !kernel)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: compiler, desc and kernel must not be NULL");
+  if (!isLive(c))
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: compiler is not a live handle (destroyed?)");
+  // Read the header fields alone first: a caller built against another
+  // header may have a shorter struct.
+  uint32_t header[2];
+  std::memcpy(header, desc, sizeof(header));
+  if (header[0] != sizeof(gdnRecurrentDesc) || header[1] != GDN_ABI_VERSION)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: desc has struct_size " + llvm::Twine(header[0]) +
+                    " and abi_version " + llvm::Twine(header[1]) +
+                    ", this library expects " +
+                    llvm::Twine(unsigned(sizeof(gdnRecurrentDesc))) + " and " +
+                    llvm::Twine(GDN_ABI_VERSION) +
+                    " (initialise it with gdnRecurrentDescInit from the "
+                    "header of this library)");
+  if (desc->has_scale && !std::isfinite(desc->scale))
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: scale must be finite, got " +
+                    std::to_string(desc->scale));
   if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: unknown target");
   std::string chipName = chip ? chip : "sm_90a";
@@ -369,8 +514,11 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (desc->programmatic_launch < -1 || desc->programmatic_launch > 3)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: programmatic_launch must be -1, 0, 1, 2 or 3");
-  if (desc->sm_count < 0)
-    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: sm_count must be >= 0");
+  if (desc->sm_count < 0 || desc->sm_count > kMaxSMCount)
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                "gdnCompileDesc: sm_count must be in [0, " +
+                    llvm::Twine(kMaxSMCount) + "], got " +
+                    llvm::Twine(desc->sm_count));
   GPUOptions options;
   options.chip = chipName;
   options.rowsPerWarp = desc->rows_per_warp;
@@ -389,23 +537,24 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
 }
 
 extern "C" int gdnKernelNumArguments(gdnKernel k) {
-  return k ? static_cast<int>(k->names.size()) : -1;
+  return isLive(k) ? static_cast<int>(k->names.size()) : -1;
 }
 
 extern "C" const char *gdnKernelArgumentName(gdnKernel k, int i) {
-  if (!k || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
     return nullptr;
   return k->names[i].c_str();
 }
 
 extern "C" int64_t gdnKernelArgumentBytes(gdnKernel k, int i) {
-  if (!k || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
     return -1;
   return k->signature.arguments[i].bytes();
 }
 
 extern "C" const char *gdnKernelPTX(gdnKernel k) {
-  return k && k->target == GDN_TARGET_CUDA ? k->gpu.ptx.c_str() : nullptr;
+  return isLive(k) && k->target == GDN_TARGET_CUDA ? k->gpu.ptx.c_str()
+                                                   : nullptr;
 }
 
 static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
@@ -413,6 +562,10 @@ static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
   if (!k || !args)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(what) + ": kernel and args must not be NULL");
+  if (!isLive(k))
+    return fail(GDN_ERROR_INVALID_ARGUMENT,
+                llvm::Twine(what) +
+                    ": kernel is not a live handle (its compiler destroyed?)");
   if (n != static_cast<int>(k->names.size()))
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(what) + ": expected " + llvm::Twine(k->names.size()) +

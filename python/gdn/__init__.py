@@ -8,10 +8,12 @@ The PyTorch entry points (FLA, SGLang and FlashInfer signatures) live in
 `gdn.ops` (importing it needs torch).
 """
 import ctypes
+import math
+import numbers
 import operator
 
 from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
-                    RecurrentDesc, check, lib)
+                    RecurrentDesc, check, lib, new_desc)
 
 __all__ = ["Compiler", "Kernel", "GDNError", "version", "default_compiler"]
 
@@ -184,7 +186,7 @@ class Compiler:
         (a chain of programmatic kernels touches each state once);
         the next kernel may launch where the cost model says (1), at this
         one's start (2) or after its recurrence (3); 0 or -1: off."""
-        d = RecurrentDesc()
+        d = new_desc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, rows_per_warp=rows_per_warp,
                     warps_per_block=warps_per_block, v_lanes=v_lanes,
                     stage_tokens=stage_tokens, unroll_tokens=unroll_tokens, sm_count=sm_count,
@@ -201,7 +203,12 @@ class Compiler:
         d.decay = _lookup(DECAY, decay, "decay")
         d.beta = _lookup(BETA, beta, "beta")
         d.qk_l2norm = int(bool(qk_l2norm))
-        d.scale = float(scale) if scale is not None else 0.0
+        if scale is not None:
+            if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+                raise TypeError(f"scale must be a real number or None, got {type(scale).__name__}")
+            if not math.isfinite(scale):
+                raise ValueError(f"scale must be finite (None: K^-0.5), got {scale}")
+            d.has_scale, d.scale = 1, float(scale)
         d.layout = _lookup(LAYOUTS, layout, "layout")
         d.has_initial_state = int(bool(initial_state))
         d.has_final_state = int(bool(final_state))

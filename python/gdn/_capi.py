@@ -30,12 +30,13 @@ class RecurrentDesc(ctypes.Structure):
     """gdnRecurrentDesc: a gdn.recurrent described without MLIR."""
 
     _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("abi_version", ctypes.c_uint32),
         ("N", ctypes.c_int64), ("T", ctypes.c_int64), ("H", ctypes.c_int64),
         ("HV", ctypes.c_int64), ("K", ctypes.c_int64), ("V", ctypes.c_int64),
         ("input_dtype", ctypes.c_int), ("gate_dtype", ctypes.c_int),
         ("beta_dtype", ctypes.c_int),
         ("decay", ctypes.c_int), ("beta", ctypes.c_int),
-        ("qk_l2norm", ctypes.c_int), ("scale", ctypes.c_float),
+        ("qk_l2norm", ctypes.c_int), ("has_scale", ctypes.c_int), ("scale", ctypes.c_float),
         ("layout", ctypes.c_int), ("has_initial_state", ctypes.c_int),
         ("has_final_state", ctypes.c_int), ("state_in_place", ctypes.c_int),
         ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
@@ -53,6 +54,19 @@ class RecurrentDesc(ctypes.Structure):
         ("l2_prefetch_distance", ctypes.c_int),
         ("programmatic_launch", ctypes.c_int),
     ]
+
+
+# GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
+ABI_VERSION = 2
+
+
+def new_desc():
+    """A zeroed RecurrentDesc with struct_size and abi_version set, as
+    gdnRecurrentDescInit does in C."""
+    d = RecurrentDesc()
+    d.struct_size = ctypes.sizeof(RecurrentDesc)
+    d.abi_version = ABI_VERSION
+    return d
 
 
 def _find_library():

@@ -28,6 +28,7 @@ decay per key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K],
 dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 """
 import ctypes
+import math
 from typing import Optional
 
 import torch
@@ -104,7 +105,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
               intermediate_states: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
-              scale: float, qk_l2norm: bool, state_layout: str,
+              scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
               fresh_early_inputs: bool = False) -> None:
@@ -220,6 +221,20 @@ def _check_qkv(q, k, v):
     return dev, B, T, H, K, HV, v.shape[3]
 
 
+def _scale(scale):
+    """The scale applied to q: None means K^-0.5; any other real number is
+    used as given (FLA's scale=0 gives o = 0). NaN and inf are refused."""
+    if scale is None:
+        return None
+    if isinstance(scale, torch.Tensor) and scale.numel() == 1:
+        scale = scale.item()
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a real number or None, got {type(scale).__name__}")
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be finite (None: K^-0.5), got {scale}")
+    return float(scale)
+
+
 def _unsupported(**kwargs):
     for name, value in kwargs.items():
         if value is not None and value is not False:
@@ -283,7 +298,7 @@ def fused_recurrent_gated_delta_rule(
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
     torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens, None,
-                            initial_state, None, None, final_state, o, float(scale) if scale else 0.0,
+                            initial_state, None, None, final_state, o, _scale(scale),
                             bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval),
                             fresh_early_inputs=converted)
     return o, final_state
@@ -381,7 +396,7 @@ def gated_delta_rule_decode_pretranspose(
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            None, target, None, None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+                            None, target, None, None, output, _scale(scale), bool(use_qk_l2norm),
                             "vk")
     return output, target
 
@@ -453,7 +468,7 @@ def fused_sigmoid_gating_delta_rule_update(
     read_only = bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
-                            None if read_only else pool, inter, None, o, float(scale) if scale else 0.0,
+                            None if read_only else pool, inter, None, o, _scale(scale),
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents)
     return o
 
@@ -498,7 +513,7 @@ def gated_delta_rule_mtp(
     read_only = True if disable_state_update is None else bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, inter_idx,
                             pool if read_only else None, None if read_only else pool, inter,
-                            None, output, float(scale) if scale else 0.0, bool(use_qk_l2norm),
+                            None, output, _scale(scale), bool(use_qk_l2norm),
                             "vk", fresh_early_inputs=inter_idx is not None)
     return output
 

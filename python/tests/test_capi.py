@@ -92,8 +92,10 @@ def test_schedule_options_reach_the_kernel():
     assert ".maxntid 32, 1, 1" in c.compile(**desc).ptx        # 132 SMs: one-warp CTAs
     assert ".maxntid 128, 1, 1" in c.compile(sm_count=264, **desc).ptx
     assert ".maxntid 64, 1, 1" in c.compile(warps_per_block=2, **desc).ptx
-    with pytest.raises(gdn.GDNError, match="sm_count must be >= 0"):
+    with pytest.raises(gdn.GDNError, match=r"sm_count must be in \[0, 4096\], got -1"):
         c.compile(sm_count=-1, **desc)
+    with pytest.raises(gdn.GDNError, match=r"sm_count must be in \[0, 4096\], got 2147483647"):
+        c.compile(sm_count=2**31 - 1, **desc)
     with pytest.raises(gdn.GDNError, match="stage_tokens and unroll_tokens must be >= -1"):
         c.compile(stage_tokens=-2, **desc)
 

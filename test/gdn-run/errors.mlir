@@ -13,6 +13,9 @@
 // Schedule options out of range (flags reach the cost model unchecked otherwise).
 // RUN: not gdn-run --emit=ptx --overlap-reductions=5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
 // RUN: not gdn-run --emit=ptx --sm-count=-5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMS
+// RUN: not gdn-run --emit=ptx --sm-count=9223372036854775807 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMSMAX
+// RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="sm-count=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=SMSMAX
+// RUN: not gdn-run --emit=ptx --rows-per-warp=9223372036854775807 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=ROWSMAX
 // RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="chunked-solve=7" 2>&1 | FileCheck %s --check-prefix=CHUNKED
 
 // GARBAGE: garbage.mlir:1:1: error: custom op 'this' is unknown
@@ -24,7 +27,9 @@
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
 // SWITCH: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: overlap-reductions = 5 must be -1, 0, 1 or 2
-// SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be >= 0
+// SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be in [0, 4096]
+// SMSMAX: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = 9223372036854775807 must be in [0, 4096]
+// ROWSMAX: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 9223372036854775807 must be in [0, 1048576]
 // CHUNKED: error: 'gdn.recurrent' op cannot be lowered to the GPU: chunked-solve = 7 must be -1, 0, 1 or 2
 // K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32
 // The diagnostic alone, without the op's generic dump.
@@ -64,10 +69,14 @@ func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x
 // RUN: not gdn-run --target=cpu %t/in-loop.mlir 2>&1 | FileCheck %s --check-prefix=BODY
 // RUN: not gdn-run --target=cpu %t/extra-op.mlir 2>&1 | FileCheck %s --check-prefix=BODY
 // RUN: not gdn-run --target=cpu %t/huge.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
+// --max-gib bounds the check's fp64 copies too (768 MiB of arguments and
+// their values, 1.5 GiB with the check), never an out-of-memory abort.
+// RUN: not gdn-run --target=cpu --check --max-gib=1 %t/medium.mlir 2>&1 | FileCheck %s --check-prefix=CHECKMEM
 // RUN: not gdn-run --target=cpu %t/wrap.mlir 2>&1 | FileCheck %s --check-prefix=WRAP
 // RUN: not gdn-run --target=cpu --bench --iters=0 %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
 // BODY: error: the body of @f must be exactly one gdn.recurrent and a return
-// HUGE: gdn-run: error: the arguments take {{[0-9]+}} MiB, more than --max-gib=16 GiB
+// HUGE: gdn-run: error: the run needs about {{[0-9]+}} MiB of host memory (arguments, fp64 values), more than --max-gib=16 GiB
+// CHECKMEM: gdn-run: error: the run needs about {{1[0-9][0-9][0-9]}} MiB of host memory (arguments, fp64 values, the check's copies), more than --max-gib=1 GiB
 // WRAP: wrap.mlir:2:3: error: operand 'q' is larger than the runner's limit of 2^40 bytes
 // ITERS: gdn-run: error: --iters must be in [1, 100000]
 
@@ -92,6 +101,11 @@ func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x
 //--- huge.mlir
 func.func @f(%q: memref<4096x4096x1x256xf32>, %k: memref<4096x4096x1x256xf32>, %v: memref<4096x4096x1x1xf32>, %o: memref<4096x4096x1x1xf32>) {
   gdn.recurrent q(%q : memref<4096x4096x1x256xf32>) k(%k : memref<4096x4096x1x256xf32>) v(%v : memref<4096x4096x1x1xf32>) o(%o : memref<4096x4096x1x1xf32>)
+  return
+}
+//--- medium.mlir
+func.func @f(%q: memref<1x393216x1x1xf32>, %k: memref<1x393216x1x1xf32>, %v: memref<1x393216x1x64xf32>, %o: memref<1x393216x1x64xf32>) {
+  gdn.recurrent q(%q : memref<1x393216x1x1xf32>) k(%k : memref<1x393216x1x1xf32>) v(%v : memref<1x393216x1x64xf32>) o(%o : memref<1x393216x1x64xf32>)
   return
 }
 //--- wrap.mlir

@@ -90,7 +90,9 @@ public:
   std::pair<Value, Value> emitStateSlot(RecurrentOp op, Value n);
   /// Where sequence n's tokens are: the batch row of the token tensors and
   /// the token range [lo, hi) along T: (n, 0, T), or with cu_seqlens
-  /// (0, cu[n], cu[n + 1]). Indices are `index`.
+  /// (0, lo, hi) with lo = clamp(cu[n], 0, T) and hi = clamp(cu[n + 1], lo,
+  /// T): no cu_seqlens reads or writes outside the packed tokens. Indices
+  /// are `index`.
   std::tuple<Value, Value, Value> emitTokenRange(RecurrentOp op, Value n);
   /// The intermediate_states row of sequence n (n, or its
   /// intermediate_state_indices entry) and the i1 "write it" (null when

@@ -31,9 +31,16 @@ public:
 
   explicit KernelCache(std::string directory) : directory(std::move(directory)) {}
   bool enabled() const { return !directory.empty(); }
-  /// The cached kernel, or nothing (missing, unreadable or corrupt entry).
-  std::optional<GPUKernel> load(StringRef key) const;
-  /// Best effort: writes to a temporary file and renames it into place.
+  /// The cached kernel of a function with `numArguments` arguments, or
+  /// nothing: a missing entry, or one that is not a regular file (a FIFO, a
+  /// device), is too large, does not parse, fails its checksum or holds a
+  /// field out of range (an empty or non-identifier name, a grid or block
+  /// past the CUDA limits, an argument index >= numArguments). The caller
+  /// then compiles; nothing here blocks, aborts or throws.
+  std::optional<GPUKernel> load(StringRef key, size_t numArguments) const;
+  /// Best effort: writes to a temporary file and renames it into place. Any
+  /// I/O failure (a full disk, a read-only directory) leaves no entry and no
+  /// temporary file behind. Kernels that launch nothing are not stored.
   void store(StringRef key, const GPUKernel &kernel) const;
 
 private:

@@ -320,29 +320,34 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   int64_t lanesVOpt = options.vLanes, chunkOpt = options.stageTokens;
   int64_t unrollOpt = options.unrollTokens;
   // Options from any source (pass options, gdn-run flags, the C API) in
-  // range: a switch is -1, 0 or 1, a size >= 0 (>= -1 where -1 means none).
+  // range: a switch is -1, 0 or 1, a size >= 0 (>= -1 where -1 means none)
+  // and bounded, so that no product of the cost model overflows.
   for (auto [name, value, lo, hi] :
        {std::tuple<StringRef, int64_t, int64_t, int64_t>{
             "overlap-reductions", options.overlapReductions, -1, 2},
         {"chunked-solve", options.chunkedSolve, -1, 2},
-        {"rows-per-warp", options.rowsPerWarp, 0, INT64_MAX},
-        {"warps-per-block", options.warpsPerBlock, 0, INT64_MAX},
-        {"v-lanes", options.vLanes, 0, INT64_MAX},
-        {"stage-tokens", options.stageTokens, -1, INT64_MAX},
-        {"unroll-tokens", options.unrollTokens, -1, INT64_MAX},
-        {"pipeline-stages", options.pipelineStages, -1, INT64_MAX},
-        {"consumer-registers", options.consumerRegisters, 0, INT64_MAX},
-        {"l2-prefetch-distance", options.l2PrefetchDistance, -1, INT64_MAX},
+        {"rows-per-warp", options.rowsPerWarp, 0, kMaxScheduleSize},
+        {"warps-per-block", options.warpsPerBlock, 0, kMaxScheduleSize},
+        {"v-lanes", options.vLanes, 0, kMaxScheduleSize},
+        {"stage-tokens", options.stageTokens, -1, kMaxScheduleSize},
+        {"unroll-tokens", options.unrollTokens, -1, kMaxScheduleSize},
+        {"pipeline-stages", options.pipelineStages, -1, kMaxScheduleSize},
+        {"consumer-registers", options.consumerRegisters, 0, kMaxScheduleSize},
+        {"l2-prefetch-distance", options.l2PrefetchDistance, -1,
+         kMaxScheduleSize},
         {"programmatic-launch", options.programmaticLaunch, -1, 3},
-        {"sm-count", options.smCount, 0, INT64_MAX}})
-    if (value < lo || value > hi)
-      return op.emitOpError()
-             << "cannot be lowered to the GPU: " << name << " = " << value
-             << (hi == 1   ? " must be -1, 0 or 1"
-                 : hi == 2 ? " must be -1, 0, 1 or 2"
-                 : hi == 3 ? " must be -1, 0, 1, 2 or 3"
-                 : lo == 0 ? " must be >= 0"
-                           : " must be >= -1");
+        {"sm-count", options.smCount, 0, kMaxSMCount}})
+    if (value < lo || value > hi) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "cannot be lowered to the GPU: " << name
+                                << " = " << value << " must be ";
+      if (hi <= 3) {
+        for (int64_t x = lo; x < hi; ++x)
+          diag << x << (x + 1 < hi ? ", " : " ");
+        return diag << "or " << hi;
+      }
+      return diag << "in [" << lo << ", " << hi << "]";
+    }
   int64_t sms = options.smCount > 0 ? options.smCount : 132;
   int64_t targetWarps = kTargetWarps * sms / 132;
   auto d = op.getDims();

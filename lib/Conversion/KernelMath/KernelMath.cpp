@@ -189,8 +189,15 @@ std::tuple<Value, Value, Value> KernelMath::emitTokenRange(RecurrentOp op,
     Value x = memref::LoadOp::create(b, loc, cu, ValueRange{i});
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
   };
+  // Whatever cu_seqlens holds, the range stays inside the packed tokens:
+  // lo in [0, T], hi in [lo, T] (a decreasing entry is an empty sequence).
+  Value total = index(op.getDims().T);
   Value next = arith::AddIOp::create(b, loc, n, index(1));
-  return {index(0), at(n), at(next)};
+  Value lo = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, at(n), index(0)), total);
+  Value hi = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, at(next), lo), total);
+  return {index(0), lo, hi};
 }
 
 std::pair<Value, Value> KernelMath::emitIntermediateRow(RecurrentOp op, Value n,

@@ -202,9 +202,17 @@ func.func @state_dtype(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: m
 
 // -----
 
-func.func @scale(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
-  // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite and positive, got -1}}
-  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = -1.0 : f32}
+func.func @scale_inf(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite, got inf}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = 0x7F800000 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_nan(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite, got NaN}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = 0x7FC00000 : f32}
   return
 }
 
@@ -370,6 +378,30 @@ func.func @varlen_state(%q: memref<1x3x1x32xf32>, %k: memref<1x3x1x32xf32>, %v: 
 func.func @intermediate_shape(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %inter: memref<2x2x1x32x8xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_states' expects shape [2, 3, 1, 32, 8] (rows, steps, HV, K, V for layout kv), got [2, 2, 1, 32, 8]}}
   gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_states(%inter : memref<2x2x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_rank(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %inter: memref<2x3x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_states' expects rank 5 [rows, steps, HV, K, V for layout kv], got rank 4}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_states(%inter : memref<2x3x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_no_rows(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>, %idx: memref<2xi32>, %inter: memref<0x3x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_states' expects at least one row and one step [rows, steps, HV, K, V for layout kv], got [0, 3, 1, 32, 8]}}
+  gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) intermediate_state_indices(%idx : memref<2xi32>) intermediate_states(%inter : memref<0x3x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_no_steps_varlen(%q: memref<1x5x1x32xf32>, %k: memref<1x5x1x32xf32>, %v: memref<1x5x1x8xf32>, %o: memref<1x5x1x8xf32>, %cu: memref<3xi32>, %inter: memref<2x0x1x32x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'intermediate_states' expects at least one row and one step [rows, steps, HV, K, V for layout kv], got [2, 0, 1, 32, 8]}}
+  gdn.recurrent q(%q : memref<1x5x1x32xf32>) k(%k : memref<1x5x1x32xf32>) v(%v : memref<1x5x1x8xf32>) cu_seqlens(%cu : memref<3xi32>) intermediate_states(%inter : memref<2x0x1x32x8xf32>) o(%o : memref<1x5x1x8xf32>)
   return
 }
 

@@ -145,6 +145,13 @@ bool hasBulkAsyncCopies(StringRef chip);
 /// 132 for anything else.
 int64_t defaultSMCount(StringRef chip);
 
+/// The largest SM count the cost model takes (sm-count; its products of
+/// warps and SMs stay far from overflow), and the largest value of any other
+/// size of the schedule options (columns, warps, lanes, tokens, stages,
+/// registers, prefetch distance): larger ones are diagnostics.
+constexpr int64_t kMaxSMCount = 4096;
+constexpr int64_t kMaxScheduleSize = int64_t(1) << 20;
+
 /// Picks the schedule of `op` (cost model for every option left 0) and checks
 /// that the kernel can take it (shapes divide, the state tile fits in
 /// registers, the staging buffers in shared memory, the grid in its limits).

@@ -446,8 +446,16 @@ LogicalResult RecurrentOp::verify() {
     if (failed(checkStatic(op, inter, "intermediate_states")))
       return failure();
     auto type = cast<ShapedType>(inter.getType());
-    int64_t rows = type.getRank() == 5 ? type.getDimSize(0) : 0;
-    int64_t steps = type.getRank() == 5 ? type.getDimSize(1) : 0;
+    StringRef dims = isVKLayout() ? "rows, steps, HV, V, K for layout vk"
+                                  : "rows, steps, HV, K, V for layout kv";
+    if (type.getRank() != 5)
+      return emitOpError() << "operand 'intermediate_states' expects rank 5 ["
+                           << dims << "], got rank " << type.getRank();
+    int64_t rows = type.getDimSize(0), steps = type.getDimSize(1);
+    if (rows < 1 || steps < 1)
+      return emitOpError() << "operand 'intermediate_states' expects at least "
+                              "one row and one step ["
+                           << dims << "], got " << formatShape(type.getShape());
     if (!getIntermediateStateIndices())
       rows = numSeqs; // batch-scoped: one row per sequence
     if (!isVarlen())
@@ -455,10 +463,7 @@ LogicalResult RecurrentOp::verify() {
     SmallVector<int64_t> shape =
         isVKLayout() ? SmallVector<int64_t>{rows, steps, HV, V, K}
                      : SmallVector<int64_t>{rows, steps, HV, K, V};
-    if (rows < 1 || steps < 1 ||
-        failed(checkOperand(op, inter, "intermediate_states", shape,
-                            isVKLayout() ? "rows, steps, HV, V, K for layout vk"
-                                         : "rows, steps, HV, K, V for layout kv",
+    if (failed(checkOperand(op, inter, "intermediate_states", shape, dims,
                             anyFloat, "f32, bf16 or f16")))
       return failure();
   }
@@ -479,10 +484,12 @@ LogicalResult RecurrentOp::verify() {
 
   if (auto s = getScaleAttr()) {
     double scale = s.getValueAsDouble();
-    if (!std::isfinite(scale) || scale <= 0.0)
-      return emitOpError() << "attribute 'scale' must be finite and positive, "
-                              "got "
-                           << scale;
+    // Any finite value is used as given (FLA's scale = 0 gives o = 0).
+    if (!std::isfinite(scale))
+      return emitOpError() << "attribute 'scale' must be finite, got "
+                           << (std::isnan(scale) ? "NaN"
+                               : scale > 0       ? "inf"
+                                                 : "-inf");
   }
   return verifyResults(*this);
 }

@@ -77,6 +77,13 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       sequence n owns tokens [cu_seqlens[n], cu_seqlens[n + 1]); empty
       sequences are legal (state copied through unchanged), N = 0 runs
       nothing, tokens past cu_seqlens[N] are neither read nor written.
+      Contract: cu_seqlens[0] = 0, non-decreasing, cu_seqlens[N] <= total
+      (the Python entry points check it, with cu_seqlens[N] = total, under
+      GDN_VALIDATE_INDICES=1). Whatever it holds, no kernel reads or writes
+      outside the packed tokens: each sequence's range is clamped to
+      lo = clamp(cu_seqlens[n], 0, total), hi = clamp(cu_seqlens[n + 1], lo,
+      total), so a decreasing entry is an empty sequence and overlapping
+      ranges (which break the contract) compute their tokens twice.
     - `intermediate_states` (optional, memref form; speculative verify): the
       state after each token, [R, steps, HV, V, K] (vk) or [R, steps, HV, K, V]
       (kv), f32/bf16/f16. Sequence n writes row n (batch-scoped, R = N,
