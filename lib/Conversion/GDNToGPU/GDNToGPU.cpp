@@ -104,10 +104,12 @@ struct ConvertGDNToGPUPass
     if (ops.empty() && commits.empty())
       return;
     for (RecurrentOp op : ops)
-      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")))
+      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
+          failed(requireHostCode(op)))
         return signalPassFailure();
     for (CommitOp op : commits)
-      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")))
+      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
+          failed(requireHostCode(op)))
         return signalPassFailure();
     if (!isSupportedChip(chip)) {
       Operation *first = ops.empty() ? commits.front().getOperation()
@@ -147,6 +149,18 @@ struct ConvertGDNToGPUPass
       if (failed(lowerCommitToGPU(op, kernels, *symbols, name)))
         return signalPassFailure();
     }
+  }
+
+  /// The op becomes a kernel launch, so it must sit in host code: not in a
+  /// gpu.module, a gpu.func or the body of a gpu.launch.
+  static LogicalResult requireHostCode(Operation *op) {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+      if (isa<gpu::GPUModuleOp, gpu::GPUFuncOp, gpu::LaunchOp>(p))
+        return op->emitOpError()
+               << "cannot be lowered to the GPU: it launches a kernel, so it "
+                  "must be in host code, not inside '"
+               << p->getName() << "'";
+    return success();
   }
 
   LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,

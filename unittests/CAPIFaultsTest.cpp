@@ -1,0 +1,214 @@
+//===- CAPIFaultsTest.cpp - the C API under bad input ---------------------===//
+//
+// An embedded library never kills its host: every bad handle, description,
+// text or index table below is an error code with a message naming what is
+// wrong, or (cu_seqlens) a run that stays inside the caller's buffers.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn-c/GDN.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+gdnRecurrentDesc tinyDesc() {
+  gdnRecurrentDesc d;
+  gdnRecurrentDescInit(&d);
+  d.N = 1, d.T = 2, d.H = 1, d.HV = 1, d.K = 32, d.V = 8;
+  d.input_dtype = d.gate_dtype = d.beta_dtype = GDN_DTYPE_F32;
+  d.has_initial_state = d.has_final_state = 1;
+  return d;
+}
+
+struct Compiler {
+  Compiler() {
+    ::setenv("GDN_CACHE_DIR", "off", 1);
+    EXPECT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  }
+  ~Compiler() { gdnCompilerDestroy(c); }
+  gdnCompiler c = nullptr;
+};
+
+bool errorMentions(const char *what) {
+  return std::string(gdnGetLastError()).find(what) != std::string::npos;
+}
+
+TEST(CAPIFaultsTest, DescriptionFromAnotherHeaderIsRefused) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  gdnRecurrentDesc d = tinyDesc();
+  d.struct_size = sizeof(d) - 8; // an older, shorter struct
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorMentions("struct_size")) << gdnGetLastError();
+  d = tinyDesc();
+  d.abi_version = GDN_ABI_VERSION + 1;
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorMentions("abi_version")) << gdnGetLastError();
+  d = tinyDesc();
+  EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+}
+
+TEST(CAPIFaultsTest, BadSizesNameTheField) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  struct Case {
+    void (*set)(gdnRecurrentDesc &);
+    const char *message;
+  } cases[] = {
+      {[](gdnRecurrentDesc &d) { d.N = -1; }, "N must be >= 1, got -1"},
+      {[](gdnRecurrentDesc &d) { d.K = -32; }, "K must be >= 1, got -32"},
+      {[](gdnRecurrentDesc &d) { d.T = 0; }, "T must be >= 1, got 0"},
+      {[](gdnRecurrentDesc &d) { d.HV = 0; }, "HV must be >= 1, got 0"},
+      {[](gdnRecurrentDesc &d) { d.num_slots = -4; }, "num_slots must be >= 0"},
+      {[](gdnRecurrentDesc &d) { d.intermediate_rows = -1; },
+       "intermediate_rows must be >= 0"},
+      {[](gdnRecurrentDesc &d) {
+         d.N = INT64_MAX, d.cu_seqlens_bits = 32;
+       },
+       "with 32-bit cu_seqlens, N + 1 and T must fit in int32"},
+      {[](gdnRecurrentDesc &d) { d.N = INT64_MAX, d.cu_seqlens_bits = 64; },
+       "N must be < 2^63 - 1"},
+      {[](gdnRecurrentDesc &d) { d.N = INT64_MAX / 2; },
+       "takes more than 2^40 bytes"},
+      {[](gdnRecurrentDesc &d) { d.K = int64_t(1) << 40; },
+       "q [1, 2, 1, 1099511627776] takes more than 2^40 bytes"},
+  };
+  for (const Case &c : cases) {
+    gdnRecurrentDesc d = tinyDesc();
+    c.set(d);
+    EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
+              GDN_ERROR_INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_TRUE(errorMentions(c.message)) << gdnGetLastError();
+  }
+}
+
+TEST(CAPIFaultsTest, NonFiniteScaleIsRefusedAndZeroIsUsed) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    gdnRecurrentDesc d = tinyDesc();
+    d.has_scale = 1, d.scale = bad;
+    EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
+              GDN_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(errorMentions("scale must be finite")) << gdnGetLastError();
+  }
+  // scale = 0 is used as given: o = S^T (0 q) = 0 while the state moves.
+  gdnRecurrentDesc d = tinyDesc();
+  d.has_scale = 1, d.scale = 0.0f;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  ASSERT_EQ(gdnKernelNumArguments(k), 6); // q, k, v, initial, final, o
+  std::vector<std::vector<float>> bufs(6);
+  for (int i = 0; i < 6; ++i) {
+    bufs[i].resize(gdnKernelArgumentBytes(k, i) / 4);
+    for (size_t j = 0; j < bufs[i].size(); ++j)
+      bufs[i][j] = std::sin(1.0f + i + 0.37f * j);
+  }
+  std::vector<void *> args;
+  for (auto &b : bufs)
+    args.push_back(b.data());
+  ASSERT_EQ(gdnKernelRunHost(k, args.data(), 6), GDN_OK) << gdnGetLastError();
+  for (float x : bufs[5])
+    EXPECT_EQ(x, 0.0f);
+  EXPECT_NE(bufs[4], bufs[3]); // the final state is not the initial one
+}
+
+TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
+  gdnCompiler c = nullptr;
+  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  gdnKernel k = nullptr;
+  gdnRecurrentDesc d = tinyDesc();
+  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
+  gdnCompilerDestroy(c);
+  EXPECT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorMentions("not a live handle")) << gdnGetLastError();
+  EXPECT_EQ(gdnCompileText(c, "module {}", nullptr, GDN_TARGET_CPU, nullptr, &k),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnKernelNumArguments(k), -1);
+  EXPECT_EQ(gdnKernelArgumentName(k, 0), nullptr);
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 0), -1);
+  EXPECT_EQ(gdnKernelPTX(k), nullptr);
+  alignas(16) static float buf[64];
+  void *args[6] = {buf, buf, buf, buf, buf, buf};
+  EXPECT_EQ(gdnKernelRunHost(k, args, 6), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorMentions("not a live handle")) << gdnGetLastError();
+  EXPECT_EQ(gdnKernelLaunch(k, args, 6, nullptr), GDN_ERROR_INVALID_ARGUMENT);
+  gdnCompilerDestroy(c); // twice: ignored
+  gdnCompilerDestroy(reinterpret_cast<gdnCompiler>(buf)); // never created
+}
+
+TEST(CAPIFaultsTest, DeeplyNestedTextIsADiagnostic) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  std::string attr = "func.func @f() attributes {a = " + std::string(8000, '[') +
+                     std::string(8000, ']') + "} { return }";
+  EXPECT_EQ(gdnCompileText(comp.c, attr.c_str(), nullptr, GDN_TARGET_CPU,
+                           nullptr, &k),
+            GDN_ERROR_COMPILE);
+  EXPECT_TRUE(errorMentions("gdn-input:1:")) << gdnGetLastError();
+  EXPECT_TRUE(errorMentions("brackets nested deeper than 256")) << gdnGetLastError();
+  std::string tuple = "func.func @f(%x: ";
+  for (int i = 0; i < 20000; ++i)
+    tuple += "tuple<";
+  tuple += "f32" + std::string(20000, '>') + ") { return }";
+  EXPECT_EQ(gdnCompileText(comp.c, tuple.c_str(), nullptr, GDN_TARGET_CUDA,
+                           nullptr, &k),
+            GDN_ERROR_COMPILE);
+  EXPECT_TRUE(errorMentions("brackets nested deeper than 256")) << gdnGetLastError();
+}
+
+// cu_seqlens that break the contract ([0] first, non-decreasing, last =
+// packed tokens) once read and wrote past the packed tokens (heap
+// corruption). Each range is now clamped into [0, T]: o rows past the
+// tokens (a guard region after the caller's o) are never written.
+TEST(CAPIFaultsTest, BadCuSeqlensStayInsideThePackedTokens) {
+  Compiler comp;
+  gdnRecurrentDesc d = tinyDesc();
+  d.N = 2, d.T = 6, d.cu_seqlens_bits = 32;
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  ASSERT_EQ(gdnKernelNumArguments(k), 7); // q k v cu_seqlens init final o
+  const int32_t tables[][3] = {{0, 3, 7},  {0, 3, 9},       {0, -3, 6},
+                               {0, 3, 1000000}, {-5, 2, 6}, {4, 1, 6},
+                               {INT32_MIN, INT32_MAX, 3}};
+  for (const auto &cu : tables) {
+    std::vector<std::vector<float>> bufs(7);
+    const size_t guard = 4096; // after every buffer: must stay NaN-free 7s
+    for (int i = 0; i < 7; ++i) {
+      if (i == 3)
+        continue;
+      bufs[i].assign(gdnKernelArgumentBytes(k, i) / 4 + guard, 7.0f);
+      for (size_t j = 0; j + guard < bufs[i].size(); ++j)
+        bufs[i][j] = 0.01f * float(j % 13);
+    }
+    std::vector<int32_t> table(cu, cu + 3);
+    std::vector<void *> args;
+    for (int i = 0; i < 7; ++i)
+      args.push_back(i == 3 ? static_cast<void *>(table.data()) : bufs[i].data());
+    ASSERT_EQ(gdnKernelRunHost(k, args.data(), 7), GDN_OK) << gdnGetLastError();
+    for (int i : {5, 6}) { // final state, o: nothing written past their end
+      size_t n = gdnKernelArgumentBytes(k, i) / 4;
+      for (size_t j = n; j < bufs[i].size(); ++j)
+        ASSERT_EQ(bufs[i][j], 7.0f) << "cu = [" << cu[0] << ", " << cu[1]
+                                    << ", " << cu[2] << "], argument " << i;
+    }
+    for (float x : bufs[6])
+      ASSERT_TRUE(std::isfinite(x));
+  }
+}
+} // namespace
