@@ -14,6 +14,11 @@
 // what remains (fp32 accumulation, ~1e-6) is missed by a tighter tolerance.
 // RUN: not gdn-run --target=cpu --check --tol-o=1e-9 %examples/qwen3_next_decode.mlir | FileCheck %s --check-prefix=STRICT
 // STRICT: check o {{.*}} FAILED
+// A correct bf16 kernel passes a tolerance below bf16's own rounding of o
+// (2^-9): the reference is rounded to o's dtype before the comparison.
+// RUN: gdn-run --target=cpu --check --tol-o=1e-4 %examples/qwen3_next_decode.mlir | FileCheck %s --check-prefix=ROUNDED
+// RUN: gdn-run --target=cpu --check --tol-o=1e-4 --seed=3 %examples/sglang_pool_decode_bf16.mlir | FileCheck %s --check-prefix=ROUNDED
+// ROUNDED: check o {{.*}} ok
 
 // --json prints one object for scripts.
 // RUN: gdn-run --target=cpu --check --json %examples/kv_k128_v64.mlir | FileCheck %s --check-prefix=JSON
