@@ -96,6 +96,15 @@ TEST(CAPITest, DescribedKernelRunsOnHostAndMatchesReference) {
   EXPECT_EQ(gdnKernelArgumentBytes(k, 7), 2 * 2 * 8 * 32 * 4);
   EXPECT_EQ(gdnKernelArgumentName(k, 9), nullptr);
   EXPECT_EQ(gdnKernelPTX(k), nullptr);
+  // Element type and shape of each argument, as compiled.
+  EXPECT_EQ(gdnKernelArgumentDType(k, 0), GDN_DTYPE_F32);
+  ASSERT_EQ(gdnKernelArgumentRank(k, 7), 4); // state [N, HV, V, K] (vk)
+  const int64_t state[] = {2, 2, 8, 32};
+  for (int dim = 0; dim < 4; ++dim)
+    EXPECT_EQ(gdnKernelArgumentDim(k, 7, dim), state[dim]);
+  EXPECT_EQ(gdnKernelArgumentDim(k, 7, 4), -1);
+  EXPECT_EQ(gdnKernelArgumentDType(k, 9), -1);
+  EXPECT_EQ(gdnKernelArgumentRank(k, -1), -1);
 
   SmallProblem prob(k);
   std::vector<void *> args;

@@ -36,7 +36,9 @@ typedef enum gdnTarget { GDN_TARGET_CPU = 0, GDN_TARGET_CUDA = 1 } gdnTarget;
 typedef enum gdnDType {
   GDN_DTYPE_F32 = 0,
   GDN_DTYPE_BF16 = 1,
-  GDN_DTYPE_F16 = 2
+  GDN_DTYPE_F16 = 2,
+  GDN_DTYPE_I32 = 3, /* index tables (gdnKernelArgumentDType only) */
+  GDN_DTYPE_I64 = 4
 } gdnDType;
 
 typedef enum gdnDecay {
@@ -247,6 +249,13 @@ gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
 int gdnKernelNumArguments(gdnKernel kernel);
 const char *gdnKernelArgumentName(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentBytes(gdnKernel kernel, int index);
+/* Argument i's element type (a gdnDType: F32, BF16, F16, or I32 / I64 for
+ * index tables), rank, and extent along dimension `dim` (row-major,
+ * contiguous): what a host checks its buffers against. -1 for a bad handle,
+ * index or dim. */
+int gdnKernelArgumentDType(gdnKernel kernel, int index);
+int gdnKernelArgumentRank(gdnKernel kernel, int index);
+int64_t gdnKernelArgumentDim(gdnKernel kernel, int index, int dim);
 
 /* The PTX of a CUDA kernel (NULL for a CPU kernel). */
 const char *gdnKernelPTX(gdnKernel kernel);

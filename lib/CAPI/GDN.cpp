@@ -70,6 +70,8 @@ const char *dtypeName(gdnDType t) {
   case GDN_DTYPE_F32: return "f32";
   case GDN_DTYPE_BF16: return "bf16";
   case GDN_DTYPE_F16: return "f16";
+  case GDN_DTYPE_I32: // index tables: not a dtype of the description
+  case GDN_DTYPE_I64: return nullptr;
   }
   return nullptr;
 }
@@ -550,6 +552,30 @@ extern "C" int64_t gdnKernelArgumentBytes(gdnKernel k, int i) {
   if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
     return -1;
   return k->signature.arguments[i].bytes();
+}
+
+extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
+  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+    return -1;
+  Type t = k->signature.arguments[i].elementType;
+  return t.isF32()          ? GDN_DTYPE_F32
+         : t.isBF16()       ? GDN_DTYPE_BF16
+         : t.isF16()        ? GDN_DTYPE_F16
+         : t.isInteger(32)  ? GDN_DTYPE_I32
+         : t.isInteger(64)  ? GDN_DTYPE_I64
+                            : -1;
+}
+
+extern "C" int gdnKernelArgumentRank(gdnKernel k, int i) {
+  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+    return -1;
+  return static_cast<int>(k->signature.arguments[i].shape.size());
+}
+
+extern "C" int64_t gdnKernelArgumentDim(gdnKernel k, int i, int dim) {
+  if (gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+    return -1;
+  return k->signature.arguments[i].shape[dim];
 }
 
 extern "C" const char *gdnKernelPTX(gdnKernel k) {

@@ -23,6 +23,13 @@ def version():
     return lib.gdnVersion().decode()
 
 
+# numpy dtype names accepted for each element type (gdnDType order; numpy
+# has no bfloat16: ml_dtypes' one, or the raw bits as uint16).
+_NUMPY_DTYPES = [("float32",), ("bfloat16", "uint16"), ("float16",), ("int32",), ("int64",)]
+_DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int64"]
+_OUTPUTS = ("o", "final_state", "state", "intermediate_states")
+
+
 class Kernel:
     """A compiled gdn.recurrent or gdn.commit. Its arguments are described by
     `arguments`: (role name, size in bytes) in the order the kernel takes
@@ -35,6 +42,11 @@ class Kernel:
         n = lib.gdnKernelNumArguments(handle)
         self.arguments = [(lib.gdnKernelArgumentName(handle, i).decode(),
                            lib.gdnKernelArgumentBytes(handle, i)) for i in range(n)]
+        # Per argument (gdnDType, shape), as the kernel was compiled.
+        self._types = [(lib.gdnKernelArgumentDType(handle, i),
+                        tuple(lib.gdnKernelArgumentDim(handle, i, d)
+                              for d in range(lib.gdnKernelArgumentRank(handle, i))))
+                       for i in range(n)]
         self._argtype = ctypes.c_void_p * n
 
     @property
@@ -57,14 +69,30 @@ class Kernel:
 
     def run_host(self, arrays):
         """Runs a CPU kernel on C-contiguous numpy arrays (in argument order);
-        outputs are written in place."""
+        outputs (o, state, final_state, intermediate_states) are written in
+        place. Each array must have the argument's dtype in native byte order
+        (float32, float16, int32, int64; bfloat16: ml_dtypes.bfloat16 or its
+        bits as uint16) and its size in bytes; an array of more than one
+        dimension must have the argument's shape (flat 1-D arrays are
+        accepted). Else TypeError (dtype) or ValueError naming the argument;
+        the kernel never reinterprets an array."""
+        types = iter(self._types)
+
         def host(name, a):
-            if not hasattr(a, "__array_interface__"):
+            if not hasattr(a, "__array_interface__") or not hasattr(a, "flags"):
                 raise TypeError(f"argument '{name}' must be a numpy array")
+            dtype, shape = next(types)
+            if a.dtype.name not in _NUMPY_DTYPES[dtype] or not a.dtype.isnative:
+                raise TypeError(f"argument '{name}' must have dtype {_DTYPE_NAMES[dtype]} "
+                                f"({' or '.join(_NUMPY_DTYPES[dtype])}, native byte order), "
+                                f"got {a.dtype.str} ({a.dtype.name})")
             if not a.flags["C_CONTIGUOUS"]:
                 raise ValueError(f"argument '{name}' must be C-contiguous")
-            if name in ("o", "final_state", "state") and not a.flags["WRITEABLE"]:
+            if name in _OUTPUTS and not a.flags["WRITEABLE"]:
                 raise ValueError(f"argument '{name}' must be writeable")
+            if a.ndim > 1 and tuple(a.shape) != shape:
+                raise ValueError(f"argument '{name}' must have shape {list(shape)} (or be "
+                                 f"flat), got {list(a.shape)}")
             return a.ctypes.data, a.nbytes
         check(lib.gdnKernelRunHost(self._h, self._pointers(arrays, host), len(arrays)))
 
@@ -138,6 +166,18 @@ class Compiler:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
         or b, default gate_dtype); decay: "none", "log_space",
         "fused_gating"; beta: "one", "given", "logits"; layout: "kv", "vk".
+        Boolean fields (qk_l2norm, initial_state, final_state, state_in_place,
+        allow_neg_eigval, per_key_decay, per_channel_beta) take a bool, a
+        numpy bool or 0/1, else TypeError naming the field. A field that
+        only matters with another, set (to other than its default) without
+        it, is a ValueError naming both: intermediate_steps,
+        intermediate_index_dtype, intermediate_dtype, parent_index_dtype
+        without intermediate_rows > 0; state_index_dtype without num_slots;
+        state_dtype without a state; gate_dtype and per_key_decay without a
+        decay; beta_dtype and per_channel_beta without beta;
+        allow_neg_eigval without beta "logits". scale: None is K^-0.5, any
+        other finite real is used as given (0 gives o = 0); NaN and inf are
+        a ValueError.
         per_key_decay (KDA): the decay is per key channel, g or a
         [N, T, HV, K] and, with fused gating, dt_bias [HV * K] (A_log [HV]);
         per_channel_beta: beta or b per value channel, [N, T, HV, V].
@@ -186,6 +226,10 @@ class Compiler:
         (a chain of programmatic kernels touches each state once);
         the next kernel may launch where the cost model says (1), at this
         one's start (2) or after its recurrence (3); 0 or -1: off."""
+        flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
+                     state_in_place=state_in_place, allow_neg_eigval=allow_neg_eigval,
+                     per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
+        flags = {name: _flag(name, value) for name, value in flags.items()}
         d = new_desc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, rows_per_warp=rows_per_warp,
                     warps_per_block=warps_per_block, v_lanes=v_lanes,
@@ -202,21 +246,17 @@ class Compiler:
         d.beta_dtype = _lookup(DTYPES, beta_dtype or gate_dtype, "beta_dtype")
         d.decay = _lookup(DECAY, decay, "decay")
         d.beta = _lookup(BETA, beta, "beta")
-        d.qk_l2norm = int(bool(qk_l2norm))
+        d.qk_l2norm = flags["qk_l2norm"]
         if scale is not None:
-            if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-                raise TypeError(f"scale must be a real number or None, got {type(scale).__name__}")
-            if not math.isfinite(scale):
-                raise ValueError(f"scale must be finite (None: K^-0.5), got {scale}")
-            d.has_scale, d.scale = 1, float(scale)
+            d.has_scale, d.scale = 1, _check_scale(scale)
         d.layout = _lookup(LAYOUTS, layout, "layout")
-        d.has_initial_state = int(bool(initial_state))
-        d.has_final_state = int(bool(final_state))
-        d.state_in_place = int(bool(state_in_place))
+        d.has_initial_state = flags["initial_state"]
+        d.has_final_state = flags["final_state"]
+        d.state_in_place = flags["state_in_place"]
         d.state_dtype = _lookup(DTYPES, state_dtype, "state_dtype")
-        d.allow_neg_eigval = int(bool(allow_neg_eigval))
-        d.per_key_decay = int(bool(per_key_decay))
-        d.per_channel_beta = int(bool(per_channel_beta))
+        d.allow_neg_eigval = flags["allow_neg_eigval"]
+        d.per_key_decay = flags["per_key_decay"]
+        d.per_channel_beta = flags["per_channel_beta"]
         d.intermediate_index_bits = {None: 0, "int32": 32, "int64": 64}.get(
             intermediate_index_dtype, -1)
         if d.intermediate_index_bits < 0:
@@ -231,10 +271,88 @@ class Compiler:
         d.state_index_bits = {"int32": 32, "int64": 64}.get(state_index_dtype, 0)
         if num_slots and not d.state_index_bits:
             raise ValueError(f"state_index_dtype must be 'int32' or 'int64', got {state_index_dtype!r}")
+        _check_dependent_fields(
+            flags, decay=decay, beta=beta, gate_dtype=gate_dtype, beta_dtype=beta_dtype,
+            num_slots=num_slots, state_index_dtype=state_index_dtype, state_dtype=state_dtype,
+            intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps,
+            intermediate_index_dtype=intermediate_index_dtype,
+            intermediate_dtype=intermediate_dtype, parent_index_dtype=parent_index_dtype)
         k = ctypes.c_void_p()
         check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
                                  chip.encode() if chip else None, ctypes.byref(k)))
         return Kernel(k, self, target)
+
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _check_scale(scale):
+    """`scale` (a real number, not None) as a float: the C field is a
+    float32, so NaN, inf and values past float32's range (they would become
+    inf) are a ValueError naming scale, a non-number a TypeError."""
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number or None, got {type(scale).__name__}")
+    try:
+        value = float(scale)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value) or abs(value) > _FLOAT32_MAX:
+        raise ValueError(f"scale must be finite, within float32's range (None: K^-0.5), "
+                         f"got {scale}")
+    return value
+
+
+def _flag(name, value):
+    """A boolean field as 0/1: bool, a numpy bool or the integers 0 and 1
+    (bool('False') would be True); anything else is a TypeError naming it."""
+    if isinstance(value, bool):
+        return int(value)
+    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and \
+            getattr(value, "ndim", None) == 0:  # a numpy bool
+        return int(bool(value))
+    if not isinstance(value, float):
+        try:
+            v = operator.index(value)
+        except TypeError:
+            v = None
+        if v in (0, 1):
+            return v
+    raise TypeError(f"{name} must be a bool (or 0/1), got {value!r}")
+
+
+def _check_dependent_fields(flags, *, decay, beta, gate_dtype, beta_dtype, num_slots,
+                            state_index_dtype, state_dtype, intermediate_rows,
+                            intermediate_steps, intermediate_index_dtype, intermediate_dtype,
+                            parent_index_dtype):
+    """A field that only matters with another one, given (not its default)
+    without it, is a ValueError naming both: it would be silently ignored."""
+    def needs(given, field, what):
+        if given:
+            raise ValueError(f"{field} needs {what}")
+
+    rows = intermediate_rows > 0
+    needs(intermediate_index_dtype is not None and not rows,
+          f"intermediate_index_dtype = {intermediate_index_dtype!r}", "intermediate_rows > 0")
+    needs(parent_index_dtype is not None and not rows,
+          f"parent_index_dtype = {parent_index_dtype!r}", "intermediate_rows > 0")
+    needs(intermediate_dtype != "float32" and not rows,
+          f"intermediate_dtype = {intermediate_dtype!r}", "intermediate_rows > 0")
+    needs(intermediate_steps != 0 and not rows,
+          f"intermediate_steps = {intermediate_steps!r}", "intermediate_rows > 0")
+    needs(state_index_dtype != "int32" and not num_slots,
+          f"state_index_dtype = {state_index_dtype!r}", "num_slots > 0 (a pool)")
+    needs(state_dtype != "float32" and not (flags["initial_state"] or flags["final_state"]),
+          f"state_dtype = {state_dtype!r}", "initial_state or final_state")
+    needs(gate_dtype != "float32" and decay == "none",
+          f"gate_dtype = {gate_dtype!r}", "decay 'log_space' or 'fused_gating' (decay = 'none')")
+    needs(beta_dtype is not None and beta == "one",
+          f"beta_dtype = {beta_dtype!r}", "beta 'given' or 'logits' (beta = 'one')")
+    needs(flags["allow_neg_eigval"] and beta != "logits",
+          "allow_neg_eigval", f"beta = 'logits' (beta = 2 sigmoid(b)), got beta = {beta!r}")
+    needs(flags["per_key_decay"] and decay == "none",
+          "per_key_decay", "decay 'log_space' or 'fused_gating' (decay = 'none')")
+    needs(flags["per_channel_beta"] and beta == "one",
+          "per_channel_beta", "beta 'given' or 'logits' (beta = 'one')")
 
 
 def _lookup(table, key, what):

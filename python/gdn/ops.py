@@ -28,12 +28,11 @@ decay per key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K],
 dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 """
 import ctypes
-import math
 from typing import Optional
 
 import torch
 
-from . import default_compiler
+from . import _check_scale, default_compiler
 
 __all__ = [
     "fused_recurrent_gated_delta_rule",
@@ -131,33 +130,36 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     per_key_decay = gate is not None and gate.dim() == 4
     per_channel_beta = bt is not None and bt.dim() == 4
     pool = state if state is not None else initial_state if initial_state is not None else final_state
-    kern = _kernel(
-        q.device, fresh_early_inputs, N=N, T=T, H=H, HV=HV, K=K, V=V,
-        input_dtype=_DTYPES[q.dtype],
-        gate_dtype=_DTYPES[gate.dtype] if gate is not None else "float32",
-        beta_dtype=_DTYPES[bt.dtype] if bt is not None else "float32",
-        decay="log_space" if g is not None else "fused_gating" if a is not None else "none",
-        beta="given" if beta is not None else "logits" if b is not None else "one",
-        qk_l2norm=qk_l2norm, scale=scale, layout=state_layout,
-        allow_neg_eigval=allow_neg_eigval,
-        per_key_decay=per_key_decay, per_channel_beta=per_channel_beta,
-        initial_state=initial_state is not None or state is not None,
-        final_state=final_state is not None or state is not None,
-        state_in_place=state is not None,
-        num_slots=pool.shape[0] if state_indices is not None else 0,
-        state_dtype=_DTYPES[pool.dtype] if pool is not None else "float32",
-        state_index_dtype="int64" if state_indices is not None and
-        state_indices.dtype == torch.int64 else "int32",
-        cu_seqlens_dtype=None if cu_seqlens is None else
-        "int64" if cu_seqlens.dtype == torch.int64 else "int32",
-        intermediate_rows=0 if intermediate_states is None else intermediate_states.shape[0],
-        intermediate_steps=0 if intermediate_states is None else intermediate_states.shape[1],
-        intermediate_index_dtype=None if intermediate_state_indices is None else
-        "int64" if intermediate_state_indices.dtype == torch.int64 else "int32",
-        intermediate_dtype="float32" if intermediate_states is None else
-        _DTYPES[intermediate_states.dtype],
-        parent_index_dtype=None if retrieve_parent_token is None else
-        "int64" if retrieve_parent_token.dtype == torch.int64 else "int32")
+    index_dtype = lambda t: "int64" if t.dtype == torch.int64 else "int32"
+    # Only the fields that matter (Compiler.compile refuses one set without
+    # the field it depends on).
+    desc = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
+                qk_l2norm=qk_l2norm, scale=scale, layout=state_layout)
+    if gate is not None:
+        desc.update(decay="log_space" if g is not None else "fused_gating",
+                    gate_dtype=_DTYPES[gate.dtype], per_key_decay=per_key_decay)
+    if bt is not None:
+        desc.update(beta="given" if beta is not None else "logits",
+                    beta_dtype=_DTYPES[bt.dtype], per_channel_beta=per_channel_beta)
+    if allow_neg_eigval:
+        desc["allow_neg_eigval"] = True
+    if pool is not None:
+        desc.update(initial_state=initial_state is not None or state is not None,
+                    final_state=final_state is not None or state is not None,
+                    state_in_place=state is not None, state_dtype=_DTYPES[pool.dtype])
+    if state_indices is not None:
+        desc.update(num_slots=pool.shape[0], state_index_dtype=index_dtype(state_indices))
+    if cu_seqlens is not None:
+        desc["cu_seqlens_dtype"] = index_dtype(cu_seqlens)
+    if intermediate_states is not None:
+        desc.update(intermediate_rows=intermediate_states.shape[0],
+                    intermediate_steps=intermediate_states.shape[1],
+                    intermediate_dtype=_DTYPES[intermediate_states.dtype])
+        if intermediate_state_indices is not None:
+            desc["intermediate_index_dtype"] = index_dtype(intermediate_state_indices)
+        if retrieve_parent_token is not None:
+            desc["parent_index_dtype"] = index_dtype(retrieve_parent_token)
+    kern = _kernel(q.device, fresh_early_inputs, **desc)
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
              "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
              "initial_state", "state", "intermediate_states", "final_state", "o")
@@ -214,8 +216,14 @@ def _check_qkv(q, k, v):
     if not isinstance(v, torch.Tensor) or v.dim() != 4:
         raise ValueError("v must be a 4-D tensor [B, T, HV, V]")
     B, T, H, K = q.shape
+    if H == 0 or K == 0:
+        raise ValueError(f"q must have at least one head and one key channel [B, T, H >= 1, "
+                         f"K >= 1], got shape {list(q.shape)}")
     _check("v", v, dev, (B, T, v.shape[2], v.shape[3]), (q.dtype,))
     HV = v.shape[2]
+    if HV == 0 or v.shape[3] == 0:
+        raise ValueError(f"v must have at least one head and one value channel [B, T, HV >= 1, "
+                         f"V >= 1], got shape {list(v.shape)}")
     if HV % H != 0:
         raise ValueError(f"v has HV = {HV} heads, not a multiple of H = {H} (q/k heads)")
     return dev, B, T, H, K, HV, v.shape[3]
@@ -223,22 +231,27 @@ def _check_qkv(q, k, v):
 
 def _scale(scale):
     """The scale applied to q: None means K^-0.5; any other real number is
-    used as given (FLA's scale=0 gives o = 0). NaN and inf are refused."""
+    used as given (FLA's scale=0 gives o = 0). NaN, inf and values past
+    float32's range are a ValueError naming scale."""
     if scale is None:
         return None
     if isinstance(scale, torch.Tensor) and scale.numel() == 1:
         scale = scale.item()
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a real number or None, got {type(scale).__name__}")
-    if not math.isfinite(scale):
-        raise ValueError(f"scale must be finite (None: K^-0.5), got {scale}")
-    return float(scale)
+    return _check_scale(scale)
 
 
 def _unsupported(**kwargs):
     for name, value in kwargs.items():
         if value is not None and value is not False:
             raise NotImplementedError(f"gdn: argument '{name}' is not supported yet")
+
+
+def _no_other_keywords(kwargs):
+    """Keywords an entry point does not take: NotImplementedError naming
+    them (never a TypeError, never silently ignored)."""
+    if kwargs:
+        raise NotImplementedError(
+            f"gdn: argument {', '.join(repr(k_) for k_ in kwargs)} is not supported yet")
 
 
 def fused_recurrent_gated_delta_rule(
@@ -252,14 +265,22 @@ def fused_recurrent_gated_delta_rule(
     per key channel, KDA), beta [B, T, HV] or per value channel [B, T, HV, V]
     (or logits with use_beta_sigmoid_in_kernel), initial_state [N, HV, K, V] (read only;
     [N, HV, V, K] with state_v_first; N = B, or with cu_seqlens [N + 1]
-    int32/int64 the number of sequences packed into B = 1). Returns
-    (o [B, T, HV, V] in v's dtype, final_state fp32 or None)."""
+    int32/int64 the number of sequences packed into B = 1; tokens outside
+    every sequence are left unwritten in o). Returns
+    (o [B, T, HV, V] in v's dtype, final_state fp32 or None).
+    Nothing to compute (B = 0, T = 0 or cu_seqlens = [0]): nothing is
+    compiled or launched; o is the empty (or, for cu_seqlens = [0],
+    unwritten) [B, T, HV, V] and the final state, as FLA's, a fp32 copy of
+    initial_state, or zeros without one ([0, HV, ...] for N = 0)."""
     state_v_first = state_v_first or bool(kwargs.pop("transpose_state_layout", False))
     _unsupported(gv=gv, **{k_: v_ for k_, v_ in kwargs.items()})
     if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
         raise ValueError("allow_neg_eigval=True needs use_beta_sigmoid_in_kernel=True (FLA's rule)")
+    if allow_neg_eigval and beta is None:
+        raise ValueError("allow_neg_eigval=True needs beta (logits, beta = 2 sigmoid(beta))")
+    scale = _scale(scale)
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
-    N = _check_cu_seqlens(cu_seqlens, dev, B)
+    N = _check_cu_seqlens(cu_seqlens, dev, B, T)
     a = None
     if g is not None:
         _check("g", g, dev, (B, T, HV), _INPUT)
@@ -292,21 +313,32 @@ def fused_recurrent_gated_delta_rule(
     converted = False
     if initial_state is not None:
         _check("initial_state", initial_state, dev, state_shape, _INPUT)
-        if initial_state.dtype != torch.float32:  # FLA reads any dtype; the final state is fp32
-            initial_state, converted = initial_state.float(), True
+    if N == 0 or T == 0:  # no token: the final state is the initial one
+        final_state = None
+        if output_final_state:
+            final_state = (initial_state.to(torch.float32, copy=True)
+                           if initial_state is not None else
+                           torch.zeros(state_shape, dtype=torch.float32, device=dev))
+        return torch.empty_like(v), final_state
+    if initial_state is not None and initial_state.dtype != torch.float32:
+        # FLA reads any dtype; the final state is fp32
+        initial_state, converted = initial_state.float(), True
     o = torch.empty_like(v)
     final_state = (torch.empty(state_shape, dtype=torch.float32, device=dev)
                    if output_final_state else None)
     torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens, None,
-                            initial_state, None, None, final_state, o, _scale(scale),
+                            initial_state, None, None, final_state, o, scale,
                             bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval),
                             fresh_early_inputs=converted)
     return o, final_state
 
 
-def _check_cu_seqlens(cu_seqlens, dev, B):
+def _check_cu_seqlens(cu_seqlens, dev, B, T):
     """The number of sequences: B, or with cu_seqlens [N + 1] (varlen, B == 1)
-    N. Sequence n owns packed tokens [cu[n], cu[n + 1])."""
+    N. Sequence n owns packed tokens [cu[n], cu[n + 1]) (the kernels clamp
+    each range to [0, T]: offsets out of order or past T never address
+    outside the tensors). GDN_VALIDATE_INDICES=1 checks cu[0] == 0,
+    non-decreasing offsets and cu[N] == T on the host (synchronises)."""
     if cu_seqlens is None:
         return B
     if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1:
@@ -314,7 +346,29 @@ def _check_cu_seqlens(cu_seqlens, dev, B):
     _check("cu_seqlens", cu_seqlens, dev, None, (torch.int32, torch.int64))
     if B != 1:
         raise ValueError(f"cu_seqlens needs packed tokens with batch 1, got batch {B}")
+    if cu_seqlens.shape[0] == 0:
+        raise ValueError("cu_seqlens must hold N + 1 >= 1 offsets (at least [0]), got an "
+                         "empty tensor")
+    if _validate_indices():
+        cu = cu_seqlens.tolist()
+        if cu[0] != 0:
+            raise ValueError(f"cu_seqlens[0] must be 0, got {cu[0]}")
+        for n in range(1, len(cu)):
+            if cu[n] < cu[n - 1]:
+                raise ValueError(f"cu_seqlens must be non-decreasing, got cu_seqlens[{n}] = "
+                                 f"{cu[n]} < cu_seqlens[{n - 1}] = {cu[n - 1]}")
+        if cu[-1] != T:
+            raise ValueError(f"cu_seqlens[-1] = {cu[-1]} must be the number of packed tokens "
+                             f"T = {T} (q.shape[1])")
     return cu_seqlens.shape[0] - 1
+
+
+def _check_pool_slots(name, pool, rows):
+    """A pool [slots, HV, ...] addressed by `rows` > 0 rows needs a slot (a
+    0-slot pool would compile a kernel without one)."""
+    if rows and pool.shape[0] == 0:
+        raise ValueError(f"{name} has 0 slots; a pool addressed by {rows} rows needs at "
+                         "least one (shape [slots >= 1, HV, V, K])")
 
 
 def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b, K=None, V=None):
@@ -359,14 +413,18 @@ def _validate_indices():
 
 def gated_delta_rule_decode_pretranspose(
         q, k, v, state, A_log, a, dt_bias, b, scale=None, output=None, use_qk_l2norm=True,
-        initial_state=None, initial_state_indices=None, output_state_indices=None):
+        initial_state=None, initial_state_indices=None, output_state_indices=None, **kwargs):
     """FlashInfer's `gated_delta_rule_decode_pretranspose`: q, k [B, 1, H, K],
     v [B, 1, HV, V], A_log, dt_bias [HV] fp32, a, b [B, 1, HV]; either
     state [B, HV, V, K] updated in place, or (state=None) a pool
     initial_state [slots, HV, V, K] updated in place at
     initial_state_indices [B] (int32/int64; < 0: padding row, no slot touched,
     output rows zero). States: fp32, bf16 or fp16 (computed in fp32, rounded
-    once on store). Returns (output [B, 1, HV, V], the state or the pool)."""
+    once on store). Returns (output [B, 1, HV, V], the state or the pool).
+    B = 0 (or T = 0): nothing is compiled or launched, the state or pool is
+    untouched, output is the empty [B, T, HV, V] (the given one, if any).
+    A pool of 0 slots with B > 0 is a ValueError."""
+    _no_other_keywords(kwargs)
     if output_state_indices is not None and output_state_indices is not initial_state_indices:
         raise NotImplementedError(
             "gdn: argument 'output_state_indices' (a split read/write pool) is not supported yet")
@@ -388,15 +446,19 @@ def gated_delta_rule_decode_pretranspose(
     _check(name, target, dev, ((target.shape[0] if pool_mode else B), HV, V, K), _INPUT)
     indices = None
     if pool_mode:
+        _check_pool_slots(name, target, B)
         indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                                  target.shape[0] if _validate_indices() else None)
     _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
+    scale = _scale(scale)
     if output is None:
         output = torch.empty_like(v)
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
+    if B == 0 or T == 0:  # no token: nothing to launch, the state is unchanged
+        return output, target
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            None, target, None, None, output, _scale(scale), bool(use_qk_l2norm),
+                            None, target, None, None, output, scale, bool(use_qk_l2norm),
                             "vk")
     return output, target
 
@@ -406,7 +468,8 @@ def fused_sigmoid_gating_delta_rule_update(
         initial_state_source, initial_state_indices, scale=None,
         use_qk_l2norm_in_kernel=False, cu_seqlens=None, is_kda=False,
         disable_state_update=False, intermediate_states_buffer=None,
-        intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None):
+        intermediate_state_indices=None, cache_steps=None, retrieve_parent_token=None,
+        **kwargs):
     """SGLang's `fused_sigmoid_gating_delta_rule_update` (decode): A_log,
     dt_bias [HV] fp32, a, b [B, T, HV], q, k [B, T, H, K], v [B, T, HV, V];
     is_kda=True (Kimi Delta Attention): a [B, T, HV, K] and dt_bias [HV * K]
@@ -426,17 +489,23 @@ def fused_sigmoid_gating_delta_rule_update(
     from the carried fp32 state when p = s - 1, and from the pool slot's
     state (a second root) when p < 0 or p >= s (no tree: treated as -1);
     rows without a buffer row (index < 0) ignore the table. Returns
-    o [B, T, HV, V]."""
+    o [B, T, HV, V] (tokens outside every sequence are left unwritten).
+    Nothing to compute (B = 0, T = 0 or cu_seqlens = [0]): nothing is
+    compiled or launched, the pool and the buffer are untouched and o is the
+    empty (cu_seqlens = [0]: unwritten) [B, T, HV, V]. A pool or buffer of 0
+    slots (rows) with N > 0 rows is a ValueError."""
+    _no_other_keywords(kwargs)
     if float(softplus_beta) != 1.0:
         raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
     if float(softplus_threshold) != 20.0:
         raise NotImplementedError("gdn: argument 'softplus_threshold' != 20.0 is not supported yet")
     dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
-    N = _check_cu_seqlens(cu_seqlens, dev, B)
+    N = _check_cu_seqlens(cu_seqlens, dev, B, T)
     pool = initial_state_source
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError("initial_state_source must be a 4-D tensor [slots, HV, V, K]")
     _check("initial_state_source", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
+    _check_pool_slots("initial_state_source", pool, N)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                              pool.shape[0] if _validate_indices() else None)
     dt_bias = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b,
@@ -450,6 +519,9 @@ def fused_sigmoid_gating_delta_rule_update(
                _INPUT)
         if cache_steps is not None and int(cache_steps) != inter.shape[1]:
             raise ValueError(f"cache_steps = {cache_steps} but the buffer has {inter.shape[1]} steps")
+        if N and T and 0 in inter.shape[:2]:
+            raise ValueError("intermediate_states_buffer must have at least one row and one "
+                             f"step for {N} rows of {T} tokens, got shape {list(inter.shape)}")
         if intermediate_state_indices is None:
             raise ValueError("intermediate_states_buffer needs intermediate_state_indices")
         inter_idx = _check_indices("intermediate_state_indices", intermediate_state_indices,
@@ -463,12 +535,15 @@ def fused_sigmoid_gating_delta_rule_update(
                              "(parent states are read back from it)")
         _check("retrieve_parent_token", parents, dev, (N, inter.shape[1]),
                (torch.int32, torch.int64))
+    scale = _scale(scale)
     o = torch.empty_like(v)
+    if N == 0 or T == 0:  # no token: nothing to launch, the pool is unchanged
+        return o
     # disable_state_update: the pool is only read (no commit).
     read_only = bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
-                            None if read_only else pool, inter, None, o, _scale(scale),
+                            None if read_only else pool, inter, None, o, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents)
     return o
 
@@ -476,13 +551,17 @@ def fused_sigmoid_gating_delta_rule_update(
 def gated_delta_rule_mtp(
         q, k, v, initial_state, initial_state_indices, A_log, a, dt_bias, b, scale=None,
         output=None, intermediate_states_buffer=None, ssm_state_indices=None,
-        disable_state_update=None, use_qk_l2norm=True, output_state_indices=None):
+        disable_state_update=None, use_qk_l2norm=True, output_state_indices=None, **kwargs):
     """FlashInfer's `gated_delta_rule_mtp` (T > 1 verify): q, k [B, T, H, K],
     v [B, T, HV, V], pool initial_state [slots, HV, V, K] read at
     initial_state_indices [B] (< 0: padding, no slot touched, output rows 0)
     and, unless disable_state_update (FlashInfer's default: True), updated in
     place; intermediate_states_buffer [>= B, T, HV, V, K] (batch-scoped: row b)
-    receives the state after every token. Returns output [B, T, HV, V]."""
+    receives the state after every token. Returns output [B, T, HV, V].
+    B = 0 or T = 0: nothing is compiled or launched, the pool and the buffer
+    are untouched, output is the empty [B, T, HV, V] (the given one, if
+    any). A pool of 0 slots with B > 0 is a ValueError."""
+    _no_other_keywords(kwargs)
     _unsupported(ssm_state_indices=ssm_state_indices)
     if output_state_indices is not None and output_state_indices is not initial_state_indices:
         raise NotImplementedError(
@@ -492,6 +571,7 @@ def gated_delta_rule_mtp(
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError("initial_state must be a 4-D tensor [slots, HV, V, K]")
     _check("initial_state", pool, dev, (pool.shape[0], HV, V, K), _INPUT)
+    _check_pool_slots("initial_state", pool, B)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
     _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
@@ -504,16 +584,20 @@ def gated_delta_rule_mtp(
             raise NotImplementedError(
                 "gdn: argument 'intermediate_states_buffer' with more than T steps is not supported yet")
         _check("intermediate_states_buffer", inter, dev, (inter.shape[0], T, HV, V, K), _INPUT)
-        if inter.shape[0] != B:  # rows past B: address rows 0..B-1 through indices
-            inter_idx = torch.arange(B, dtype=torch.int32, device=dev)
+    scale = _scale(scale)
     if output is None:
         output = torch.empty_like(v)
     else:
         _check("output", output, dev, v.shape, (v.dtype,))
+    if B == 0 or T == 0:  # no token: nothing to launch, the pool is unchanged
+        return output
+    if inter is not None and inter.shape[0] != B:
+        # rows past B: address rows 0..B-1 through indices
+        inter_idx = torch.arange(B, dtype=torch.int32, device=dev)
     read_only = True if disable_state_update is None else bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, inter_idx,
                             pool if read_only else None, None if read_only else pool, inter,
-                            None, output, _scale(scale), bool(use_qk_l2norm),
+                            None, output, scale, bool(use_qk_l2norm),
                             "vk", fresh_early_inputs=inter_idx is not None)
     return output
 
@@ -597,7 +681,7 @@ def _(intermediate_states, accepted, state, state_indices, intermediate_state_in
 
 
 def commit_accepted(intermediate_states, accepted, state, state_indices=None,
-                    intermediate_state_indices=None):
+                    intermediate_state_indices=None, **kwargs):
     """Commits each row's accepted prefix after speculative verify: copies the
     state after row n's last accepted token from the per-token buffer into
     the state pool, in one kernel (no host synchronisation, no allocation:
@@ -617,7 +701,9 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
 
     Indices >= slots or >= R are undefined (GDN_VALIDATE_INDICES=1 checks
     them on the host, which synchronises); two rows naming one slot race.
-    Returns `state`."""
+    N = 0 commits nothing (no kernel is compiled or launched). Returns
+    `state`."""
+    _no_other_keywords(kwargs)
     if not isinstance(intermediate_states, torch.Tensor):
         raise TypeError("intermediate_states must be a torch.Tensor, got "
                         f"{type(intermediate_states).__name__}")

@@ -466,6 +466,6 @@ def test_eagle_tree_through_the_c_api():
     # The tree matters: the plain chain differs by far more than the tolerance.
     chain, _ = recurrent(q, k, v, g=g, beta=beta, initial_state=h0)
     assert rms_rel(o, chain) > 1e-2
-    with pytest.raises(gdn.GDNError, match="parent_index_bits"):
+    with pytest.raises(ValueError, match="parent_index_dtype = 'int32' needs intermediate_rows"):
         gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
                                parent_index_dtype="int32")

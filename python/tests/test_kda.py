@@ -166,9 +166,9 @@ def test_kda_bad_arguments_name_the_argument():
 
 def test_compile_desc_per_key_needs_a_decay():
     import gdn
-    with pytest.raises(gdn.GDNError, match="per_key_decay needs decay"):
+    with pytest.raises(ValueError, match="per_key_decay needs decay"):
         gdn.default_compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, per_key_decay=True)
-    with pytest.raises(gdn.GDNError, match="per_channel_beta needs beta"):
+    with pytest.raises(ValueError, match="per_channel_beta needs beta"):
         gdn.default_compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, per_channel_beta=True)
     k = gdn.default_compiler().compile(N=1, T=1, H=1, HV=2, K=32, V=8, decay="fused_gating",
                                        beta="logits", per_key_decay=True, per_channel_beta=True)

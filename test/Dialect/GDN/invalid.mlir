@@ -210,6 +210,14 @@ func.func @scale_inf(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: mem
 
 // -----
 
+func.func @scale_subnormal(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be 0 or a normal f32 (|scale| >= 2^-126), got 1.401298e-45}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = 0x00000001 : f32}
+  return
+}
+
+// -----
+
 func.func @scale_nan(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite, got NaN}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = 0x7FC00000 : f32}

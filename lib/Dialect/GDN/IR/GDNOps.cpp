@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -484,12 +485,17 @@ LogicalResult RecurrentOp::verify() {
 
   if (auto s = getScaleAttr()) {
     double scale = s.getValueAsDouble();
-    // Any finite value is used as given (FLA's scale = 0 gives o = 0).
+    // Any finite value is used as given (FLA's scale = 0 gives o = 0), but
+    // a subnormal f32 one: the GPU flushes subnormals to zero (o = 0).
     if (!std::isfinite(scale))
       return emitOpError() << "attribute 'scale' must be finite, got "
                            << (std::isnan(scale) ? "NaN"
                                : scale > 0       ? "inf"
                                                  : "-inf");
+    if (scale != 0.0 && std::fabs(scale) < std::numeric_limits<float>::min())
+      return emitOpError() << "attribute 'scale' must be 0 or a normal f32 "
+                              "(|scale| >= 2^-126), got "
+                           << scale;
   }
   return verifyResults(*this);
 }

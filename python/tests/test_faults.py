@@ -1,0 +1,444 @@
+"""Faults of the Python layer (issue 18): bad cu_seqlens, scale, empty
+shapes and pools, boolean and dependent Compiler.compile fields, run_host
+dtypes, unsupported keywords. CPU only."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn  # noqa: E402
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent, rms_rel  # noqa: E402
+
+H, HV, K, V = 1, 2, 32, 16
+BAD_CU_SEQLENS = [[0, 3, 7], [0, 3, 9], [0, -3, 6], [0, 3, 1000000], [0, 5, 2, 6]]
+
+
+def np64(t):
+    return t.detach().double().cpu().numpy()
+
+
+def inputs(B, T, H=H, HV=HV, K=K, V=V, slots=None, seed=0):
+    """fp32 CPU inputs of every entry point: q, k [B, T, H, K], v [B, T, HV, V],
+    log-space g and beta (FLA), a, b, A_log, dt_bias (fused gating), h0
+    [B, HV, K, V] (FLA) and a pool [slots, HV, V, K] (default B + 1)."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)
+    slots = B + 1 if slots is None else slots
+    return dict(q=r(B, T, H, K), k=r(B, T, H, K), v=r(B, T, HV, V),
+                g=torch.log(torch.rand(B, T, HV, generator=g) * 0.5 + 0.5),
+                beta=torch.rand(B, T, HV, generator=g), a=r(B, T, HV), b=r(B, T, HV),
+                A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV),
+                h0=r(B, HV, K, V), pool=r(slots, HV, V, K))
+
+
+def fla(x, **kw):
+    return ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], g=x["g"],
+                                                beta=x["beta"], **kw)
+
+
+def sglang(x, pool, indices, **kw):
+    return ops.fused_sigmoid_gating_delta_rule_update(
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool,
+        indices, **kw)
+
+
+def decode(x, **kw):
+    return ops.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], kw.pop("state", None), x["A_log"], x["a"], x["dt_bias"],
+        x["b"], **kw)
+
+
+def mtp(x, pool, indices, **kw):
+    return ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, indices, x["A_log"], x["a"],
+                                    x["dt_bias"], x["b"], **kw)
+
+
+def bits(t):
+    return t.clone().view(torch.int32)
+
+
+# ---------------------------------------------------------------------------
+# 1. cu_seqlens
+# ---------------------------------------------------------------------------
+
+def clamped_ranges(cu, T):
+    """Each sequence's token range as the kernels clamp it: [0, T], hi >= lo."""
+    ranges = []
+    for n in range(len(cu) - 1):
+        lo = min(max(cu[n], 0), T)
+        ranges.append((lo, min(max(cu[n + 1], lo), T)))
+    return ranges
+
+
+def run_bad_cu_seqlens(entry):
+    """Runs `entry` ("fla" or "sglang") on T = 6 packed tokens with every bad
+    cu_seqlens (int32, int64), without GDN_VALIDATE_INDICES: each call
+    returns; final states (FLA) / pool slots (SGLang) are those of the
+    clamped ranges, tokens of one sequence match it, everything is finite,
+    the initial state and the pool's spare slots stay untouched. Run in a
+    subprocess by the test (before the kernels clamped, this corrupted the
+    heap and aborted)."""
+    T = 6
+    for cu in BAD_CU_SEQLENS:
+        for dtype in (torch.int32, torch.int64):
+            print(f"{entry} cu_seqlens={cu} {dtype}", flush=True)
+            N = len(cu) - 1
+            x = inputs(1, T, slots=N + 2, seed=len(cu))
+            cu_t = torch.tensor(cu, dtype=dtype)
+            ranges = clamped_ranges(cu, T)
+            if entry == "fla":
+                h0 = torch.randn(N, HV, K, V, generator=torch.Generator().manual_seed(5))
+                h0_before = h0.clone()
+                o, states = fla(x, initial_state=h0, output_final_state=True,
+                                use_qk_l2norm_in_kernel=True, cu_seqlens=cu_t)
+                assert torch.equal(h0, h0_before), "initial_state is read only"
+                layout, s0 = "kv", h0_before
+            else:
+                pool = x["pool"]
+                pool[N:] = float("nan")  # spare slots: never addressed
+                s0 = pool[:N].clone()
+                o = sglang(x, pool, torch.arange(N, dtype=dtype), cu_seqlens=cu_t,
+                           use_qk_l2norm_in_kernel=True)
+                assert torch.isnan(pool[N:]).all(), "a spare slot was written"
+                layout, states = "vk", pool[:N]
+            assert torch.isfinite(o).all() and torch.isfinite(states).all()
+            owners = [sum(lo <= t < hi for lo, hi in ranges) for t in range(T)]
+            for n, (lo, hi) in enumerate(ranges):
+                if lo == hi:  # an empty (clamped) range passes its state through
+                    assert torch.equal(states[n], s0[n])
+                    continue
+                sl = slice(lo, hi)
+                gate = (dict(g=np64(x["g"][:, sl]), beta=np64(x["beta"][:, sl])) if entry == "fla"
+                        else dict(a=np64(x["a"][:, sl]), A_log=np64(x["A_log"]),
+                                  dt_bias=np64(x["dt_bias"]), b=np64(x["b"][:, sl])))
+                ro, rs = recurrent(np64(x["q"][:, sl]), np64(x["k"][:, sl]), np64(x["v"][:, sl]),
+                                   initial_state=np64(s0[n:n + 1]), qk_l2norm=True,
+                                   layout=layout, **gate)
+                assert rms_rel(np64(states[n:n + 1]), rs) < 1e-4
+                for t in range(lo, hi):
+                    if owners[t] == 1:
+                        assert rms_rel(np64(o[:, t]), ro[:, t - lo]) < 1e-4
+    print("done", flush=True)
+
+
+@pytest.mark.parametrize("entry", ["fla", "sglang"])
+def test_bad_cu_seqlens_without_validation_do_not_crash(entry):
+    env = {k_: v_ for k_, v_ in os.environ.items() if k_ != "GDN_VALIDATE_INDICES"}
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import sys; sys.path.insert(0, {here!r}); import test_faults; "
+            f"test_faults.run_bad_cu_seqlens({entry!r})")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, f"rc {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    assert r.stdout.rstrip().endswith("done")
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("cu", BAD_CU_SEQLENS)
+@pytest.mark.parametrize("entry", ["fla", "sglang"])
+def test_bad_cu_seqlens_with_validation_raise(entry, cu, dtype, monkeypatch):
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
+    N = len(cu) - 1
+    x = inputs(1, 6, slots=N)
+    cu_t = torch.tensor(cu, dtype=dtype)
+    before = len(ops._kernels)
+    with pytest.raises(ValueError, match="cu_seqlens"):
+        if entry == "fla":
+            fla(x, cu_seqlens=cu_t)
+        else:
+            sglang(x, x["pool"], torch.arange(N, dtype=dtype), cu_seqlens=cu_t)
+    assert len(ops._kernels) == before  # raised before compiling
+
+
+def test_validated_cu_seqlens_messages_and_a_good_one(monkeypatch):
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
+    x = inputs(1, 6)
+    with pytest.raises(ValueError, match=r"cu_seqlens\[0\] must be 0, got 1"):
+        fla(x, cu_seqlens=torch.tensor([1, 6]))
+    with pytest.raises(ValueError, match=r"non-decreasing, got cu_seqlens\[2\] = 2 < "
+                                         r"cu_seqlens\[1\] = 5"):
+        fla(x, cu_seqlens=torch.tensor([0, 5, 2, 6]))
+    with pytest.raises(ValueError, match=r"cu_seqlens\[-1\] = 7 must be the number of packed "
+                                         r"tokens T = 6"):
+        fla(x, cu_seqlens=torch.tensor([0, 3, 7]))
+    o, ht = fla(x, cu_seqlens=torch.tensor([0, 2, 2, 6], dtype=torch.int32),
+                output_final_state=True)
+    assert ht.shape == (3, HV, K, V) and torch.isfinite(o).all()
+
+
+@pytest.mark.parametrize("validate", ["0", "1"])
+def test_empty_cu_seqlens_is_a_value_error(validate, monkeypatch):
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", validate)
+    x = inputs(1, 6)
+    empty = torch.zeros(0, dtype=torch.int32)
+    with pytest.raises(ValueError, match="cu_seqlens must hold N \\+ 1 >= 1 offsets"):
+        fla(x, cu_seqlens=empty, output_final_state=True)
+    with pytest.raises(ValueError, match="cu_seqlens must hold"):
+        sglang(x, x["pool"], torch.zeros(0, dtype=torch.int32), cu_seqlens=empty)
+
+
+# ---------------------------------------------------------------------------
+# 2. scale
+# ---------------------------------------------------------------------------
+
+def test_fla_scale_zero_gives_zero_output_and_the_default_final_state():
+    x = inputs(2, 3)
+    o, ht = fla(x, scale=0.0, initial_state=x["h0"], output_final_state=True,
+                use_qk_l2norm_in_kernel=True)
+    assert torch.count_nonzero(o) == 0  # FLA: q * 0
+    _, ht_default = fla(x, initial_state=x["h0"], output_final_state=True,
+                        use_qk_l2norm_in_kernel=True)
+    assert torch.equal(ht, ht_default)  # scale only touches q
+
+
+def test_fla_negative_scale_negates_the_output():
+    x = inputs(2, 3)
+    o_neg, ht_neg = fla(x, scale=-1.0, initial_state=x["h0"], output_final_state=True)
+    o_pos, ht_pos = fla(x, scale=1.0, initial_state=x["h0"], output_final_state=True)
+    assert torch.count_nonzero(o_pos) > 0
+    assert torch.equal(o_neg, -o_pos) and torch.equal(ht_neg, ht_pos)
+    ro, _ = recurrent(np64(x["q"]), np64(x["k"]), np64(x["v"]), g=np64(x["g"]),
+                      beta=np64(x["beta"]), initial_state=np64(x["h0"]), scale=-1.0)
+    assert rms_rel(np64(o_neg), ro) < 1e-5
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e39, -10**400])
+def test_non_finite_scale_is_a_value_error(bad):
+    """NaN, inf and values that become inf in the C API's float32 field
+    (1e39; 10**400 raised OverflowError) are ValueErrors naming scale."""
+    x = inputs(2, 1)
+    idx = torch.arange(2, dtype=torch.int32)
+    calls = [lambda: fla(x, scale=bad),
+             lambda: sglang(x, x["pool"], idx, scale=bad),
+             lambda: decode(x, state=x["pool"][:2].clone(), scale=bad),
+             lambda: mtp(x, x["pool"], idx, scale=bad),
+             lambda: gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, scale=bad)]
+    for call in calls:
+        with pytest.raises(ValueError, match="scale must be finite"):
+            call()
+
+
+# ---------------------------------------------------------------------------
+# 3. Bad inputs: empty dimensions, 0-slot pools, B = 0, T = 0, N = 0
+# ---------------------------------------------------------------------------
+
+def every_entry_point(x, B):
+    """Calls of every recurrent entry point on inputs x of batch B."""
+    idx = torch.arange(B, dtype=torch.int32)
+    return {"fla": lambda: fla(x),
+            "sglang": lambda: sglang(x, x["pool"], idx),
+            "decode": lambda: decode(x, state=torch.zeros(B, HV, V, K)),
+            "decode_pool": lambda: decode(x, initial_state=x["pool"], initial_state_indices=idx),
+            "mtp": lambda: mtp(x, x["pool"], idx)}
+
+
+@pytest.mark.parametrize("dims,name", [(dict(H=0), "q"), (dict(K=0), "q"),
+                                       (dict(HV=0), "v"), (dict(V=0), "v")])
+def test_empty_head_or_channel_dimensions_are_value_errors(dims, name):
+    x = inputs(2, 1, **dims)
+    for entry, call in every_entry_point(x, 2).items():
+        with pytest.raises(ValueError, match=f"^{name} must have at least one head"):
+            call()
+
+
+def test_a_pool_of_zero_slots_is_a_value_error():
+    x = inputs(2, 1, slots=0)
+    idx = torch.full((2,), -1, dtype=torch.int32)
+    with pytest.raises(ValueError, match="initial_state_source has 0 slots"):
+        sglang(x, x["pool"], idx)
+    with pytest.raises(ValueError, match="initial_state has 0 slots"):
+        decode(x, initial_state=x["pool"], initial_state_indices=idx)
+    with pytest.raises(ValueError, match="initial_state has 0 slots"):
+        mtp(x, x["pool"], idx)
+    with pytest.raises(ValueError, match="intermediate_states_buffer must have at least one row"):
+        sglang(inputs(2, 1), inputs(2, 1)["pool"], idx,
+               intermediate_states_buffer=torch.zeros(0, 1, HV, V, K),
+               intermediate_state_indices=idx)
+
+
+@pytest.mark.parametrize("B,T", [(0, 3), (0, 0), (2, 0)])
+def test_no_tokens_return_empty_outputs_without_a_kernel(B, T):
+    x = inputs(B, T, slots=3)
+    pool_bits = bits(x["pool"])
+    before = len(ops._kernels)
+    idx = torch.arange(B, dtype=torch.int64)
+    empty_o = (B, T, HV, V)
+
+    o, ht = fla(x)
+    assert o.shape == empty_o and o.dtype == torch.float32 and ht is None
+    o, ht = fla(x, output_final_state=True)  # no initial state: zeros
+    assert ht.shape == (B, HV, K, V) and ht.dtype == torch.float32
+    assert torch.count_nonzero(ht) == 0
+    h0 = x["h0"].bfloat16()
+    o, ht = fla(x, initial_state=h0, output_final_state=True)
+    assert ht.dtype == torch.float32 and torch.equal(ht, h0.float())  # the initial state
+    h0 = x["h0"].transpose(2, 3).contiguous()  # [B, HV, V, K]
+    o, ht = fla(x, initial_state=h0, output_final_state=True, state_v_first=True)
+    assert torch.equal(ht, h0) and (B == 0 or ht.data_ptr() != h0.data_ptr())  # a copy
+
+    o = sglang(x, x["pool"], idx, intermediate_states_buffer=torch.zeros(3, T, HV, V, K),
+               intermediate_state_indices=idx)
+    assert o.shape == empty_o and torch.equal(bits(x["pool"]), pool_bits)
+    o, s = decode(x, initial_state=x["pool"], initial_state_indices=idx)
+    assert o.shape == empty_o and s is x["pool"] and torch.equal(bits(x["pool"]), pool_bits)
+    state = torch.randn(B, HV, V, K)
+    o, s = decode(x, state=state.clone())
+    assert o.shape == empty_o and torch.equal(s, state)
+    out = torch.empty(empty_o)
+    assert mtp(x, x["pool"], idx, output=out, disable_state_update=False) is out
+    assert torch.equal(bits(x["pool"]), pool_bits)
+    assert len(ops._kernels) == before  # nothing compiled
+
+
+@pytest.mark.parametrize("T", [0, 3])
+def test_varlen_without_sequences_returns_empty_per_sequence_outputs(T):
+    x = inputs(1, T, slots=2)
+    pool_bits = bits(x["pool"])
+    before = len(ops._kernels)
+    cu = torch.zeros(1, dtype=torch.int32)  # cu_seqlens = [0]: N = 0
+    o, ht = fla(x, output_final_state=True, cu_seqlens=cu,
+                initial_state=torch.zeros(0, HV, K, V))
+    assert o.shape == (1, T, HV, V) and ht.shape == (0, HV, K, V)
+    o = sglang(x, x["pool"], torch.zeros(0, dtype=torch.int32), cu_seqlens=cu)
+    assert o.shape == (1, T, HV, V) and torch.equal(bits(x["pool"]), pool_bits)
+    assert len(ops._kernels) == before
+
+
+def test_varlen_with_no_tokens_passes_the_states_through():
+    x = inputs(1, 0)
+    h0 = torch.randn(2, HV, K, V)
+    o, ht = fla(x, output_final_state=True, initial_state=h0,
+                cu_seqlens=torch.tensor([0, 0, 0]))
+    assert o.shape == (1, 0, HV, V) and torch.equal(ht, h0) and ht.data_ptr() != h0.data_ptr()
+
+
+BOOL_FIELDS = ["qk_l2norm", "initial_state", "final_state", "state_in_place",
+               "allow_neg_eigval", "per_key_decay", "per_channel_beta"]
+
+
+@pytest.mark.parametrize("field", BOOL_FIELDS)
+@pytest.mark.parametrize("bad", ["False", "yes", 2, -1, 0.0, None])
+def test_compile_boolean_fields_take_only_bools(field, bad):
+    with pytest.raises(TypeError, match=f"^{field} must be a bool"):
+        gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, **{field: bad})
+
+
+def test_compile_boolean_fields_accept_numpy_bools_and_0_1():
+    c = gdn.Compiler()
+    d = dict(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32", target="cuda")
+    on = c.compile(qk_l2norm=True, **d).ptx
+    assert on != c.compile(qk_l2norm=False, **d).ptx
+    assert c.compile(qk_l2norm=np.bool_(True), **d).ptx == on
+    assert c.compile(qk_l2norm=1, **d).ptx == on
+    assert c.compile(qk_l2norm=np.int64(0), **d).ptx == c.compile(qk_l2norm=False, **d).ptx
+
+
+DEPENDENT = [
+    (dict(intermediate_index_dtype="int32"), "intermediate_index_dtype.*intermediate_rows"),
+    (dict(parent_index_dtype="int64"), "parent_index_dtype.*intermediate_rows"),
+    (dict(intermediate_dtype="bfloat16"), "intermediate_dtype.*intermediate_rows"),
+    (dict(intermediate_steps=3), "intermediate_steps.*intermediate_rows"),
+    (dict(state_index_dtype="int64"), "state_index_dtype.*num_slots"),
+    (dict(state_dtype="bfloat16"), "state_dtype.*initial_state or final_state"),
+    (dict(allow_neg_eigval=True), "allow_neg_eigval.*beta = 'logits'"),
+    (dict(allow_neg_eigval=True, beta="given"), "allow_neg_eigval.*beta = 'logits'"),
+    (dict(per_key_decay=True), "per_key_decay.*decay"),
+    (dict(per_channel_beta=True), "per_channel_beta.*beta"),
+    (dict(gate_dtype="float16"), "gate_dtype.*decay"),
+    (dict(beta_dtype="float16"), "beta_dtype.*beta"),
+]
+
+
+@pytest.mark.parametrize("kw,message", DEPENDENT)
+def test_compile_fields_without_the_field_they_need_are_value_errors(kw, message):
+    with pytest.raises(ValueError, match=message):
+        gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, **kw)
+
+
+def test_compile_defaults_of_dependent_fields_are_not_errors():
+    k = gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, state_index_dtype="int32",
+                               intermediate_dtype="float32", intermediate_steps=0,
+                               gate_dtype="float32", state_dtype="float32")
+    assert [n for n, _ in k.arguments] == ["q", "k", "v", "o"]
+
+
+def test_run_host_checks_dtypes_shapes_and_outputs():
+    c = gdn.Compiler()
+    kern = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32")
+    q, k, v, o = (np.zeros(32, np.float32), np.zeros(32, np.float32), np.zeros(8, np.float32),
+                  np.zeros(8, np.float32))
+    kern.run_host([q, k, v, o])
+    kern.run_host([q.reshape(1, 1, 1, 32), k, v, o.reshape(1, 1, 1, 8)])
+    # float64 of the same byte size: reinterpreted before, refused now
+    with pytest.raises(TypeError, match="argument 'q' must have dtype float32"):
+        kern.run_host([np.zeros(16, np.float64), k, v, o])
+    with pytest.raises(TypeError, match="argument 'o' must have dtype float32"):
+        kern.run_host([q, k, v, np.zeros(16, np.float16)])
+    with pytest.raises(TypeError, match="argument 'v' must have dtype float32.*native"):
+        kern.run_host([q, k, np.zeros(8, ">f4"), o])
+    with pytest.raises(ValueError, match=r"argument 'q' must have shape \[1, 1, 1, 32\]"):
+        kern.run_host([q.reshape(32, 1), k, v, o])
+    # indices: int64 where the kernel reads int32 (same bytes for 2 rows)
+    pool = c.compile(N=2, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32",
+                     initial_state=True, final_state=True, state_in_place=True, num_slots=3)
+    arrays = [np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(16, np.float32),
+              np.array([0, 1], np.int32), np.zeros(3 * 32 * 8, np.float32),
+              np.zeros(16, np.float32)]
+    pool.run_host(arrays)
+    with pytest.raises(TypeError, match="argument 'state_indices' must have dtype int32"):
+        pool.run_host(arrays[:3] + [np.array([1], np.int64)] + arrays[4:])
+    # intermediate_states is written: it must be writeable
+    verify = c.compile(N=1, T=2, H=1, HV=1, K=32, V=8, input_dtype="float32",
+                       intermediate_rows=1, intermediate_steps=2)
+    inter = np.zeros(2 * 32 * 8, np.float32)
+    inter.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 'intermediate_states' must be writeable"):
+        verify.run_host([np.zeros(64, np.float32), np.zeros(64, np.float32),
+                         np.zeros(16, np.float32), inter, np.zeros(16, np.float32)])
+    # bf16: its bits as uint16 (numpy has no bfloat16); float16 is refused
+    bf = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="bfloat16")
+    bf.run_host([np.zeros(32, np.uint16), np.zeros(32, np.uint16), np.zeros(8, np.uint16),
+                 np.zeros(8, np.uint16)])
+    with pytest.raises(TypeError, match="argument 'q' must have dtype bfloat16"):
+        bf.run_host([np.zeros(32, np.float16), np.zeros(32, np.uint16), np.zeros(8, np.uint16),
+                     np.zeros(8, np.uint16)])
+
+
+def test_run_host_checks_dtypes_of_compile_text_kernels():
+    text = """
+    func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
+                 %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+      gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>)
+          v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+      return
+    }"""
+    kern = gdn.Compiler().compile_text(text)
+    k, v, o = np.zeros(32, np.float32), np.zeros(8, np.float32), np.zeros(8, np.float32)
+    kern.run_host([np.zeros(32, np.float32), k, v, o])
+    with pytest.raises(TypeError, match="argument 'q' must have dtype float32"):
+        kern.run_host([np.zeros(64, np.float16), k, v, o])
+    with pytest.raises(TypeError, match="argument 'o' must have dtype float32"):
+        kern.run_host([np.zeros(32, np.float32), k, v, np.zeros(8, np.int32)])
+
+
+# ---------------------------------------------------------------------------
+# 4. Keywords an entry point does not take
+# ---------------------------------------------------------------------------
+
+def test_unsupported_keywords_raise_not_implemented():
+    x = inputs(2, 1)
+    idx = torch.arange(2, dtype=torch.int32)
+    calls = {"fla": lambda: fla(x, foo=1),
+             "sglang": lambda: sglang(x, x["pool"], idx, foo=1),
+             "decode": lambda: decode(x, state=x["pool"][:2].clone(), foo=1),
+             "mtp": lambda: mtp(x, x["pool"], idx, foo=1),
+             "commit": lambda: ops.commit_accepted(torch.zeros(2, 1, HV, V, K),
+                                                   torch.ones(2, dtype=torch.int32),
+                                                   x["pool"], idx, foo=1)}
+    for entry, call in calls.items():
+        with pytest.raises(NotImplementedError, match="'foo'"):
+            call()
