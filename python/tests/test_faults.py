@@ -289,7 +289,8 @@ def test_no_tokens_return_empty_outputs_without_a_kernel(B, T):
     o, s = decode(x, state=state.clone())
     assert o.shape == empty_o and torch.equal(s, state)
     out = torch.empty(empty_o)
-    assert mtp(x, x["pool"], idx, output=out, disable_state_update=False) is out
+    o, s = mtp(x, x["pool"], idx, output=out, disable_state_update=False)
+    assert o is out and s is x["pool"]
     assert torch.equal(bits(x["pool"]), pool_bits)
     assert len(ops._kernels) == before  # nothing compiled
 
@@ -429,16 +430,21 @@ def test_run_host_checks_dtypes_of_compile_text_kernels():
 # 4. Keywords an entry point does not take
 # ---------------------------------------------------------------------------
 
-def test_unsupported_keywords_raise_not_implemented():
+def test_unknown_keywords_as_the_anchors_treat_them():
+    """FLA ignores unknown keywords (Hugging Face passes use_cache=...);
+    SGLang's and FlashInfer's functions have fixed signatures, so an unknown
+    keyword is their TypeError; commit_accepted (gdn's own) raises
+    NotImplementedError naming it."""
     x = inputs(2, 1)
     idx = torch.arange(2, dtype=torch.int32)
-    calls = {"fla": lambda: fla(x, foo=1),
-             "sglang": lambda: sglang(x, x["pool"], idx, foo=1),
+    o, _ = fla(x, foo=1)
+    assert torch.equal(o, fla(x)[0])
+    calls = {"sglang": lambda: sglang(x, x["pool"], idx, foo=1),
              "decode": lambda: decode(x, state=x["pool"][:2].clone(), foo=1),
-             "mtp": lambda: mtp(x, x["pool"], idx, foo=1),
-             "commit": lambda: ops.commit_accepted(torch.zeros(2, 1, HV, V, K),
-                                                   torch.ones(2, dtype=torch.int32),
-                                                   x["pool"], idx, foo=1)}
+             "mtp": lambda: mtp(x, x["pool"], idx, foo=1)}
     for entry, call in calls.items():
-        with pytest.raises(NotImplementedError, match="'foo'"):
+        with pytest.raises(TypeError, match="'foo'"):
             call()
+    with pytest.raises(NotImplementedError, match="'foo'"):
+        ops.commit_accepted(torch.zeros(2, 1, HV, V, K), torch.ones(2, dtype=torch.int32),
+                            x["pool"], idx, foo=1)

@@ -119,8 +119,11 @@ def pool_update(entry, x, pool, idx):
         assert s is pool
         return o
     assert entry == "flashinfer_mtp"
-    return ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
-                                    x["dt_bias"], x["b"], output=out, disable_state_update=False)
+    o, s = ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
+                                    x["dt_bias"], x["b"], output=out,
+                                    disable_state_update=False)
+    assert s is pool
+    return o
 
 
 def raw(x, state=None, idx=None, cu=None, o=None, layout="vk", a=None, initial_state=None,

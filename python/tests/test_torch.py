@@ -406,9 +406,10 @@ def test_flashinfer_mtp_batch_scoped_buffer_and_commit(device):
     before = pool.clone()
     idx = torch.tensor([2, 0], dtype=torch.int64, device=device)
     inter = torch.empty(2, 2, 4, 128, 128, device=device)
-    out = ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
-                                   x["dt_bias"], x["b"], intermediate_states_buffer=inter,
-                                   disable_state_update=False)
+    out, ret = ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
+                                        x["dt_bias"], x["b"], intermediate_states_buffer=inter,
+                                        disable_state_update=False)
+    assert ret is pool  # FlashInfer 0.7.2 returns (output, initial_state)
     if device == "cuda":
         torch.cuda.synchronize()
     assert torch.equal(pool[1].view(torch.uint8), before[1].view(torch.uint8))
