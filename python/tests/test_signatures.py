@@ -1,4 +1,4 @@
-"""gdn's entry points (python/gdn/ops.py) against the signatures of the anchor
+"""gdn's entry points (python/gdn/ops/) against the signatures of the anchor
 functions they replace, read from the INSTALLED anchor packages without
 importing them (they pull in triton, CUDA libraries...): the module file is
 located through importlib.util.find_spec on the top package and the function

@@ -1,0 +1,69 @@
+"""PyTorch entry points with the signatures of the kernels gdn replaces
+(argument for argument, defaults, return values and in-place behaviour of
+the anchors named below; docs/anchors.md lists every argument and what gdn
+does with it).
+
+- `fused_recurrent_gated_delta_rule`        FLA 0.6.0 (fla.ops.gated_delta_rule)
+- `fused_recurrent_kda`                     FLA 0.6.0 (fla.ops.kda)
+- `gated_delta_rule_decode_pretranspose`     FlashInfer 0.7.2 (flashinfer.gdn_decode)
+- `gated_delta_rule_decode`                  FlashInfer 0.7.2 (K-major state)
+- `gated_delta_rule_mtp`                     FlashInfer 0.7.2 (verify, T > 1)
+- `fused_sigmoid_gating_delta_rule_update`   SGLang 0.5.23 (decode and verify)
+- `fused_recurrent_gated_delta_rule_packed_decode`
+                                             SGLang 0.5.23 (packed mixed_qkv decode)
+- `commit_accepted`                          after verify: each row's accepted
+                                             prefix into the pool (gdn.commit)
+
+`set_schedule` overrides the GPU schedule of the kernels compiled afterwards
+(used by the benchmarks' sweeps).
+
+Each validates its arguments (TypeError / ValueError naming the argument,
+raised before any launch), then calls the custom op `gdn::recurrent`
+(`commit_accepted`: `gdn::commit`), registered with torch.library (fake
+implementation included, so torch.compile can trace it). The op launches on
+torch.cuda.current_stream() and allocates nothing when the caller passes the
+outputs (and contiguous inputs in the dtypes the kernels take: copies and
+conversions are captured too), so it can be captured in a CUDA graph. CPU tensors run the CPU
+lowering. Arguments the kernels do not support yet raise NotImplementedError
+naming the argument: never a silent fallback. Unknown keywords: ignored by
+the FLA entry points, as FLA ignores them; a TypeError for the others, whose
+anchors have fixed signatures. Read-only inputs that are strided views (q, k,
+v of a fused projection, gates, A_log, dt_bias, cu_seqlens) are copied to
+contiguous tensors today, until the kernels take strides; a tensor the kernel
+writes in place (a state, a pool, a buffer, an output) is never copied: a
+strided one raises an error that is both a NotImplementedError and a
+ValueError.
+
+Math (the gdn.recurrent op's description in GDNOps.td; the team's
+REFERENCE.md §1, kept outside this repository): per token, S <- exp(g) S;
+u = beta (v - S^T k); S <- S + k u^T; o = S^T q, with q scaled by `scale`
+(default K^-0.5) after the optional L2 norm (eps 1e-6 inside the sqrt); fused
+gating g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b). KDA: the
+decay per key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K],
+dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
+
+The package, one concern a module: _custom_ops (the custom ops
+gdn::recurrent and gdn::commit, their kernel caches, set_schedule), _checks
+(the argument checks the entry points share), fla, sglang, flashinfer (each
+anchor's entry points) and accepted (commit_accepted). Import the entry
+points from gdn.ops, which re-exports them.
+"""
+from ._custom_ops import commit, recurrent, set_schedule  # noqa: F401  (the ops, as before)
+from ._custom_ops import _kernels  # noqa: F401  (the kernel cache; the tests read and clear it)
+from .accepted import commit_accepted
+from .fla import fused_recurrent_gated_delta_rule, fused_recurrent_kda
+from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
+                         gated_delta_rule_mtp)
+from .sglang import (fused_recurrent_gated_delta_rule_packed_decode,
+                     fused_sigmoid_gating_delta_rule_update)
+
+__all__ = [
+    "fused_recurrent_gated_delta_rule",
+    "fused_recurrent_kda",
+    "gated_delta_rule_decode_pretranspose",
+    "gated_delta_rule_decode",
+    "gated_delta_rule_mtp",
+    "fused_sigmoid_gating_delta_rule_update",
+    "fused_recurrent_gated_delta_rule_packed_decode",
+    "commit_accepted",
+]

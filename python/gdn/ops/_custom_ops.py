@@ -1,0 +1,233 @@
+"""The torch custom ops `gdn::recurrent` and `gdn::commit` (torch.library,
+fake implementations included so torch.compile can trace them) on
+validated, contiguous tensors; their caches of compiled kernels, and
+`set_schedule`, the GPU schedule of the kernels compiled afterwards. The
+entry points (fla, sglang, flashinfer, accepted) check their arguments and
+call these ops through torch.ops.gdn."""
+import ctypes
+from typing import Optional
+
+import torch
+
+from .. import default_compiler
+
+_DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
+_kernels = {}
+_schedule = {}
+
+
+def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
+                 unroll_tokens=0, overlap_reductions=0, chunked_solve=0,
+                 pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
+                 programmatic_launch=0):
+    """Overrides the GPU schedule of the kernels compiled from now on (0:
+    automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
+    unrolling). overlap_reductions: a token's K-reductions side by side (1,
+    a shorter dependent chain; 2: also two staged tokens a step) or in turn
+    (-1, fewer registers); 0: the cost model's choice (side by side unless
+    the grid is bandwidth-bound, two a step on tiny grids without
+    intermediate states; KDA is always side by side). chunked_solve, pipeline_stages, consumer_registers,
+    l2_prefetch_distance, programmatic_launch:
+    see gdn.Compiler.compile. Used by the benchmarks to sweep schedules."""
+    _schedule.clear()
+    given = dict(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
+                 v_lanes=v_lanes, stage_tokens=stage_tokens, unroll_tokens=unroll_tokens,
+                 overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
+                 pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
+                 l2_prefetch_distance=l2_prefetch_distance,
+                 programmatic_launch=programmatic_launch)
+    if any(given.values()):
+        _schedule.update(given)
+
+
+def _chip(device):
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+
+def _kernel(device, fresh_early_inputs=False, **desc):
+    desc.update(_schedule)
+    if fresh_early_inputs:  # written by the kernel just before: no early read
+        desc.pop("programmatic_launch", None)
+    key = (device.type, device.index) + tuple(sorted(desc.items()))
+    k = _kernels.get(key)
+    if k is None:
+        target = "cuda" if device.type == "cuda" else "cpu"
+        chip = _chip(device) if target == "cuda" else None
+        if target == "cuda":  # the cost model scales with the device's SMs
+            desc.setdefault("sm_count",
+                            torch.cuda.get_device_properties(device).multi_processor_count)
+        k = default_compiler().compile(target=target, chip=chip, **desc)
+        _kernels[key] = k
+    return k
+
+
+@torch.library.custom_op("gdn::recurrent",
+                         mutates_args=("state", "intermediate_states", "final_state", "o"))
+def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+              g: Optional[torch.Tensor], a: Optional[torch.Tensor],
+              A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
+              beta: Optional[torch.Tensor], b: Optional[torch.Tensor],
+              state_indices: Optional[torch.Tensor], cu_seqlens: Optional[torch.Tensor],
+              intermediate_state_indices: Optional[torch.Tensor],
+              initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
+              intermediate_states: Optional[torch.Tensor],
+              final_state: Optional[torch.Tensor], o: torch.Tensor,
+              scale: Optional[float], qk_l2norm: bool, state_layout: str,
+              allow_neg_eigval: bool = False,
+              retrieve_parent_token: Optional[torch.Tensor] = None,
+              fresh_early_inputs: bool = False) -> None:
+    """The gdn.recurrent op on validated, contiguous tensors. `state` is an
+    initial state updated in place; `initial_state` (read) and `final_state`
+    (written) are separate buffers. With `state_indices` [N] (int32/int64)
+    the states are pools [slots, HV, ...] and row n uses slot
+    state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
+    zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
+    (int32/int64, with intermediate_states): EAGLE tree verify, each step
+    starts from its parent step's stored state (see the op's description).
+    fresh_early_inputs: the caller has just written the initial state or an
+    index table with a kernel of its own (a dtype conversion, an arange), so
+    this call is never a programmatic launch (set_schedule), whose kernel
+    reads those before waiting for the previous kernel."""
+    N, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
+        N = cu_seqlens.shape[0] - 1
+    gate = g if g is not None else a
+    bt = beta if beta is not None else b
+    # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
+    per_key_decay = gate is not None and gate.dim() == 4
+    per_channel_beta = bt is not None and bt.dim() == 4
+    pool = state if state is not None else initial_state if initial_state is not None else final_state
+    index_dtype = lambda t: "int64" if t.dtype == torch.int64 else "int32"
+    # Only the fields that matter (Compiler.compile refuses one set without
+    # the field it depends on).
+    desc = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
+                qk_l2norm=qk_l2norm, scale=scale, layout=state_layout)
+    if gate is not None:
+        desc.update(decay="log_space" if g is not None else "fused_gating",
+                    gate_dtype=_DTYPES[gate.dtype], per_key_decay=per_key_decay)
+    if bt is not None:
+        desc.update(beta="given" if beta is not None else "logits",
+                    beta_dtype=_DTYPES[bt.dtype], per_channel_beta=per_channel_beta)
+    if allow_neg_eigval:
+        desc["allow_neg_eigval"] = True
+    if pool is not None:
+        desc.update(initial_state=initial_state is not None or state is not None,
+                    final_state=final_state is not None or state is not None,
+                    state_in_place=state is not None, state_dtype=_DTYPES[pool.dtype])
+    if state_indices is not None:
+        desc.update(num_slots=pool.shape[0], state_index_dtype=index_dtype(state_indices))
+    if cu_seqlens is not None:
+        desc["cu_seqlens_dtype"] = index_dtype(cu_seqlens)
+    if intermediate_states is not None:
+        desc.update(intermediate_rows=intermediate_states.shape[0],
+                    intermediate_steps=intermediate_states.shape[1],
+                    intermediate_dtype=_DTYPES[intermediate_states.dtype])
+        if intermediate_state_indices is not None:
+            desc["intermediate_index_dtype"] = index_dtype(intermediate_state_indices)
+        if retrieve_parent_token is not None:
+            desc["parent_index_dtype"] = index_dtype(retrieve_parent_token)
+    kern = _kernel(q.device, fresh_early_inputs, **desc)
+    names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
+             "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
+             "initial_state", "state", "intermediate_states", "final_state", "o")
+    tensors = []
+    for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
+                               cu_seqlens, intermediate_state_indices, retrieve_parent_token,
+                               initial_state, state, intermediate_states, final_state, o)):
+        if t is None:
+            continue
+        if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
+            raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+        tensors.append(t)
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    if q.is_cuda:
+        kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(q.device).cuda_stream))
+    else:
+        from .._capi import check, lib
+        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
+@recurrent.register_fake
+def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
+      intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
+      scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None,
+      fresh_early_inputs=False):
+    return None
+
+
+# gdn::commit: the commit of an accepted prefix (gdn.commit)
+
+_MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
+               torch.int32: "i32", torch.int64: "i64"}
+_commit_kernels = {}
+
+
+def _memref(shape, dtype):
+    return "memref<" + "".join(f"{d}x" for d in shape) + _MLIR_TYPES[dtype] + ">"
+
+
+def _commit_kernel(intermediate_states, accepted, state, state_indices,
+                   intermediate_state_indices):
+    """The compiled gdn.commit for these shapes and dtypes (cached): a
+    function @gdn_commit whose arguments are the op's operands, in order."""
+    device = intermediate_states.device
+    operands = [("intermediate_states", intermediate_states), ("accepted", accepted),
+                ("state_indices", state_indices),
+                ("intermediate_state_indices", intermediate_state_indices),
+                ("state", state)]
+    operands = [(name, t) for name, t in operands if t is not None]
+    key = (device.type, device.index) + tuple(
+        (name, tuple(t.shape), t.dtype) for name, t in operands)
+    k = _commit_kernels.get(key)
+    if k is None:
+        types = [(name, _memref(t.shape, t.dtype)) for name, t in operands]
+        sig = ", ".join(f"%{name}: {ty}" for name, ty in types)
+        body = " ".join(f"{name}(%{name} : {ty})" for name, ty in types)
+        # The copy does not depend on the layout as long as the buffer and
+        # the pool share one; vk names the last two dimensions [V, K].
+        text = (f"func.func @gdn_commit({sig}) {{\n"
+                f"  gdn.commit {body} {{state_layout = #gdn.layout<vk>}}\n"
+                f"  return\n}}\n")
+        target = "cuda" if device.type == "cuda" else "cpu"
+        chip = _chip(device) if target == "cuda" else None
+        k = default_compiler().compile_text(text, function="gdn_commit", target=target,
+                                            chip=chip)
+        _commit_kernels[key] = k
+    return k, [t for _, t in operands]
+
+
+@torch.library.custom_op("gdn::commit", mutates_args=("state",))
+def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
+           state_indices: Optional[torch.Tensor],
+           intermediate_state_indices: Optional[torch.Tensor]) -> None:
+    """The gdn.commit op on validated, contiguous tensors: for every row n,
+    state[slot] <- intermediate_states[row, min(accepted[n], T) - 1] with
+    slot = state_indices[n] (or n) and row = intermediate_state_indices[n]
+    (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing."""
+    if accepted.shape[0] == 0:
+        return
+    # Pointer checks live here, where torch.compile does not trace.
+    if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
+        raise ValueError("state and intermediate_states must not share memory")
+    if state.is_cuda:
+        for name, t in (("intermediate_states", intermediate_states), ("accepted", accepted),
+                        ("state", state), ("state_indices", state_indices),
+                        ("intermediate_state_indices", intermediate_state_indices)):
+            if t is not None and t.data_ptr() % 16 != 0:
+                raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+    kern, tensors = _commit_kernel(intermediate_states, accepted, state, state_indices,
+                                   intermediate_state_indices)
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    if state.is_cuda:
+        kern.launch_raw(ptrs, ctypes.c_void_p(
+            torch.cuda.current_stream(state.device).cuda_stream))
+    else:
+        from .._capi import check, lib
+        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
+@commit.register_fake
+def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices):
+    return None
