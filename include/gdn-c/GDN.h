@@ -257,7 +257,8 @@ int gdnKernelArgumentDType(gdnKernel kernel, int index);
 int gdnKernelArgumentRank(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentDim(gdnKernel kernel, int index, int dim);
 
-/* The PTX of a CUDA kernel (NULL for a CPU kernel). */
+/* The PTX of a CUDA kernel (NULL for a CPU kernel; "" for one that launches
+ * nothing: varlen with N = 0, whose gdnKernelLaunch returns GDN_OK at once). */
 const char *gdnKernelPTX(gdnKernel kernel);
 
 /* Launches a CUDA kernel on `stream` (a CUstream; NULL: the legacy default

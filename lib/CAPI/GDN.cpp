@@ -399,7 +399,8 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
   SourceMgrDiagnosticHandler handler(sourceMgr, &c->context, diagOS);
   OwningOpRef<ModuleOp> module = parseModule(sourceMgr, &c->context);
   if (!module)
-    return fail(GDN_ERROR_COMPILE, "could not parse the MLIR:\n" + diagnostics);
+    return fail(GDN_ERROR_COMPILE,
+                "the MLIR did not parse or verify:\n" + diagnostics);
   FailureOr<Signature> sig = analyze(*module, function);
   if (failed(sig))
     return fail(GDN_ERROR_COMPILE, diagnostics);

@@ -610,7 +610,9 @@ def test_pretranspose_verify_arguments(device, pool_mode):
     assert torch.isnan(flat[N * T:]).all()
     o2, s2 = ops.gated_delta_rule_decode_pretranspose(
         x["q"], x["k"], x["v"], state, x["A_log"], x["a"], x["dt_bias"].half(), x["b"], **kw)
-    assert torch.equal(o2, o)
+    # Another kernel form on the GPU (final state, no buffer): equal within
+    # fp32 rounding, not bit for bit.
+    assert rms_rel(np64(o2), ro) < 1e-5
     updated = s2[[3, 0]] if pool_mode else s2
     assert rms_rel(np64(updated), rs) < 1e-5
     x1 = gdn_inputs(N, 1, seed=46, device=device)

@@ -218,6 +218,14 @@ func.func @scale_subnormal(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %
 
 // -----
 
+func.func @dt_bias_overflow(%q: memref<1x1x1x4294967296xbf16>, %k: memref<1x1x1x4294967296xbf16>, %v: memref<1x1x4294967296x1xbf16>, %a: memref<1x1x4294967296x4294967296xbf16>, %A_log: memref<4294967296xf32>, %dt_bias: memref<0xf32>, %o: memref<1x1x4294967296x1xbf16>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'dt_bias' would need HV * K = 4294967296 * 4294967296 entries, past int64}}
+  gdn.recurrent q(%q : memref<1x1x1x4294967296xbf16>) k(%k : memref<1x1x1x4294967296xbf16>) v(%v : memref<1x1x4294967296x1xbf16>) a(%a : memref<1x1x4294967296x4294967296xbf16>) A_log(%A_log : memref<4294967296xf32>) dt_bias(%dt_bias : memref<0xf32>) o(%o : memref<1x1x4294967296x1xbf16>)
+  return
+}
+
+// -----
+
 func.func @scale_nan(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
   // expected-error @+1 {{'gdn.recurrent' op attribute 'scale' must be finite, got NaN}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) {scale = 0x7FC00000 : f32}

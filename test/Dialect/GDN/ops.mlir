@@ -156,3 +156,14 @@ func.func @kda_tensor(%q: tensor<1x3x1x32xf32>, %k: tensor<1x3x1x32xf32>, %v: te
       o(%init : tensor<1x3x2x16xf32>) -> tensor<1x3x2x16xf32>
   return %o : tensor<1x3x2x16xf32>
 }
+
+// -----
+
+// Varlen with no sequence (N = 0): a batch-scoped verify buffer has N = 0
+// rows, which no sequence writes (found by scripts/fuzz-inputs.py).
+// CHECK-LABEL: func @varlen_no_sequence_verify
+// CHECK: intermediate_states(%{{.*}} : memref<0x4x1x32x8xf32>)
+func.func @varlen_no_sequence_verify(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %cu: memref<1xi32>, %inter: memref<0x4x1x32x8xf32>, %o: memref<1x4x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) cu_seqlens(%cu : memref<1xi32>) intermediate_states(%inter : memref<0x4x1x32x8xf32>) o(%o : memref<1x4x1x8xf32>)
+  return
+}

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -357,8 +358,11 @@ LogicalResult RecurrentOp::verify() {
     // Per-key gating (KDA) takes a bias per key channel, flattened [HV * K]
     // as SGLang passes it.
     bool perKey = hasPerKeyDecay();
-    if (failed(checkOperand(op, getDtBias(), "dt_bias",
-                            {perKey ? HV * K : HV},
+    int64_t biasSize = HV;
+    if (perKey && llvm::MulOverflow(HV, K, biasSize))
+      return emitOpError() << "operand 'dt_bias' would need HV * K = " << HV
+                           << " * " << K << " entries, past int64";
+    if (failed(checkOperand(op, getDtBias(), "dt_bias", {biasSize},
                             perKey ? "HV * K, per key channel with a per-key "
                                      "'a', flattened from [HV, K]"
                                    : "HV",
@@ -453,7 +457,8 @@ LogicalResult RecurrentOp::verify() {
       return emitOpError() << "operand 'intermediate_states' expects rank 5 ["
                            << dims << "], got rank " << type.getRank();
     int64_t rows = type.getDimSize(0), steps = type.getDimSize(1);
-    if (rows < 1 || steps < 1)
+    // No row is needed where no sequence writes one (varlen, N = 0).
+    if ((rows < 1 && numSeqs > 0) || steps < 1)
       return emitOpError() << "operand 'intermediate_states' expects at least "
                               "one row and one step ["
                            << dims << "], got " << formatShape(type.getShape());
