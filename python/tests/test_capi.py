@@ -268,7 +268,7 @@ def test_errors_are_python_exceptions_naming_the_argument():
         c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="int8")
     with pytest.raises(gdn.GDNError, match="HV = 3 must be a multiple of"):
         c.compile(N=1, T=1, H=2, HV=3, K=32, V=8)
-    with pytest.raises(gdn.GDNError, match="could not parse"):
+    with pytest.raises(gdn.GDNError, match="did not parse or verify"):
         c.compile_text("not mlir")
     with pytest.raises(gdn.GDNError, match="compiled for the CPU"):
         kern.launch([16] * 4)
