@@ -40,6 +40,29 @@ def _check_output(output, v):
     return _check("output", output, v.device, v.shape, (v.dtype,), written=True)
 
 
+def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, read_only,
+         use_qk_l2norm):
+    """The shared tail of the vk entry points on checked q, k, v and state
+    (or pool, with `indices`): checks the gates, the verify buffer, scale and
+    output, then runs the op (state read only, or updated in place).
+    Returns (output, state); B = 0 or T = 0 launch nothing."""
+    B, T, HV, V = v.shape
+    K = q.shape[3]
+    dev = q.device
+    A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
+    inter = None
+    if buffer is not None:
+        inter = _flashinfer_buffer(buffer, dev, B, T, HV, V, K)
+    scale = _scale(scale)
+    output = _check_output(output, v)
+    if B == 0 or T == 0:  # no token: nothing to launch, the state is unchanged
+        return output, state
+    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
+                            state if read_only else None, None if read_only else state,
+                            inter, None, output, scale, bool(use_qk_l2norm), "vk")
+    return output, state
+
+
 def gated_delta_rule_decode_pretranspose(
         q, k, v, state, A_log, a, dt_bias, b, scale=None, output=None, use_qk_l2norm=True,
         initial_state=None, initial_state_indices=None, output_state_indices=None,
@@ -96,19 +119,8 @@ def gated_delta_rule_decode_pretranspose(
             raise ValueError("state must be a 4-D tensor [B, HV, V, K]")
         target = _check("state", state, dev, (B, HV, V, K), _INPUT, written=True)
         indices = None
-    A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
-    inter = None
-    if intermediate_states_buffer is not None:
-        inter = _flashinfer_buffer(intermediate_states_buffer, dev, B, T, HV, V, K)
-    scale = _scale(scale)
-    output = _check_output(output, v)
-    if B == 0 or T == 0:  # no token: nothing to launch, the state is unchanged
-        return output, target
-    read_only = bool(disable_state_update)
-    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            target if read_only else None, None if read_only else target,
-                            inter, None, output, scale, bool(use_qk_l2norm), "vk")
-    return output, target
+    return _run(q, k, v, target, indices, A_log, a, dt_bias, b, scale, output,
+                intermediate_states_buffer, bool(disable_state_update), use_qk_l2norm)
 
 
 def gated_delta_rule_decode(
@@ -175,16 +187,6 @@ def gated_delta_rule_mtp(
     pool = _check_pool("initial_state", initial_state, dev, HV, V, K, B)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
-    A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
-    inter = None
-    if intermediate_states_buffer is not None:
-        inter = _flashinfer_buffer(intermediate_states_buffer, dev, B, T, HV, V, K)
-    scale = _scale(scale)
-    output = _check_output(output, v)
-    if B == 0 or T == 0:  # no token: nothing to launch, the pool is unchanged
-        return output, pool
     read_only = True if disable_state_update is None else bool(disable_state_update)
-    torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            pool if read_only else None, None if read_only else pool, inter,
-                            None, output, scale, bool(use_qk_l2norm), "vk")
-    return output, pool
+    return _run(q, k, v, pool, indices, A_log, a, dt_bias, b, scale, output,
+                intermediate_states_buffer, read_only, use_qk_l2norm)
