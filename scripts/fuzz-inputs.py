@@ -371,16 +371,23 @@ def m_clause(rng, text):
     return replace_span(text, m.start(), m.end(), f"{m.group(1)}()"), f"clause: empty {m.group(1)}"
 
 
-def m_attr(rng, text):
+def with_attr_dict(text):
+    """(text, span of the op's attribute dictionary), adding an empty one
+    after the last clause where there is none; span None without clauses."""
     span = attr_dict(text)
+    if span is not None:
+        return text, span
     cs = clauses(text)
+    if not cs:
+        return text, None
+    pos = cs[-1].end()
+    return replace_span(text, pos, pos, " {}"), (pos + 1, pos + 3)
+
+
+def m_attr(rng, text):
+    text, span = with_attr_dict(text)
     if span is None:
-        # No dictionary: add one after the last clause.
-        if not cs:
-            return text, "attr: no op"
-        pos = cs[-1].end()
-        text = replace_span(text, pos, pos, " {}")
-        span = (pos + 1, pos + 3)
+        return text, "attr: no op"
     body = text[span[0] + 1:span[1] - 1]
     items = [s.strip() for s in body.split(",") if s.strip()]
     kind = rng.choice(["delete-dict", "delete-one", "duplicate", "scale", "scale", "layout",
@@ -576,14 +583,9 @@ def g_etype(rng, text):
 
 
 def g_attr(rng, text):
-    span = attr_dict(text)
-    cs = clauses(text)
+    text, span = with_attr_dict(text)
     if span is None:
-        if not cs:
-            return text, "g-attr: no op"
-        pos = cs[-1].end()
-        text = replace_span(text, pos, pos, " {}")
-        span = (pos + 1, pos + 3)
+        return text, "g-attr: no op"
     items = [i.strip() for i in text[span[0] + 1:span[1] - 1].split(",") if i.strip()]
     keys = [i.split("=")[0].strip() for i in items]
     kind = rng.choice(["qk_l2norm", "allow_neg_eigval", "scale", "state_layout"])

@@ -76,9 +76,6 @@ const char *dtypeName(gdnDType t) {
   return nullptr;
 }
 
-/// The largest argument gdnCompileDesc describes (as the JIT's limit).
-constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
-
 /// "" if `dims` x `width` bytes is at most kMaxArgumentBytes, else the error
 /// naming `what`.
 std::string checkBytes(const char *what, std::initializer_list<int64_t> dims,

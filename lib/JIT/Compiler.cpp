@@ -18,8 +18,6 @@ using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::jit;
 
-/// The largest buffer the runner accepts for one argument (1 TiB).
-static constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
 
 StringRef jit::roleName(Role role) {
   switch (role) {

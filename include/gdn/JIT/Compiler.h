@@ -23,6 +23,10 @@ class ExecutionEngine;
 namespace gdn {
 namespace jit {
 
+/// The largest buffer the JIT accepts for one argument (1 TiB): analyze()
+/// refuses larger operands, gdnCompileDesc larger descriptions.
+constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
+
 /// What one function argument is to the recurrence.
 enum class Role {
   Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
