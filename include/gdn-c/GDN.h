@@ -76,7 +76,7 @@ typedef enum gdnStateLayout {
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
  * undefined. gdnKernelArgumentName/Bytes describe each argument. */
-#define GDN_ABI_VERSION 2 /* of gdnRecurrentDesc; raised on every change */
+#define GDN_ABI_VERSION 3 /* of gdnRecurrentDesc; raised on every change */
 
 typedef struct gdnRecurrentDesc {
   uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
@@ -190,6 +190,27 @@ typedef struct gdnRecurrentDesc {
                               warp, else at the start), at this one's start
                               (2) or once its recurrence is done (3). 0 or
                               -1: off (never automatic) */
+  /* Operands that are views (ABI 3). Strides in elements, outermost first;
+     all zero: dense row-major. Else every entry used is set, and the layout
+     rules of the op apply (docs/DESIGN.md, "Strided operands"): the
+     innermost stride is 1 and every other a multiple of min(16 bytes, the
+     innermost dimension's largest power-of-two divisor), so e.g. q, k and v
+     may be views of a fused projection (SGLang's mixed_qkv, token stride
+     2 H K + HV V). The kernel's pointer is the address of element [0, ...];
+     strides of size-1 dimensions are not used. A bad stride is
+     GDN_ERROR_COMPILE naming the operand. */
+  int64_t q_strides[4];    /* q [N, T, H, K] */
+  int64_t k_strides[4];    /* k [N, T, H, K] */
+  int64_t v_strides[4];    /* v [N, T, HV, V] */
+  int64_t gate_strides[4]; /* g or a: [N, T, HV] uses the first 3 entries,
+                              [N, T, HV, K] (per_key_decay) all 4 */
+  int64_t beta_strides[4]; /* beta or b, likewise ([N, T, HV, V]) */
+  int64_t state_slot_stride; /* elements from one slot (pool) or row n of
+                                the states to the next, the rest of a slot
+                                dense ([slots, HV, V, K] views of a larger
+                                per-slot record); 0: dense */
+  int64_t intermediate_row_stride; /* likewise, rows of intermediate_states;
+                                      0: dense */
 } gdnRecurrentDesc;
 
 /* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets
@@ -250,12 +271,15 @@ int gdnKernelNumArguments(gdnKernel kernel);
 const char *gdnKernelArgumentName(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentBytes(gdnKernel kernel, int index);
 /* Argument i's element type (a gdnDType: F32, BF16, F16, or I32 / I64 for
- * index tables), rank, and extent along dimension `dim` (row-major,
- * contiguous): what a host checks its buffers against. -1 for a bad handle,
- * index or dim. */
+ * index tables), rank, extent along dimension `dim`, and stride along it in
+ * elements (the memref type's: dense row-major unless the operand is a
+ * view): what a host checks its buffers against. gdnKernelArgumentBytes is
+ * the span from the pointer passed to the last element, gaps included.
+ * -1 for a bad handle, index or dim. */
 int gdnKernelArgumentDType(gdnKernel kernel, int index);
 int gdnKernelArgumentRank(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentDim(gdnKernel kernel, int index, int dim);
+int64_t gdnKernelArgumentStride(gdnKernel kernel, int index, int dim);
 
 /* The PTX of a CUDA kernel (NULL for a CPU kernel; "" for one that launches
  * nothing: varlen with N = 0, whose gdnKernelLaunch returns GDN_OK at once). */
@@ -263,7 +287,8 @@ const char *gdnKernelPTX(gdnKernel kernel);
 
 /* Launches a CUDA kernel on `stream` (a CUstream; NULL: the legacy default
  * stream) of the calling thread's current device. `args[i]` is the device
- * address of argument i (16-byte aligned, contiguous; NULL only for an
+ * address of argument i (16-byte aligned, laid out as its type says; NULL
+ * only for an
  * argument of 0 bytes, which is never addressed). Asynchronous; no
  * allocation and no host synchronisation, so it can be captured in a CUDA
  * graph. The first launch on a device loads the module (not capturable). */

@@ -19,6 +19,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -171,36 +173,78 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     error = "state_in_place needs has_initial_state and has_final_state";
     return "";
   }
-  auto memref = [](std::initializer_list<int64_t> shape, const char *type) {
+  // A memref type; with `strides` (one per dimension, not all 0) a view:
+  // strided<[...]>, whose legality the verifier checks. Its span (the bytes
+  // a caller's buffer holds) must stay under kMaxArgumentBytes.
+  std::string spanError;
+  auto memref = [&](std::initializer_list<int64_t> shape, const char *type,
+                    const int64_t *strides = nullptr) {
     std::string s = "memref<";
     for (int64_t x : shape)
       s += std::to_string(x) + "x";
-    return s + type + ">";
+    s += type;
+    if (!strides || std::all_of(strides, strides + shape.size(),
+                                [](int64_t x) { return x == 0; }))
+      return s + ">";
+    s += ", strided<[";
+    int64_t last = 0, i = 0;
+    for (int64_t x : shape) {
+      int64_t step;
+      if (llvm::MulOverflow(x - 1, strides[i] < 0 ? -strides[i] : strides[i],
+                            step) ||
+          llvm::AddOverflow(last, step, last) ||
+          last >= kMaxArgumentBytes / 4)
+        spanError = "the strides of a " + s.substr(7) +
+                    " view span more than 2^40 bytes";
+      s += (i ? ", " : "") + std::to_string(strides[i]);
+      ++i;
+    }
+    return s + "]>>";
+  };
+  // Dense strides of `shape` with the leading one `pitch` (0: all dense).
+  auto pitched = [](std::initializer_list<int64_t> shape, int64_t pitch) {
+    std::array<int64_t, 5> strides{};
+    if (pitch == 0)
+      return strides;
+    int64_t n = shape.size(), dense = 1;
+    const int64_t *dims = shape.begin();
+    for (int64_t i = n - 1; i > 0; --i) {
+      strides[i] = dense;
+      dense *= dims[i]; // bounded by checkSizes
+    }
+    strides[0] = pitch;
+    return strides;
   };
   if (d.cu_seqlens_bits != 0 && d.cu_seqlens_bits != 32 && d.cu_seqlens_bits != 64) {
     error = "cu_seqlens_bits must be 0, 32 or 64";
     return "";
   }
   int64_t batch = d.cu_seqlens_bits ? 1 : d.N; // rows of the token tensors
-  std::string qT = memref({batch, d.T, d.H, d.K}, in);
-  std::string vT = memref({batch, d.T, d.HV, d.V}, in);
+  std::string qT = memref({batch, d.T, d.H, d.K}, in, d.q_strides);
+  std::string kT = memref({batch, d.T, d.H, d.K}, in, d.k_strides);
+  std::string vT = memref({batch, d.T, d.HV, d.V}, in, d.v_strides);
   // Gates per head, or per key channel (KDA) / per value channel.
-  std::string gT = d.per_key_decay ? memref({batch, d.T, d.HV, d.K}, gate)
-                                   : memref({batch, d.T, d.HV}, gate);
-  std::string bT = d.per_channel_beta
-                       ? memref({batch, d.T, d.HV, d.V}, betaType)
-                       : memref({batch, d.T, d.HV}, betaType);
+  std::string gT =
+      d.per_key_decay ? memref({batch, d.T, d.HV, d.K}, gate, d.gate_strides)
+                      : memref({batch, d.T, d.HV}, gate, d.gate_strides);
+  std::string bT =
+      d.per_channel_beta
+          ? memref({batch, d.T, d.HV, d.V}, betaType, d.beta_strides)
+          : memref({batch, d.T, d.HV}, betaType, d.beta_strides);
   std::string hvT = memref({d.HV}, "f32");
   std::string biasT =
       d.per_key_decay ? memref({d.HV * d.K}, "f32") : hvT; // dt_bias
   int64_t rows = d.num_slots > 0 ? d.num_slots : d.N;
-  std::string sT = d.layout == GDN_LAYOUT_VK
-                       ? memref({rows, d.HV, d.V, d.K}, stateType)
-                       : memref({rows, d.HV, d.K, d.V}, stateType);
+  std::string sT =
+      d.layout == GDN_LAYOUT_VK
+          ? memref({rows, d.HV, d.V, d.K}, stateType,
+                   pitched({rows, d.HV, d.V, d.K}, d.state_slot_stride).data())
+          : memref({rows, d.HV, d.K, d.V}, stateType,
+                   pitched({rows, d.HV, d.K, d.V}, d.state_slot_stride).data());
   std::vector<std::pair<std::string, std::string>> args; // (name, type)
-  std::string body = "  gdn.recurrent q(%q : " + qT + ") k(%k : " + qT +
+  std::string body = "  gdn.recurrent q(%q : " + qT + ") k(%k : " + kT +
                      ") v(%v : " + vT + ")";
-  args = {{"q", qT}, {"k", qT}, {"v", vT}};
+  args = {{"q", qT}, {"k", kT}, {"v", vT}};
   auto operand = [&](const std::string &kw, const std::string &name,
                      const std::string &type) {
     body += " " + kw + "(%" + name + " : " + type + ")";
@@ -250,10 +294,22 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     add("retrieve_parent_token", memref({d.N, d.intermediate_steps},
                                         d.parent_index_bits == 32 ? "i32" : "i64"));
   std::string iT;
-  if (d.intermediate_rows > 0)
+  if (d.intermediate_rows > 0) {
+    int64_t r = d.intermediate_rows, st = d.intermediate_steps;
     iT = d.layout == GDN_LAYOUT_VK
-             ? memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.V, d.K}, interType)
-             : memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.K, d.V}, interType);
+             ? memref({r, st, d.HV, d.V, d.K}, interType,
+                      pitched({r, st, d.HV, d.V, d.K},
+                              d.intermediate_row_stride)
+                          .data())
+             : memref({r, st, d.HV, d.K, d.V}, interType,
+                      pitched({r, st, d.HV, d.K, d.V},
+                              d.intermediate_row_stride)
+                          .data());
+  }
+  if (!spanError.empty()) {
+    error = spanError;
+    return "";
+  }
   if (d.state_in_place) {
     args.push_back({"state", sT});
     operand("initial_state", "state", sT);
@@ -268,7 +324,7 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
     if (d.has_final_state)
       add("final_state", sT);
   }
-  add("o", vT);
+  add("o", memref({batch, d.T, d.HV, d.V}, in)); // dense, v's dtype
   std::string attrs;
   auto attr = [&](const std::string &a) { attrs += (attrs.empty() ? "" : ", ") + a; };
   if (d.qk_l2norm)
@@ -574,6 +630,12 @@ extern "C" int64_t gdnKernelArgumentDim(gdnKernel k, int i, int dim) {
   if (gdnKernelArgumentRank(k, i) <= dim || dim < 0)
     return -1;
   return k->signature.arguments[i].shape[dim];
+}
+
+extern "C" int64_t gdnKernelArgumentStride(gdnKernel k, int i, int dim) {
+  if (gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+    return -1;
+  return k->signature.arguments[i].strides[dim];
 }
 
 extern "C" const char *gdnKernelPTX(gdnKernel k) {

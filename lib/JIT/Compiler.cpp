@@ -56,8 +56,65 @@ int64_t Argument::numElements() const {
   return n;
 }
 
+bool Argument::isDense() const {
+  if (offset != 0)
+    return false;
+  int64_t dense = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != dense)
+      return false;
+    dense *= shape[i];
+  }
+  return true;
+}
+
+int64_t Argument::spanElements() const {
+  int64_t last = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0)
+      return 0;
+    last += (shape[i] - 1) * strides[i]; // bounded by analyze()
+  }
+  return last + 1;
+}
+
 int64_t Argument::bytes() const {
-  return numElements() * elementType.getIntOrFloatBitWidth() / 8;
+  return spanElements() * elementType.getIntOrFloatBitWidth() / 8;
+}
+
+/// Records `type`'s shape, strides and element type in `a`; fails (with a
+/// diagnostic at `op`) when the buffer it spans is over the runner's limit.
+static LogicalResult describeArgument(Operation *op, MemRefType type, Role role,
+                                      Argument &a) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic) ||
+      ShapedType::isDynamic(offset))
+    return op->emitError() << "operand '" << roleName(role)
+                           << "' needs static strides and offset";
+  // The span in bytes must not overflow: the runner allocates it.
+  int64_t last = offset, bytes = type.getElementTypeBitWidth() / 8;
+  bool empty = llvm::is_contained(type.getShape(), 0);
+  for (auto [d, stride] : llvm::zip(type.getShape(), strides)) {
+    int64_t step;
+    if (empty)
+      break;
+    if (llvm::MulOverflow(d - 1, stride, step) ||
+        llvm::AddOverflow(last, step, last) || last >= kMaxArgumentBytes)
+      return op->emitError() << "operand '" << roleName(role)
+                             << "' is larger than the runner's limit of 2^40 bytes";
+  }
+  if (!empty && (llvm::MulOverflow(last + 1, bytes, bytes) ||
+                 bytes > kMaxArgumentBytes))
+    return op->emitError() << "operand '" << roleName(role)
+                           << "' is larger than the runner's limit of 2^40 bytes";
+  a.role = role;
+  a.shape.assign(type.getShape().begin(), type.getShape().end());
+  a.strides.assign(strides.begin(), strides.end());
+  a.offset = offset;
+  a.elementType = type.getElementType();
+  return success();
 }
 
 /// Records the memref type of `value`, an argument of `func`, as argument
@@ -77,15 +134,8 @@ static LogicalResult assignArgument(Operation *op, func::FuncOp func,
     return op->emitError() << "argument #" << i << " is used as both '"
                            << roleName(a.role) << "' and '" << roleName(role)
                            << "'; give each operand its own argument";
-  auto type = cast<MemRefType>(value.getType());
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
-  for (int64_t d : type.getShape())
-    if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxArgumentBytes)
-      return op->emitError() << "operand '" << roleName(role)
-                             << "' is larger than the runner's limit of 2^40 bytes";
-  a.role = role;
-  a.shape.assign(type.getShape().begin(), type.getShape().end());
-  a.elementType = type.getElementType();
+  if (failed(describeArgument(op, cast<MemRefType>(value.getType()), role, a)))
+    return failure();
   assigned[i] = true;
   return success();
 }
@@ -211,16 +261,9 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
                             << roleName(a.role) << "' and '" << roleName(role)
                             << "'; give each operand its own argument";
     }
-    auto type = cast<MemRefType>(value.getType());
-    // Sizes in bytes must not overflow: the runner allocates them.
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    for (int64_t d : type.getShape())
-      if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxArgumentBytes)
-        return op.emitError() << "operand '" << roleName(role)
-                              << "' is larger than the runner's limit of 2^40 bytes";
-    a.role = role;
-    a.shape.assign(type.getShape().begin(), type.getShape().end());
-    a.elementType = type.getElementType();
+    if (failed(describeArgument(op, cast<MemRefType>(value.getType()), role,
+                                a)))
+      return failure();
     assigned[i] = true;
   }
   for (unsigned i = 0; i < assigned.size(); ++i)

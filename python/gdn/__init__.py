@@ -30,6 +30,15 @@ _DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int64"]
 _OUTPUTS = ("o", "final_state", "state", "intermediate_states")
 
 
+def _dense_strides(shape):
+    """Row-major strides, in elements, of `shape`."""
+    strides, n = [], 1
+    for d in reversed(shape):
+        strides.append(n)
+        n *= d
+    return tuple(reversed(strides))
+
+
 class Kernel:
     """A compiled gdn.recurrent or gdn.commit. Its arguments are described by
     `arguments`: (role name, size in bytes) in the order the kernel takes
@@ -42,11 +51,14 @@ class Kernel:
         n = lib.gdnKernelNumArguments(handle)
         self.arguments = [(lib.gdnKernelArgumentName(handle, i).decode(),
                            lib.gdnKernelArgumentBytes(handle, i)) for i in range(n)]
-        # Per argument (gdnDType, shape), as the kernel was compiled.
-        self._types = [(lib.gdnKernelArgumentDType(handle, i),
-                        tuple(lib.gdnKernelArgumentDim(handle, i, d)
-                              for d in range(lib.gdnKernelArgumentRank(handle, i))))
-                       for i in range(n)]
+        # Per argument (gdnDType, shape, strides in elements), as the kernel
+        # was compiled.
+        self._types = []
+        for i in range(n):
+            dims = range(lib.gdnKernelArgumentRank(handle, i))
+            self._types.append((lib.gdnKernelArgumentDType(handle, i),
+                                tuple(lib.gdnKernelArgumentDim(handle, i, d) for d in dims),
+                                tuple(lib.gdnKernelArgumentStride(handle, i, d) for d in dims)))
         self._argtype = ctypes.c_void_p * n
 
     @property
@@ -68,24 +80,39 @@ class Kernel:
         return self._argtype(*ptrs)
 
     def run_host(self, arrays):
-        """Runs a CPU kernel on C-contiguous numpy arrays (in argument order);
-        outputs (o, state, final_state, intermediate_states) are written in
-        place. Each array must have the argument's dtype in native byte order
-        (float32, float16, int32, int64; bfloat16: ml_dtypes.bfloat16 or its
-        bits as uint16) and its size in bytes; an array of more than one
-        dimension must have the argument's shape (flat 1-D arrays are
-        accepted). Else TypeError (dtype) or ValueError naming the argument;
-        the kernel never reinterprets an array."""
-        types = iter(self._types)
+        """Runs a CPU kernel on numpy arrays (in argument order); outputs (o,
+        state, final_state, intermediate_states) are written in place. Each
+        array must have the argument's dtype in native byte order (float32,
+        float16, int32, int64; bfloat16: ml_dtypes.bfloat16 or its bits as
+        uint16). An argument compiled dense takes a C-contiguous array of its
+        size in bytes, of its shape when it has more than one dimension (flat
+        1-D arrays are accepted); one compiled as a view (strides given)
+        takes an array of its shape and strides, e.g. a numpy view of a
+        packed array. Else TypeError (dtype) or ValueError naming the
+        argument; the kernel never reinterprets an array."""
+        types, sizes = iter(self._types), iter(self.arguments)
 
         def host(name, a):
             if not hasattr(a, "__array_interface__") or not hasattr(a, "flags"):
                 raise TypeError(f"argument '{name}' must be a numpy array")
-            dtype, shape = next(types)
+            dtype, shape, strides = next(types)
+            nbytes = next(sizes)[1]
             if a.dtype.name not in _NUMPY_DTYPES[dtype] or not a.dtype.isnative:
                 raise TypeError(f"argument '{name}' must have dtype {_DTYPE_NAMES[dtype]} "
                                 f"({' or '.join(_NUMPY_DTYPES[dtype])}, native byte order), "
                                 f"got {a.dtype.str} ({a.dtype.name})")
+            if strides != _dense_strides(shape):
+                if name in _OUTPUTS and not a.flags["WRITEABLE"]:
+                    raise ValueError(f"argument '{name}' must be writeable")
+                got = tuple(s // a.itemsize for s in a.strides)
+                if (tuple(a.shape) != shape or any(
+                        n != 1 and (g != w or s % a.itemsize)
+                        for n, g, w, s in zip(shape, got, strides, a.strides))):
+                    raise ValueError(f"argument '{name}' must have shape {list(shape)} and "
+                                     f"strides {list(strides)} (elements), got shape "
+                                     f"{list(a.shape)} and strides {list(got)}")
+                return a.ctypes.data, nbytes  # the span the kernel reads
+
             if not a.flags["C_CONTIGUOUS"]:
                 raise ValueError(f"argument '{name}' must be C-contiguous")
             if name in _OUTPUTS and not a.flags["WRITEABLE"]:
@@ -160,7 +187,9 @@ class Compiler:
                 rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
                 unroll_tokens=0, sm_count=0, overlap_reductions=0, chunked_solve=0,
                 pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
-                programmatic_launch=0, target="cpu", chip=None):
+                programmatic_launch=0, q_strides=None, k_strides=None, v_strides=None,
+                gate_strides=None, beta_strides=None, state_slot_stride=0,
+                intermediate_row_stride=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -225,7 +254,14 @@ class Compiler:
         the next launch early, every one back to the last launch without it
         (a chain of programmatic kernels touches each state once);
         the next kernel may launch where the cost model says (1), at this
-        one's start (2) or after its recurrence (3); 0 or -1: off."""
+        one's start (2) or after its recurrence (3); 0 or -1: off.
+        Views (strides in elements, outermost first; None: dense): q_strides,
+        k_strides, v_strides (4 each), gate_strides and beta_strides (3 per
+        head, 4 per channel) for operands that are views, e.g. of a fused
+        projection; state_slot_stride / intermediate_row_stride (0: dense)
+        for pools and buffers whose slots or rows are views of a larger
+        record. The op's rules apply (docs/DESIGN.md, "Strided operands"); the
+        kernel's pointer is the address of element [0, ...]."""
         flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
                      state_in_place=state_in_place, allow_neg_eigval=allow_neg_eigval,
                      per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
@@ -239,8 +275,22 @@ class Compiler:
                     l2_prefetch_distance=l2_prefetch_distance,
                     programmatic_launch=programmatic_launch, num_slots=num_slots,
                     intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps)
+        ints.update(state_slot_stride=state_slot_stride,
+                    intermediate_row_stride=intermediate_row_stride)
         for name, value in ints.items():
             _set_int(d, name, value)
+        for name, strides in dict(q_strides=q_strides, k_strides=k_strides,
+                                  v_strides=v_strides, gate_strides=gate_strides,
+                                  beta_strides=beta_strides).items():
+            if strides is None:
+                continue
+            if len(strides) > 4:
+                raise ValueError(f"{name} has {len(strides)} entries, at most 4")
+            field = getattr(d, name)
+            for i, x in enumerate(strides):
+                if not -(1 << 63) <= operator.index(x) < (1 << 63):
+                    raise ValueError(f"{name}[{i}] = {x} does not fit int64")
+                field[i] = x
         d.input_dtype = _lookup(DTYPES, input_dtype, "input_dtype")
         d.gate_dtype = _lookup(DTYPES, gate_dtype, "gate_dtype")
         d.beta_dtype = _lookup(DTYPES, beta_dtype or gate_dtype, "beta_dtype")

@@ -53,11 +53,15 @@ class RecurrentDesc(ctypes.Structure):
         ("consumer_registers", ctypes.c_int),
         ("l2_prefetch_distance", ctypes.c_int),
         ("programmatic_launch", ctypes.c_int),
+        ("q_strides", ctypes.c_int64 * 4), ("k_strides", ctypes.c_int64 * 4),
+        ("v_strides", ctypes.c_int64 * 4), ("gate_strides", ctypes.c_int64 * 4),
+        ("beta_strides", ctypes.c_int64 * 4), ("state_slot_stride", ctypes.c_int64),
+        ("intermediate_row_stride", ctypes.c_int64),
     ]
 
 
 # GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 
 def new_desc():
@@ -98,6 +102,7 @@ _sigs = {
     "gdnKernelArgumentDType": (ctypes.c_int, [_p, ctypes.c_int]),
     "gdnKernelArgumentRank": (ctypes.c_int, [_p, ctypes.c_int]),
     "gdnKernelArgumentDim": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
+    "gdnKernelArgumentStride": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
     "gdnKernelPTX": (ctypes.c_char_p, [_p]),
     "gdnKernelLaunch": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int, _p]),
     "gdnKernelRunHost": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int]),

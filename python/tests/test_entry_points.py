@@ -419,7 +419,8 @@ def test_sglang_fixed_signature_and_unsupported_arguments():
                intermediate_state_indices=idx, disable_state_update=True,
                retrieve_parent_token=torch.zeros(2, 2, dtype=torch.int32).t())
     assert isinstance(e.value, ValueError)
-    # A strided pool is written in place: never copied, not supported yet.
+    # A pool whose slots are not dense (here every key row a view of a longer
+    # row) is written in place: never copied, refused.
     strided = torch.zeros(4, 2, 16, 64)[..., :32]
     with pytest.raises(NotImplementedError, match="'initial_state_source'") as e:
         sglang(x, strided, idx)

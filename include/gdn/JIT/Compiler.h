@@ -47,8 +47,23 @@ bool isOutput(Role role);
 struct Argument {
   Role role;
   std::vector<int64_t> shape;
+  /// Element strides of the memref type (dense row-major for an identity
+  /// layout; OperandLayouts.h says which others an operand accepts).
+  std::vector<int64_t> strides;
+  /// Elements from the buffer's base (the pointer passed) to element
+  /// [0, ...]: 0 but for a static subview's offset.
+  int64_t offset = 0;
   Type elementType;
+  /// Elements of the logical shape.
   int64_t numElements() const;
+  /// Whether the layout is the dense row-major one (size-1 dims aside) at
+  /// offset 0.
+  bool isDense() const;
+  /// Elements a buffer spans from its base to the last element, the offset
+  /// and the gaps of a strided layout included (numElements() when dense;
+  /// 0 when empty).
+  int64_t spanElements() const;
+  /// Bytes a caller's buffer must hold: spanElements() times the element size.
   int64_t bytes() const;
 };
 

@@ -129,19 +129,29 @@ int64_t elementBytes(Value x) {
 }
 
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's
-/// columns of v: 16-byte multiples in identity layouts (dense rows from
-/// 16-byte aligned buffers, which the C API guarantees).
+/// columns of v: 16-byte multiples from 16-byte aligned buffers (which the C
+/// API guarantees). Rows of 16-byte multiples start on 16 bytes in any layout
+/// the verifier accepts (OperandLayouts.h: each stride is then a multiple of
+/// 16 bytes).
 bool bulkCopies(RecurrentOp op, const GPUSchedule &s) {
   auto d = op.getDims();
-  if ((d.K * elementBytes(op.getQ())) % 16 != 0 ||
-      (d.V * elementBytes(op.getV())) % 16 != 0 ||
-      (s.blockRows() * elementBytes(op.getV())) % 16 != 0)
-    return false;
-  for (Value x : {op.getQ(), op.getK(), op.getV()})
-    if (auto type = dyn_cast<MemRefType>(x.getType());
-        type && !type.getLayout().isIdentity())
-      return false;
-  return true;
+  return (d.K * elementBytes(op.getQ())) % 16 == 0 &&
+         (d.V * elementBytes(op.getV())) % 16 == 0 &&
+         (s.blockRows() * elementBytes(op.getV())) % 16 == 0;
+}
+
+/// Whether every slot of a state pool starts on 16 bytes, as an identity
+/// layout's does when its tiles are 16-byte multiples: a pitch (a Slots
+/// layout) must then be a multiple of 16 bytes too.
+bool alignedSlots(Value state) {
+  auto type = dyn_cast<MemRefType>(state.getType());
+  if (!type || type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         (type.getDimSize(0) == 1 ||
+          (strides[0] * elementBytes(state)) % 16 == 0);
 }
 
 /// The producer warp of `s` (pipeline_stages, consumer_registers) and its
@@ -203,7 +213,7 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                   << " bytes), v (" << d.V * elementBytes(op.getV())
                   << ") and the CTA's columns of v ("
                   << s.blockRows() * elementBytes(op.getV())
-                  << ") of identity-layout buffers with cp.async.bulk, which "
+                  << ") with cp.async.bulk, which "
                      "needs multiples of 16 bytes";
   int64_t bytes = ringBytes(op, s, s.stages);
   if (bytes > 48 * 1024)
@@ -260,17 +270,14 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
                              bool streaming, int64_t sms, GPUSchedule &s) {
   auto d = op.getDims();
   Value init = op.getInitialState();
-  auto identity = [](Value x) {
-    auto type = dyn_cast<MemRefType>(x.getType());
-    return !type || type.getLayout().isIdentity();
-  };
   bool stateTile = s.chunk == 0 && !s.tensorCores() && s.stages == 0 &&
-                   init && op.isVKLayout() && !op.isVarlen() && identity(init) &&
+                   init && op.isVKLayout() && !op.isVarlen() &&
+                   alignedSlots(init) &&
                    (s.blockRows() * d.K * elementBytes(init)) % 16 == 0;
   // The tensor-core solve of a single chunk prefetches the staged inputs
-  // instead (KernelBuilder::prefetchLaterInputs): identity q, k, v and gates.
-  bool stagedInputs = s.tensorCores() && !op.isVarlen() && d.T <= s.chunk &&
-                      llvm::all_of(op->getOperands(), identity);
+  // instead (KernelBuilder::prefetchLaterInputs: rows of q, k, v and the
+  // gates, in any layout the verifier accepts).
+  bool stagedInputs = s.tensorCores() && !op.isVarlen() && d.T <= s.chunk;
   // Tensor-core CTAs of 4 or more warps are capped at 128 registers.
   int64_t tensorCoreCTAs =
       sms * std::max<int64_t>(65536 / (128 * kWarpSize * s.warps), 1);

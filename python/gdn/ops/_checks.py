@@ -1,6 +1,9 @@
 """The argument checks the entry points share: TypeError / ValueError naming
-the argument, raised before any launch; read-only strided views copied to
-contiguous tensors, tensors written in place never copied."""
+the argument, raised before any launch. Views the kernels read in place
+(`_view_strides`: q, k, v and the gates of a fused projection, pools and
+buffers whose slots are views of a larger record) pass as they are; other
+read-only views are copied to contiguous tensors; a tensor written in place
+is never copied."""
 import math
 
 import torch
@@ -9,20 +12,58 @@ from .. import _check_scale
 
 
 class _StridedInPlace(NotImplementedError, ValueError):
-    """A non-contiguous view the anchor takes through its strides and gdn does
-    not: a tensor the kernel writes in place (a state, a pool, a buffer, an
-    output; gdn never copies those) or SGLang's strided
-    retrieve_parent_token. Not supported yet (NotImplementedError) and, as
-    before, the tensor must be contiguous (ValueError)."""
+    """A view the anchor takes through its strides and the kernels cannot
+    read in place (`_view_strides`): a tensor the kernel writes in place (a
+    state, a pool, a buffer, an output; gdn never copies those) or SGLang's
+    strided retrieve_parent_token. Not supported (NotImplementedError) and
+    a bad layout (ValueError)."""
+
+
+def _view_strides(t, layout):
+    """The element strides the kernels take for `t` in place: None when t is
+    contiguous, else a tuple (size-1 dimensions given their dense stride),
+    or False when the op refuses t's layout. The op's rules
+    (include/gdn/Dialect/GDN/IR/OperandLayouts.h; test_strided.py checks
+    this mirror against the verifier): the kernel's pointer is t.data_ptr();
+    every stride >= 0 and a multiple of min(16 bytes, the largest power of
+    two dividing the innermost size) elements; layout "tokens" (q, k, v, the
+    gates; read only): the innermost stride 1, the others free; "slots"
+    (states, pools, per-token state buffers): the leading stride free but at
+    least a slot's elements, the others dense."""
+    if t.is_contiguous():
+        return None
+    shape, strides = tuple(t.shape), t.stride()
+    if 0 in shape:
+        return None
+    dense = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        dense[i] = dense[i + 1] * shape[i + 1]
+    inner = shape[-1]
+    align = min(max(1, 16 // t.element_size()), inner & -inner)
+    out = []
+    for i, (n, s, d) in enumerate(zip(shape, strides, dense)):
+        if n == 1:
+            out.append(d)
+            continue
+        free = (layout == "tokens" and i != len(shape) - 1) or (layout == "slots" and i == 0)
+        if not free:
+            if s != d:
+                return False
+        elif s < 0 or s % align or (layout == "slots" and s < dense[0]):
+            return False
+        out.append(s)
+    return tuple(out)
 
 
 def _check(name, t, device, shape=None, dtypes=None, copy=False, written=False,
-           strided=False):
+           strided=False, layout=None):
     """Checks t's type, device, dtype and shape (TypeError / ValueError naming
-    it) and returns it. A non-contiguous t is, with copy (a read-only input,
-    as FLA's input_guard makes it contiguous), returned as a contiguous copy;
-    with written (written in place) or strided (an anchor takes it strided) a
-    _StridedInPlace; else a ValueError."""
+    it) and returns it. A non-contiguous t is returned as it is when the
+    kernels read it in place (`layout` "tokens" or "slots", see
+    _view_strides); else, with copy (a read-only input, as FLA's input_guard
+    makes it contiguous), as a contiguous copy; with written (written in
+    place) or strided (an anchor takes it strided) a _StridedInPlace; else a
+    ValueError."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if t.device != device:
@@ -32,12 +73,17 @@ def _check(name, t, device, shape=None, dtypes=None, copy=False, written=False,
     if shape is not None and tuple(t.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
     if not t.is_contiguous():
+        if layout is not None and _view_strides(t, layout) is not False:
+            return t  # read (and written) in place through its strides
         if copy:
             return t.contiguous()
         if written or strided:
+            what = ("only the leading (slot or row) dimension may have a pitch (at least "
+                    "a slot, a multiple of 16 bytes); the others must be dense"
+                    if layout == "slots" else f"{name} must be contiguous")
             raise _StridedInPlace(
                 f"gdn: argument '{name}' is a strided view{' written in place' if written else ''}"
-                f", which is not supported yet ({name} must be contiguous)")
+                f" (strides {list(t.stride())}) the kernels cannot address: {what}")
         raise ValueError(f"{name} must be contiguous")
     return t
 
@@ -47,22 +93,24 @@ _INPUT = (torch.float32, torch.bfloat16, torch.float16)
 
 def _check_qkv(q, k, v):
     """q, k [B, T, H, K], v [B, T, HV, V] of one dtype. Views (a fused
-    projection's slices) are copied to contiguous tensors until the kernels
-    take strides. Returns (q, k, v, device, B, T, H, K, HV, V)."""
+    projection's slices) are read in place where the kernels can address
+    them (_view_strides), else copied. Returns (q, k, v, device, B, T, H, K,
+    HV, V)."""
     if not isinstance(q, torch.Tensor):
         raise TypeError(f"q must be a torch.Tensor, got {type(q).__name__}")
     if q.dim() != 4:
         raise ValueError(f"q must be [B, T, H, K], got shape {list(q.shape)}")
     dev = q.device
-    q = _check("q", q, dev, None, _INPUT, copy=True)
-    k = _check("k", k, dev, q.shape, (q.dtype,), copy=True)
+    q = _check("q", q, dev, None, _INPUT, copy=True, layout="tokens")
+    k = _check("k", k, dev, q.shape, (q.dtype,), copy=True, layout="tokens")
     if not isinstance(v, torch.Tensor) or v.dim() != 4:
         raise ValueError("v must be a 4-D tensor [B, T, HV, V]")
     B, T, H, K = q.shape
     if H == 0 or K == 0:
         raise ValueError(f"q must have at least one head and one key channel [B, T, H >= 1, "
                          f"K >= 1], got shape {list(q.shape)}")
-    v = _check("v", v, dev, (B, T, v.shape[2], v.shape[3]), (q.dtype,), copy=True)
+    v = _check("v", v, dev, (B, T, v.shape[2], v.shape[3]), (q.dtype,), copy=True,
+               layout="tokens")
     HV = v.shape[2]
     if HV == 0 or v.shape[3] == 0:
         raise ValueError(f"v must have at least one head and one value channel [B, T, HV >= 1, "
@@ -163,7 +211,7 @@ def _check_pool(name, pool, dev, HV, V, K, rows, what="slots"):
     """A state pool [slots, HV, V, K] written (or read) in place."""
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError(f"{name} must be a 4-D tensor [{what}, HV, V, K]")
-    _check(name, pool, dev, (pool.shape[0], HV, V, K), _INPUT, written=True)
+    _check(name, pool, dev, (pool.shape[0], HV, V, K), _INPUT, written=True, layout="slots")
     _check_pool_slots(name, pool, rows)
     return pool
 
@@ -178,18 +226,18 @@ def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b, K=None, V=None):
     pass on."""
     A_log = _f32_param("A_log", A_log, dev, (HV,), flat=True)
     if K is None:
-        a = _check("a", _per_token(a, B, T, (HV,)), dev, (B, T, HV), _INPUT, copy=True)
+        a = _check("a", _per_token(a, B, T, (HV,)), dev, (B, T, HV), _INPUT, copy=True, layout="tokens")
         dt_bias = _f32_param("dt_bias", dt_bias, dev, (HV,), flat=True)
     else:
-        a = _check("a", _per_token(a, B, T, (HV, K)), dev, (B, T, HV, K), _INPUT, copy=True)
+        a = _check("a", _per_token(a, B, T, (HV, K)), dev, (B, T, HV, K), _INPUT, copy=True, layout="tokens")
         if isinstance(dt_bias, torch.Tensor) and dt_bias.dim() == 2:
             dt_bias = _f32_param("dt_bias", dt_bias, dev, (HV, K)).reshape(HV * K)
         else:
             dt_bias = _f32_param("dt_bias", dt_bias, dev, (HV * K,))
     if V is not None and isinstance(b, torch.Tensor) and b.dim() == 4:
-        b = _check("b", b, dev, (B, T, HV, V), _INPUT, copy=True)
+        b = _check("b", b, dev, (B, T, HV, V), _INPUT, copy=True, layout="tokens")
     else:
-        b = _check("b", _per_token(b, B, T, (HV,)), dev, (B, T, HV), _INPUT, copy=True)
+        b = _check("b", _per_token(b, B, T, (HV,)), dev, (B, T, HV), _INPUT, copy=True, layout="tokens")
     return A_log, a, dt_bias, b
 
 

@@ -1,6 +1,7 @@
 """The torch custom ops `gdn::recurrent` and `gdn::commit` (torch.library,
 fake implementations included so torch.compile can trace them) on
-validated, contiguous tensors; their caches of compiled kernels, and
+validated tensors (dense, or views the kernels read in place:
+_checks._view_strides); their caches of compiled kernels, and
 `set_schedule`, the GPU schedule of the kernels compiled afterwards. The
 entry points (fla, sglang, flashinfer, accepted) check their arguments and
 call these ops through torch.ops.gdn."""
@@ -10,6 +11,7 @@ from typing import Optional
 import torch
 
 from .. import default_compiler
+from ._checks import _view_strides
 
 _DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
 _kernels = {}
@@ -77,7 +79,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
               fresh_early_inputs: bool = False) -> None:
-    """The gdn.recurrent op on validated, contiguous tensors. `state` is an
+    """The gdn.recurrent op on validated tensors: dense, or views the
+    kernels read in place (_checks._view_strides: q, k, v, the gates; the
+    states and intermediate_states with a slot pitch). `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
     (written) are separate buffers. With `state_indices` [N] (int32/int64)
     the states are pools [slots, HV, ...] and row n uses slot
@@ -128,6 +132,23 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
             desc["intermediate_index_dtype"] = index_dtype(intermediate_state_indices)
         if retrieve_parent_token is not None:
             desc["parent_index_dtype"] = index_dtype(retrieve_parent_token)
+    # Views: their strides are part of the kernel (and of its cache key).
+    for field, name, t, layout in (
+            ("q_strides", "q", q, "tokens"), ("k_strides", "k", k, "tokens"),
+            ("v_strides", "v", v, "tokens"), ("gate_strides", "g/a", gate, "tokens"),
+            ("beta_strides", "beta/b", bt, "tokens"), ("state_slot_stride", "state", pool, "slots"),
+            ("intermediate_row_stride", "intermediate_states", intermediate_states, "slots")):
+        strides = _view_strides(t, layout) if t is not None else None
+        if strides is False:
+            raise ValueError(f"gdn::recurrent: the kernels cannot address {name} with "
+                             f"strides {list(t.stride())}")
+        if strides:
+            desc[field] = strides[0] if layout == "slots" else strides
+    for t in (initial_state, final_state):  # a second state must match the first
+        if t is not None and t is not pool and _view_strides(t, "slots") != _view_strides(
+                pool, "slots"):
+            raise ValueError("gdn::recurrent: initial_state and final_state must have the "
+                             "same strides")
     kern = _kernel(q.device, fresh_early_inputs, **desc)
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
              "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
@@ -164,8 +185,14 @@ _MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16
 _commit_kernels = {}
 
 
-def _memref(shape, dtype):
-    return "memref<" + "".join(f"{d}x" for d in shape) + _MLIR_TYPES[dtype] + ">"
+def _memref(t):
+    """The memref type of tensor t: dense, or the strided view the kernels
+    read in place (_view_strides; the callers checked it)."""
+    text = "memref<" + "".join(f"{d}x" for d in t.shape) + _MLIR_TYPES[t.dtype]
+    strides = _view_strides(t, "slots") if t.dim() > 1 else None
+    if strides:
+        text += ", strided<[" + ", ".join(map(str, strides)) + "]>"
+    return text + ">"
 
 
 def _commit_kernel(intermediate_states, accepted, state, state_indices,
@@ -178,11 +205,10 @@ def _commit_kernel(intermediate_states, accepted, state, state_indices,
                 ("intermediate_state_indices", intermediate_state_indices),
                 ("state", state)]
     operands = [(name, t) for name, t in operands if t is not None]
-    key = (device.type, device.index) + tuple(
-        (name, tuple(t.shape), t.dtype) for name, t in operands)
+    types = [(name, _memref(t)) for name, t in operands]
+    key = (device.type, device.index) + tuple(types)
     k = _commit_kernels.get(key)
     if k is None:
-        types = [(name, _memref(t.shape, t.dtype)) for name, t in operands]
         sig = ", ".join(f"%{name}: {ty}" for name, ty in types)
         body = " ".join(f"{name}(%{name} : {ty})" for name, ty in types)
         # The copy does not depend on the layout as long as the buffer and
@@ -202,7 +228,8 @@ def _commit_kernel(intermediate_states, accepted, state, state_indices,
 def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
            state_indices: Optional[torch.Tensor],
            intermediate_state_indices: Optional[torch.Tensor]) -> None:
-    """The gdn.commit op on validated, contiguous tensors: for every row n,
+    """The gdn.commit op on validated tensors (dense, or pools and buffers
+    whose slots or rows have a pitch): for every row n,
     state[slot] <- intermediate_states[row, min(accepted[n], T) - 1] with
     slot = state_indices[n] (or n) and row = intermediate_state_indices[n]
     (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing."""

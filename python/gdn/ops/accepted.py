@@ -3,7 +3,7 @@ from the per-token buffer into the state pool (the gdn::commit op)."""
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.commit)
-from ._checks import _INPUT, _check, _check_indices, _validate_indices
+from ._checks import _INPUT, _check, _check_indices, _validate_indices, _view_strides
 
 
 def _no_other_keywords(kwargs):
@@ -48,8 +48,9 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
     if intermediate_states.dtype not in _INPUT:
         raise TypeError(f"intermediate_states must have dtype in {[str(d) for d in _INPUT]}, "
                         f"got {intermediate_states.dtype}")
-    if not intermediate_states.is_contiguous():
-        raise ValueError("intermediate_states must be contiguous")
+    if _view_strides(intermediate_states, "slots") is False:
+        raise ValueError("intermediate_states must be contiguous, or a view whose rows have a "
+                         f"pitch (the rest dense), got strides {list(intermediate_states.stride())}")
     R, T, HV, D3, D4 = intermediate_states.shape
 
     def same_device(name, t):
@@ -68,7 +69,7 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
     if state.dim() != 4:
         raise ValueError(f"state must be 4-D [slots, HV, ...], got shape {list(state.shape)}")
     slots = state.shape[0] if state_indices is not None else N
-    _check("state", state, dev, (slots, HV, D3, D4), _INPUT)
+    _check("state", state, dev, (slots, HV, D3, D4), _INPUT, layout="slots")
     if N and min(R, T, HV, D3, D4, slots) == 0:
         raise ValueError("intermediate_states and state must have non-empty dimensions, got "
                          f"{list(intermediate_states.shape)} and {list(state.shape)}")

@@ -32,9 +32,9 @@ def _fla_beta(beta, logits, dev, B, T, HV, V, dtype, required=False):
             return None, None
         beta = torch.ones(B, T, HV, dtype=dtype, device=dev)
     elif isinstance(beta, torch.Tensor) and beta.dim() == 4:
-        beta = _check("beta", beta, dev, (B, T, HV, V), _INPUT, copy=True)
+        beta = _check("beta", beta, dev, (B, T, HV, V), _INPUT, copy=True, layout="tokens")
     else:
-        beta = _check("beta", beta, dev, (B, T, HV), _INPUT, copy=True)
+        beta = _check("beta", beta, dev, (B, T, HV), _INPUT, copy=True, layout="tokens")
     return (None, beta) if logits else (beta, None)
 
 
@@ -50,7 +50,7 @@ def _fla_run(q, k, v, g, a, A_log, dt_bias, beta, b, scale, initial_state, outpu
     if initial_state is not None:  # read only: a view is copied, as FLA's input_guard does
         given = initial_state
         initial_state = _check("initial_state", initial_state, dev, state_shape, _INPUT,
-                               copy=True)
+                               copy=True, layout="slots")
         fresh = fresh or initial_state is not given
     new_o = torch.zeros_like if zero_o else torch.empty_like
     if N == 0 or q.shape[1] == 0:  # no token: the final state is the initial one
@@ -125,14 +125,14 @@ def fused_recurrent_gated_delta_rule(
     else:
         A_log = dt_bias = None  # FLA ignores them without use_gate_in_kernel
     if g is not None:
-        g = _check("g", g, dev, (B, T, HV), _INPUT, copy=True)
+        g = _check("g", g, dev, (B, T, HV), _INPUT, copy=True, layout="tokens")
         if use_gate_in_kernel:
             a, g = g, None
     if gk is not None:
         if g is not None or a is not None:
             raise NotImplementedError(
                 "gdn: argument 'gk' together with 'g' (two decays a token) is not supported yet")
-        g = _check("gk", gk, dev, (B, T, HV, K), _INPUT, copy=True)  # per key: by shape
+        g = _check("gk", gk, dev, (B, T, HV, K), _INPUT, copy=True, layout="tokens")  # per key: by shape
     beta, b = _fla_beta(beta, use_beta_sigmoid_in_kernel, dev, B, T, HV, V, q.dtype)
     return _fla_run(q, k, v, g, a, A_log, dt_bias, beta, b, scale, initial_state,
                     output_final_state, use_qk_l2norm_in_kernel, allow_neg_eigval,
@@ -174,7 +174,7 @@ def fused_recurrent_kda(
     scale = _scale(scale)
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     cu_seqlens, N, fresh = _check_cu_seqlens(cu_seqlens, dev, B, T)
-    g = _check("g", g, dev, (B, T, HV, K), _INPUT, copy=True)
+    g = _check("g", g, dev, (B, T, HV, K), _INPUT, copy=True, layout="tokens")
     a = None
     if use_gate_in_kernel:
         A_log = (torch.ones(HV, dtype=torch.float32, device=dev) if A_log is None else

@@ -30,7 +30,7 @@ def _flashinfer_buffer(inter, dev, B, T, HV, V, K):
             or inter.shape[1] < T):
         raise ValueError("intermediate_states_buffer must be [>= B, >= T, HV, V, K]")
     _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
-           _INPUT, written=True)
+           _INPUT, written=True, layout="slots")
     return inter.view(-1)[:B * T * HV * V * K].view(B, T, HV, V, K)
 
 
@@ -117,7 +117,7 @@ def gated_delta_rule_decode_pretranspose(
             raise ValueError("state is None and no pool (initial_state) is given")
         if not isinstance(state, torch.Tensor) or state.dim() != 4:
             raise ValueError("state must be a 4-D tensor [B, HV, V, K]")
-        target = _check("state", state, dev, (B, HV, V, K), _INPUT, written=True)
+        target = _check("state", state, dev, (B, HV, V, K), _INPUT, written=True, layout="slots")
         indices = None
     return _run(q, k, v, target, indices, A_log, a, dt_bias, b, scale, output,
                 intermediate_states_buffer, bool(disable_state_update), use_qk_l2norm)
@@ -140,7 +140,7 @@ def gated_delta_rule_decode(
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     if not isinstance(state, torch.Tensor) or state.dim() != 4:
         raise ValueError("state must be a 4-D tensor [B, HV, K, V]")
-    state = _check("state", state, dev, (B, HV, K, V), _INPUT, written=True)
+    state = _check("state", state, dev, (B, HV, K, V), _INPUT, written=True, layout="slots")
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     scale = _scale(scale)
     output = _check_output(output, v)

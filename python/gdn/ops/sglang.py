@@ -81,7 +81,7 @@ def fused_sigmoid_gating_delta_rule_update(
         if not isinstance(inter, torch.Tensor) or inter.dim() != 5:
             raise ValueError("intermediate_states_buffer must be a 5-D tensor [rows, steps, HV, V, K]")
         _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
-               _INPUT, written=True)
+               _INPUT, written=True, layout="slots")
         if N and T and 0 in inter.shape[:2]:
             raise ValueError("intermediate_states_buffer must have at least one row and one "
                              f"step for {N} rows of {T} tokens, got shape {list(inter.shape)}")

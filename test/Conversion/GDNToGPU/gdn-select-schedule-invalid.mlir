@@ -69,7 +69,7 @@ func.func @producer_chunk_over_a_warp(%q: memref<1x64x1x32xf32>, %k: memref<1x64
 // -----
 
 func.func @producer_copy_not_16_bytes(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
-  // expected-error @+1 {{pipeline-stages = 2 copies rows of q and k (128 bytes), v (32) and the CTA's columns of v (8) of identity-layout buffers with cp.async.bulk, which needs multiples of 16 bytes}}
+  // expected-error @+1 {{pipeline-stages = 2 copies rows of q and k (128 bytes), v (32) and the CTA's columns of v (8) with cp.async.bulk, which needs multiples of 16 bytes}}
   gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = {pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 1 : i64, warps_per_block = 2 : i64}, state_layout = #gdn.layout<vk>}
   return
 }

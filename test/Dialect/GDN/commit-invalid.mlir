@@ -84,7 +84,7 @@ func.func @accepted_dtype(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xf32>, %s: 
 // -----
 
 func.func @accepted_strided(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32, strided<[2]>>, %s: memref<2x1x8x4xf32>) {
-  // expected-error @+1 {{'gdn.commit' op operand 'accepted' must be a contiguous row-major memref}}
+  // expected-error @+1 {{'gdn.commit' op operand 'accepted' has an unsupported layout strided<[2]>: stride 2 of dimension 0 must be 1 (this operand must be dense)}}
   gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32, strided<[2]>>) state(%s : memref<2x1x8x4xf32>)
   return
 }

@@ -26,14 +26,6 @@ func.func @dynamic(%q: memref<?x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memre
 
 // -----
 
-func.func @strided(%q: memref<1x1x1x32xf32, strided<[64, 64, 64, 2]>>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x2x8xf32>, %o: memref<1x1x2x8xf32>) {
-  // expected-error @+1 {{'gdn.recurrent' op operand 'q' must be a contiguous row-major memref}}
-  gdn.recurrent q(%q : memref<1x1x1x32xf32, strided<[64, 64, 64, 2]>>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x2x8xf32>) o(%o : memref<1x1x2x8xf32>) 
-  return
-}
-
-// -----
-
 func.func @q_dtype(%q: memref<1x1x1x32xi32>, %k: memref<1x1x1x32xi32>, %v: memref<1x1x2x8xi32>, %o: memref<1x1x2x8xi32>) {
   // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects element type bf16, f16 or f32, got 'i32'}}
   gdn.recurrent q(%q : memref<1x1x1x32xi32>) k(%k : memref<1x1x1x32xi32>) v(%v : memref<1x1x2x8xi32>) o(%o : memref<1x1x2x8xi32>) 

@@ -3,11 +3,13 @@
 // The verifier of gdn.recurrent: every inconsistent shape, dtype or attribute
 // combination gets a diagnostic naming the operand and the expected shape, so
 // that no bad IR reaches the lowerings (and LLVM) below. It checks the tensor
-// form and the memref form alike (through ShapedType); memrefs must also be
-// contiguous, and only the tensor form has results (one per init).
+// form and the memref form alike (through ShapedType); memrefs must also have
+// a layout their operand accepts (OperandLayouts.h), and only the tensor form
+// has results (one per init).
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
+#include "gdn/Dialect/GDN/IR/OperandLayouts.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -51,21 +53,25 @@ LogicalResult checkStatic(Operation *op, Value value, StringRef name) {
   return success();
 }
 
-/// Checks that `value` is a static tensor without encoding or a static,
-/// contiguous memref of `expected` shape (described by `dimNames`, e.g.
-/// "N, T, H, K") and whose element type is accepted by `dtypeOk` (described by
-/// `dtypeDesc`).
+/// Checks that `value` is a static tensor without encoding or a static memref
+/// with a layout of class `layout` (OperandLayouts.h), of `expected` shape
+/// (described by `dimNames`, e.g. "N, T, H, K") and whose element type is
+/// accepted by `dtypeOk` (described by `dtypeDesc`).
 LogicalResult checkOperand(Operation *op, Value value, StringRef name,
                            ArrayRef<int64_t> expected, StringRef dimNames,
                            llvm::function_ref<bool(Type)> dtypeOk,
-                           StringRef dtypeDesc) {
+                           StringRef dtypeDesc,
+                           OperandLayout layout = OperandLayout::Dense) {
   auto type = cast<ShapedType>(value.getType());
   if (failed(checkStatic(op, value, name)))
     return failure();
-  if (auto memref = dyn_cast<MemRefType>(type);
-      memref && !memref.getLayout().isIdentity())
-    return op->emitOpError() << "operand '" << name
-                             << "' must be a contiguous row-major memref";
+  if (auto memref = dyn_cast<MemRefType>(type)) {
+    std::string why = checkOperandLayout(memref, layout);
+    if (!why.empty())
+      return op->emitOpError()
+             << "operand '" << name << "' has an unsupported layout "
+             << memref.getLayout() << ": " << why;
+  }
   // Kernels take plain global pointers: another address space (e.g. GPU
   // shared memory, 3) would make them read and write the wrong memory.
   if (auto memref = dyn_cast<MemRefType>(type);
@@ -271,7 +277,7 @@ LogicalResult RecurrentOp::verify() {
 
   ArrayRef<int64_t> q = qType.getShape();
   if (failed(checkOperand(op, getQ(), "q", q, "N, T, H, K", anyInput,
-                          "bf16, f16 or f32")))
+                          "bf16, f16 or f32", OperandLayout::Tokens)))
     return failure();
   int64_t N = q[0], T = q[1], H = q[2], K = q[3];
   if (N < 1 || T < 1 || H < 1 || K < 1)
@@ -297,7 +303,8 @@ LogicalResult RecurrentOp::verify() {
             "i32 or i64")))
       return failure();
   }
-  if (failed(checkOperand(op, getK(), "k", q, "N, T, H, K", sameAsQ, qDtype)))
+  if (failed(checkOperand(op, getK(), "k", q, "N, T, H, K", sameAsQ, qDtype,
+                          OperandLayout::Tokens)))
     return failure();
   if (failed(checkStatic(op, getV(), "v")))
     return failure();
@@ -307,7 +314,7 @@ LogicalResult RecurrentOp::verify() {
     return emitOpError() << "operand 'v' expects non-empty dimensions, got "
                          << formatShape(v);
   if (failed(checkOperand(op, getV(), "v", {N, T, HV, V}, "N, T, HV, V",
-                          sameAsQ, qDtype)))
+                          sameAsQ, qDtype, OperandLayout::Tokens)))
     return failure();
   if (HV % H != 0)
     return emitOpError() << "the number of value heads HV = " << HV
@@ -332,10 +339,10 @@ LogicalResult RecurrentOp::verify() {
                            << channel << "] (" << what << "), got rank " << rank;
     if (rank == 3)
       return checkOperand(op, value, name, {N, T, HV}, "N, T, HV", anyFloat,
-                          "bf16, f16 or f32");
+                          "bf16, f16 or f32", OperandLayout::Tokens);
     std::string dims = ("N, T, HV, " + channel + ": " + what).str();
     return checkOperand(op, value, name, {N, T, HV, C}, dims, anyFloat,
-                        "bf16, f16 or f32");
+                        "bf16, f16 or f32", OperandLayout::Tokens);
   };
   // Decay: log-space g, or fused gating (a, A_log, dt_bias), or none.
   if (getG() && (getA() || getALog() || getDtBias()))
@@ -422,7 +429,7 @@ LogicalResult RecurrentOp::verify() {
     if (!value)
       continue;
     if (failed(checkOperand(op, value, name, stateShape, stateDims, anyFloat,
-                            "f32, bf16 or f16")))
+                            "f32, bf16 or f16", OperandLayout::Slots)))
       return failure();
     Type et = cast<ShapedType>(value.getType()).getElementType();
     if (stateType && et != stateType)
@@ -470,7 +477,8 @@ LogicalResult RecurrentOp::verify() {
         isVKLayout() ? SmallVector<int64_t>{rows, steps, HV, V, K}
                      : SmallVector<int64_t>{rows, steps, HV, K, V};
     if (failed(checkOperand(op, inter, "intermediate_states", shape, dims,
-                            anyFloat, "f32, bf16 or f16")))
+                            anyFloat, "f32, bf16 or f16",
+                            OperandLayout::Slots)))
       return failure();
   }
 
@@ -625,7 +633,8 @@ LogicalResult CommitOp::verify() {
        (vk ? "V, K" : "K, V") + " for layout " + layoutName)
           .str();
   if (failed(checkOperand(op, inter, "intermediate_states", interShape,
-                          interDims, anyFloat, "f32, bf16 or f16")))
+                          interDims, anyFloat, "f32, bf16 or f16",
+                          OperandLayout::Slots)))
     return failure();
 
   // The pool [slots, HV, ...] in the buffer's layout, or [N, HV, ...].
@@ -646,7 +655,8 @@ LogicalResult CommitOp::verify() {
                            (vk ? "V, K" : "K, V") + " for layout " + layoutName)
                               .str();
   if (failed(checkOperand(op, state, "state", {slots, buf[2], buf[3], buf[4]},
-                          stateDims, anyFloat, "f32, bf16 or f16")))
+                          stateDims, anyFloat, "f32, bf16 or f16",
+                          OperandLayout::Slots)))
     return failure();
 
   // Memref form: no result; tensor form: the new state.

@@ -15,15 +15,17 @@
 //   when nothing reads %s afterwards. Any other overlap is a conflict and
 //   gets a copy.
 //
-// The kernels need contiguous row-major buffers. A buffer with another layout
-// (a subview, or a function argument bufferized with a fully dynamic layout)
-// is copied into a contiguous one before the op and, for an init, copied
-// back after it.
+// A buffer whose layout its operand accepts (OperandLayouts.h: static
+// strides, e.g. a static subview of a fused projection) is used in place.
+// Any other layout (a function argument bufferized with a fully dynamic
+// layout, a subview with dynamic offsets) is copied into a contiguous buffer
+// before the op and, for an init, copied back after it.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/Transforms/BufferizableOpInterfaceImpl.h"
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
+#include "gdn/Dialect/GDN/IR/OperandLayouts.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
@@ -42,9 +44,9 @@ OpOperand *getOptionalOperand(MutableOperandRange range) {
   return range.empty() ? nullptr : &range[0];
 }
 
-/// The buffers of `op`'s tensor operands and the contiguous row-major
-/// buffers its memref form gets in their place: the same buffer unless it is
-/// strided, else a fresh allocation, into which the operand is copied when
+/// The buffers of `op`'s tensor operands and the buffers its memref form gets
+/// in their place: the same buffer when its operand accepts its layout, else
+/// a fresh contiguous allocation, into which the operand is copied when
 /// `copyIn(operand)` (it is read).
 struct OperandBuffers {
   DenseMap<Value, Value> buffers, contiguous;
@@ -73,7 +75,7 @@ bufferizeOperands(Operation *op, RewriterBase &rewriter,
              << buffer->getType() << "; the memref form needs a memref";
     result.buffers[tensor] = *buffer;
     result.contiguous[tensor] = *buffer;
-    if (type.getLayout().isIdentity())
+    if (checkOperandLayout(type, getOperandLayout(operand)).empty())
       continue;
     auto contiguousType =
         MemRefType::get(type.getShape(), type.getElementType(),

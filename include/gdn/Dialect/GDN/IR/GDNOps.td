@@ -50,7 +50,19 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     o_t = S_tᵀ q_t (FLA `fused_recurrent_gated_delta_rule`, SGLang
     `fused_sigmoid_gating_delta_rule_update`).
 
-    Operands (all static; memrefs contiguous and row-major):
+    Operands (all static). Memref layouts (OperandLayouts.h): every layout
+    is strided with static strides and a static offset (a multiple of the
+    alignment below; the kernels take the buffer's base address); strides of
+    size-1 dimensions are ignored.
+    `q`, `k`, `v`, `g`, `a`, `beta`, `b` (read only) may have any strides
+    >= 0 with the innermost one 1, each a multiple of min(16 bytes, the
+    innermost dimension's largest power-of-two divisor) in elements: views of
+    a fused qkv projection or of SGLang's `mixed_qkv`, read in place. The
+    states and `intermediate_states` may give their leading dimension (slot
+    or row) a pitch (same multiple, at least a slot's elements, so slots do
+    not overlap) with the other dimensions dense: a [slots, HV, V, K] view of
+    a larger per-slot record. `o`, `A_log`, `dt_bias` and the index tables
+    are dense. An operand's other layouts are a diagnostic.
     - `q`, `k`: [N, T, H, K], bf16/f16/f32; `v`: [N, T, HV, V], same dtype;
       HV must be a multiple of H;
     - `g`: [N, T, HV]; or `a`: [N, T, HV] with `A_log`: [HV] and `dt_bias`:
@@ -294,7 +306,9 @@ def GDN_CommitOp : GDN_Op<"commit", [
     by the kernel), so one compiled op serves every step and can be captured
     in a CUDA graph.
 
-    Operands (static; memrefs contiguous and row-major):
+    Operands (static). Memref layouts: `intermediate_states` and `state` may
+    give their leading dimension a pitch, as in gdn.recurrent; the index
+    tables are dense.
     - `intermediate_states`: [R, T, HV, V, K] for `state_layout =
       #gdn.layout<vk>` or [R, T, HV, K, V] for `#gdn.layout<kv>` (the
       default), f32, bf16 or f16; R = N without `intermediate_state_indices`
