@@ -28,6 +28,8 @@ ANCHORS = [
     ("FLA", "fla", "fla/ops/gated_delta_rule/fused_recurrent.py",
      "fused_recurrent_gated_delta_rule"),
     ("FLA", "fla", "fla/ops/kda/fused_recurrent.py", "fused_recurrent_kda"),
+    ("FLA", "fla", "fla/ops/gated_delta_rule/chunk.py", "chunk_gated_delta_rule"),
+    ("FLA", "fla", "fla/ops/kda/chunk.py", "chunk_kda"),
     ("SGLang", "sglang", "sglang/kernels/ops/attention/linear/fused_sigmoid_gating_recurrent.py",
      "fused_sigmoid_gating_delta_rule_update"),
     ("SGLang", "sglang", "sglang/kernels/ops/attention/fla/fused_recurrent.py",

@@ -5,6 +5,9 @@ does with it).
 
 - `fused_recurrent_gated_delta_rule`        FLA 0.6.0 (fla.ops.gated_delta_rule)
 - `fused_recurrent_kda`                     FLA 0.6.0 (fla.ops.kda)
+- `chunk_gated_delta_rule`, `chunk_kda`      FLA 0.6.0's prefill signatures
+                                             (run token by token until the
+                                             chunked lowering exists)
 - `gated_delta_rule_decode_pretranspose`     FlashInfer 0.7.2 (flashinfer.gdn_decode)
 - `gated_delta_rule_decode`                  FlashInfer 0.7.2 (K-major state)
 - `gated_delta_rule_mtp`                     FlashInfer 0.7.2 (verify, T > 1)
@@ -22,17 +25,20 @@ raised before any launch), then calls the custom op `gdn::recurrent`
 (`commit_accepted`: `gdn::commit`), registered with torch.library (fake
 implementation included, so torch.compile can trace it). The op launches on
 torch.cuda.current_stream() and allocates nothing when the caller passes the
-outputs (and contiguous inputs in the dtypes the kernels take: copies and
-conversions are captured too), so it can be captured in a CUDA graph. CPU tensors run the CPU
+outputs (and inputs the kernels read in place, in the dtypes they take:
+copies and conversions are captured too), so it can be captured in a CUDA
+graph. CPU tensors run the CPU
 lowering. Arguments the kernels do not support yet raise NotImplementedError
 naming the argument: never a silent fallback. Unknown keywords: ignored by
 the FLA entry points, as FLA ignores them; a TypeError for the others, whose
-anchors have fixed signatures. Read-only inputs that are strided views (q, k,
-v of a fused projection, gates, A_log, dt_bias, cu_seqlens) are copied to
-contiguous tensors today, until the kernels take strides; a tensor the kernel
-writes in place (a state, a pool, a buffer, an output) is never copied: a
-strided one raises an error that is both a NotImplementedError and a
-ValueError.
+anchors have fixed signatures. Strided views are read in place where the kernels
+can address them (q, k, v and the gates of a fused projection, e.g.
+SGLang's mixed_qkv; states, pools and buffers whose slots are views of a
+larger record: docs/DESIGN.md, "Strided operands"); other read-only views
+(A_log, dt_bias, cu_seqlens, odd strides) are copied; a tensor the kernel
+writes in place (a state, a pool, a buffer, an output) is never copied: one
+the kernels cannot address raises an error that is both a
+NotImplementedError and a ValueError.
 
 Math (the gdn.recurrent op's description in GDNOps.td; the team's
 REFERENCE.md §1, kept outside this repository): per token, S <- exp(g) S;
@@ -45,13 +51,16 @@ dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 The package, one concern a module: _custom_ops (the custom ops
 gdn::recurrent and gdn::commit, their kernel caches, set_schedule), _checks
 (the argument checks the entry points share), fla, sglang, flashinfer (each
-anchor's entry points) and accepted (commit_accepted). Import the entry
+anchor's entry points; fla_chunk: FLA's chunk signatures) and accepted
+(commit_accepted). No backward pass yet: an input that requires grad (with
+grad enabled) is a NotImplementedError naming it. Import the entry
 points from gdn.ops, which re-exports them.
 """
 from ._custom_ops import commit, recurrent, set_schedule  # noqa: F401  (the ops, as before)
 from ._custom_ops import _kernels  # noqa: F401  (the kernel cache; the tests read and clear it)
 from .accepted import commit_accepted
 from .fla import fused_recurrent_gated_delta_rule, fused_recurrent_kda
+from .fla_chunk import chunk_gated_delta_rule, chunk_kda
 from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
                          gated_delta_rule_mtp)
 from .sglang import (fused_recurrent_gated_delta_rule_packed_decode,
@@ -60,6 +69,8 @@ from .sglang import (fused_recurrent_gated_delta_rule_packed_decode,
 __all__ = [
     "fused_recurrent_gated_delta_rule",
     "fused_recurrent_kda",
+    "chunk_gated_delta_rule",
+    "chunk_kda",
     "gated_delta_rule_decode_pretranspose",
     "gated_delta_rule_decode",
     "gated_delta_rule_mtp",

@@ -1,0 +1,119 @@
+"""gdn.ops.chunk_gated_delta_rule and chunk_kda (FLA 0.6.0's prefill entry
+points, python/gdn/ops/fla_chunk.py): the fp64 reference on the CPU, the
+keywords FLA reads from **kwargs, the arguments ignored because they do not
+change the result, and FLA's ValueErrors and gdn's NotImplementedErrors.
+Their signatures are checked against FLA's in test_signatures.py."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent, rms_rel  # noqa: E402
+
+N, T, H, HV, K, V = 2, 5, 2, 4, 16, 8
+
+
+def np64(t):
+    return t.detach().double().cpu().numpy()
+
+
+def inputs(kda, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)
+    decay_shape = (N, T, HV, K) if kda else (N, T, HV)
+    return dict(q=r(N, T, H, K), k=r(N, T, H, K), v=r(N, T, HV, V),
+                g=torch.log(torch.rand(*decay_shape, generator=g) * 0.5 + 0.5),
+                beta=torch.rand(N, T, HV, generator=g), h0=r(N, HV, K, V))
+
+
+@pytest.mark.parametrize("kda", [False, True], ids=["gdn", "kda"])
+def test_chunk_matches_reference(kda):
+    x = inputs(kda)
+    chunk = ops.chunk_kda if kda else ops.chunk_gated_delta_rule
+    # chunk_size, chunk_indices, cu_seqlens_cpu, an unknown keyword: no effect on the result
+    o, ht = chunk(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["h0"],
+                  output_final_state=True, use_qk_l2norm_in_kernel=True, chunk_size=32,
+                  cu_seqlens_cpu=None, use_cache=True)
+    ro, rs = recurrent(np64(x["q"]), np64(x["k"]), np64(x["v"]), g=np64(x["g"]),
+                       beta=np64(x["beta"]), initial_state=np64(x["h0"]), qk_l2norm=True,
+                       layout="kv")
+    assert o.dtype == torch.float32 and ht.dtype == torch.float32
+    assert rms_rel(np64(o), ro) < 1e-5 and rms_rel(np64(ht), rs) < 1e-5
+    # the same call as the recurrent entry point it stands for
+    fused = ops.fused_recurrent_kda if kda else ops.fused_recurrent_gated_delta_rule
+    fo, fs = fused(x["q"], x["k"], x["v"], g=x["g"], beta=x["beta"], initial_state=x["h0"],
+                   output_final_state=True, use_qk_l2norm_in_kernel=True)
+    assert torch.equal(o, fo) and torch.equal(ht, fs)
+
+
+@pytest.mark.parametrize("kda", [False, True], ids=["gdn", "kda"])
+def test_chunk_reads_the_gate_keywords_as_fla(kda):
+    """use_gate_in_kernel, A_log and dt_bias come through **kwargs in GDN's
+    chunk (named parameters in fused_recurrent_*): they must reach the
+    kernel. transpose_state_layout is FLA's deprecated alias."""
+    x = inputs(kda, seed=1)
+    a = torch.randn(x["g"].shape, generator=torch.Generator().manual_seed(2))
+    A_log = torch.log(torch.rand(HV) * 15 + 1)
+    dt_bias = torch.randn(HV * K if kda else HV)
+    chunk = ops.chunk_kda if kda else ops.chunk_gated_delta_rule
+    kw = dict(use_gate_in_kernel=True, A_log=A_log, dt_bias=dt_bias)
+    o, _ = chunk(x["q"], x["k"], x["v"], a, x["beta"], **kw)
+    ro, _ = recurrent(np64(x["q"]), np64(x["k"]), np64(x["v"]), a=np64(a), A_log=np64(A_log),
+                      dt_bias=np64(dt_bias), beta=np64(x["beta"]), layout="kv")
+    assert rms_rel(np64(o), ro) < 1e-5
+    h0 = x["h0"].transpose(-1, -2).contiguous()  # [N, HV, V, K]
+    with pytest.warns(DeprecationWarning):
+        _, ht = chunk(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=h0,
+                      output_final_state=True, transpose_state_layout=True)
+    assert ht.shape == (N, HV, V, K)
+
+
+def test_chunk_kda_refuses_what_gdn_cannot_compute():
+    x = inputs(True)
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    with pytest.raises(NotImplementedError, match="return_intermediate_states"):
+        ops.chunk_kda(*args, return_intermediate_states=True)
+    with pytest.raises(NotImplementedError, match="cp_context"):
+        ops.chunk_kda(*args, cp_context=object())
+    with pytest.raises(NotImplementedError, match="lower_bound"):
+        ops.chunk_kda(*args, use_gate_in_kernel=True, lower_bound=-5.0, safe_gate=True)
+    # FLA's ValueErrors come first
+    with pytest.raises(ValueError, match="A_log"):
+        ops.chunk_kda(*args, use_gate_in_kernel=True)
+    with pytest.raises(ValueError, match="lower_bound"):
+        ops.chunk_kda(*args, use_gate_in_kernel=True, A_log=torch.zeros(HV), safe_gate=True)
+    with pytest.raises(ValueError, match="safe range"):
+        ops.chunk_kda(*args, use_gate_in_kernel=True, safe_gate=True, lower_bound=-6.0)
+    with pytest.raises(ValueError, match="chunk_size"):
+        ops.chunk_kda(*args, chunk_size=16)
+    # without use_gate_in_kernel, safe_gate / lower_bound / the graph keywords change nothing
+    o, _ = ops.chunk_kda(*args, safe_gate=True, lower_bound=-5.0, disable_recompute=True,
+                         use_graph=True, max_num_seqs=N)
+    assert torch.equal(o, ops.fused_recurrent_kda(*args)[0])
+
+
+def test_chunk_gated_delta_rule_refuses_what_gdn_cannot_compute():
+    x = inputs(False)
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    with pytest.raises(NotImplementedError, match="cp_context"):
+        ops.chunk_gated_delta_rule(*args, cp_context=object())
+    with pytest.raises(ValueError, match="chunk_size"):
+        ops.chunk_gated_delta_rule(*args, chunk_size=128)
+    with pytest.raises(DeprecationWarning):
+        ops.chunk_gated_delta_rule(*args, head_first=False)
+
+
+def test_chunk_varlen_matches_per_sequence_calls():
+    x = inputs(False, seed=3)
+    cu = torch.tensor([0, 2, T], dtype=torch.int32)
+    flat = {n: x[n][:1] for n in ("q", "k", "v", "g", "beta")}  # B = 1, T packed tokens
+    o, ht = ops.chunk_gated_delta_rule(flat["q"], flat["k"], flat["v"], flat["g"], flat["beta"],
+                                       initial_state=x["h0"], output_final_state=True,
+                                       cu_seqlens=cu)
+    for n, (s, e) in enumerate([(0, 2), (2, T)]):
+        ro, rs = recurrent(*(np64(flat[m][:, s:e]) for m in ("q", "k", "v")),
+                           g=np64(flat["g"][:, s:e]), beta=np64(flat["beta"][:, s:e]),
+                           initial_state=np64(x["h0"][n:n + 1]), layout="kv")
+        assert rms_rel(np64(o[:, s:e]), ro) < 1e-5
+        assert rms_rel(np64(ht[n:n + 1]), rs) < 1e-5
+    assert np.isfinite(np64(o)).all()
