@@ -139,3 +139,18 @@ def test_commit_pitched_buffers(device):
     assert torch.equal(pool[1], buf[0, 1]) and torch.equal(pool[3], buf[2, 3])
     assert torch.equal(pool[2], before[2, :HV * V * K].view(HV, V, K))
     assert torch.equal(pool_rec[:, HV * V * K:], before[:, HV * V * K:])
+
+
+def test_inputs_that_require_grad_are_refused():
+    """No backward pass yet: an input that requires grad (with grad enabled)
+    is a NotImplementedError naming it, not an output that silently drops
+    the gradient; under torch.no_grad() the call runs."""
+    q = torch.randn(1, 3, 2, 16, requires_grad=True)
+    k, v = torch.randn(1, 3, 2, 16), torch.randn(1, 3, 2, 16)
+    g, beta = -torch.rand(1, 3, 2), torch.rand(1, 3, 2)
+    for f in (ops.fused_recurrent_gated_delta_rule, ops.chunk_gated_delta_rule):
+        with pytest.raises(NotImplementedError, match="argument 'q' requires grad"):
+            f(q, k, v, g=g, beta=beta)
+        with torch.no_grad():
+            o, _ = f(q, k, v, g=g, beta=beta)
+        assert not o.requires_grad

@@ -72,6 +72,10 @@ def _check(name, t, device, shape=None, dtypes=None, copy=False, written=False,
         raise TypeError(f"{name} must have dtype in {[str(d) for d in dtypes]}, got {t.dtype}")
     if shape is not None and tuple(t.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
+    if t.requires_grad and torch.is_grad_enabled():  # never a silently dropped gradient
+        raise NotImplementedError(
+            f"gdn: argument '{name}' requires grad, and gdn's kernels have no backward pass "
+            "yet; call them under torch.no_grad() or torch.inference_mode()")
     if not t.is_contiguous():
         if layout is not None and _view_strides(t, layout) is not False:
             return t  # read (and written) in place through its strides
