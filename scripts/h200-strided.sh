@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# On the GPU machine (docs/GPU.md): strided operands against dense ones in
+# one run. Each workload (examples/, bench/sweeps/) and its strided twin
+# (scripts/strided-variant.py: q, k, v views of SGLang's mixed_qkv, a and b
+# views of a packed ba, pools and buffers with a slot pitch) run under
+# gdn-run --check --bench, alternating dense / strided twice (the faster of
+# each pair's medians kept); then test_strided.py and test_entry_points.py
+# on the GPU. Needs .carry/ (scripts/carry-static.sh). Writes the logs and
+# strided.md, the table, under $OUT.
+set -u
+out=${OUT:-/tmp}
+mkdir -p /tmp/bin /tmp/gdn-lib
+xz -dc .carry/gdn-run.xz > /tmp/bin/gdn-run && chmod +x /tmp/bin/gdn-run
+xz -dc .carry/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
+files="examples/sglang_pool_decode_bf16.mlir examples/sglang_verify_t4.mlir
+  examples/sglang_varlen_extend.mlir examples/sglang_verify_tree.mlir
+  bench/sweeps/decode_n1_bf16_pool.mlir bench/sweeps/decode_n64_bf16_pool.mlir
+  bench/sweeps/verify_t4_n1.mlir bench/sweeps/verify_t4_n64.mlir
+  bench/sweeps/verify_t12_n512.mlir bench/sweeps/fused_t12_n1_vk.mlir"
+for f in $files; do
+  b=$(basename "$f" .mlir)
+  python3 scripts/strided-variant.py "$f" > "$out/$b.strided.mlir"
+  for round in 1 2; do
+    /tmp/bin/gdn-run --check --bench --json "$f" > "$out/$b.dense.$round.json" 2> "$out/$b.dense.$round.log"
+    /tmp/bin/gdn-run --check --bench --json "$out/$b.strided.mlir" > "$out/$b.strided.$round.json" 2> "$out/$b.strided.$round.log"
+  done
+done
+OUT="$out" FILES="$files" python3 - <<'PY' | tee "$out/strided.md"
+import json, os
+out = os.environ["OUT"]
+print("| workload | dense µs | strided µs | strided / dense | check dense | check strided |")
+print("|---|---|---|---|---|---|")
+for f in os.environ["FILES"].split():
+    b = os.path.basename(f)[:-5]
+    row = []
+    for kind in ("dense", "strided"):
+        runs = []
+        for r in (1, 2):
+            try:
+                runs.append(json.load(open(f"{out}/{b}.{kind}.{r}.json")))
+            except Exception as e:  # a failed run is an error in the table
+                runs.append({"us": float("nan"), "check": f"error: {e}"})
+        row.append((min(x.get("us", float("nan")) for x in runs),
+                    ",".join(x.get("check", "?") for x in runs)))
+    (d, dc), (s, sc) = row
+    print(f"| {b} | {d:.2f} | {s:.2f} | {s / d:.3f} | {dc} | {sc} |")
+PY
+export GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache PYTHONPATH=$PWD/python
+python3 -m pytest -q -rs python/tests/test_strided.py python/tests/test_entry_points.py \
+  2>&1 | tee "$out/pytest-strided.log" | tail -5
