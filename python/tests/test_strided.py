@@ -87,7 +87,7 @@ def test_sglang_views_run_in_place(device):
     that are views of a per-slot record [slots, HV * V * K + 512]. Equal to
     the dense call bit for bit (CPU), the views compiled into the kernel,
     the record's bytes beside the pool untouched."""
-    N, H, HV, K, V, slots = 3, 2, 4, 32, 16, 5
+    N, H, HV, K, V, slots = 3, 2, 8, 32, 16, 5  # b starts 16 bytes into ba
     g = torch.Generator().manual_seed(7)
     r = lambda *s: torch.randn(*s, generator=g)
     D = 2 * H * K + HV * V
