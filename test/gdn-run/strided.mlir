@@ -13,6 +13,12 @@
 // CHECK: check o {{.*}} ok
 // CHECK: check gaps of strided buffers: 0 bytes changed  ok
 // CHECK-NOT: FAILED
+// Overlapping read-only strides (stride 0: every sequence reads row 0 of q
+// and the gates of token 0), as torch's expand() gives:
+// RUN: gdn-run --target=cpu --check --function=broadcast %s | FileCheck %s --check-prefix=BCAST
+// BCAST: check final_state {{.*}} ok
+// BCAST: check o {{.*}} ok
+// BCAST-NOT: FAILED
 // The strided twins of the examples (scripts/strided-variant.py: the types
 // of q, k, v, the gates and the state buffers only):
 // RUN: python3 %gdn_src_root/scripts/strided-variant.py %examples/sglang_verify_t4.mlir > %t.verify.mlir
@@ -50,5 +56,16 @@ func.func @verify(%q: !q, %k: !q, %v: !v, %a: !gate, %A_log: memref<4xf32>,
       state_indices(%idx : memref<3xi32>) intermediate_state_indices(%iidx : memref<3xi32>)
       initial_state(%pool : !pool) intermediate_states(%inter : !inter) final_state(%pool : !pool)
       o(%o : memref<3x2x4x16xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+!qb = memref<3x2x2x32xbf16, strided<[0, 64, 32, 1]>>
+!gb = memref<3x2x4xf32, strided<[4, 0, 1]>>
+func.func @broadcast(%q: !qb, %k: memref<3x2x2x32xbf16>, %v: memref<3x2x4x16xbf16>,
+                     %g: !gb, %beta: !gb, %h0: memref<3x4x32x16xf32>,
+                     %ht: memref<3x4x32x16xf32>, %o: memref<3x2x4x16xbf16>) {
+  gdn.recurrent q(%q : !qb) k(%k : memref<3x2x2x32xbf16>) v(%v : memref<3x2x4x16xbf16>)
+      g(%g : !gb) beta(%beta : !gb) initial_state(%h0 : memref<3x4x32x16xf32>)
+      final_state(%ht : memref<3x4x32x16xf32>) o(%o : memref<3x2x4x16xbf16>) {qk_l2norm}
   return
 }
