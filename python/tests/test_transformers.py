@@ -16,10 +16,21 @@ order 0.5 and the linear-attention layer moves them by ~5e-2, see
 test_the_comparison_can_fail). The gdn entry points are counted (prefill and
 the teacher-forced forward through chunk_*, each decode step through
 fused_recurrent_*) and gdn's kernel cache must hold kernels of the layer's
-shapes. Skipped only when transformers is not importable."""
+shapes. Skipped only when transformers is not importable, and on a CUDA
+machine where transformers bound FLA's kernels (fla imports there: the
+model's own path is then no torch reference to compare with on the CPU).
+
+On CUDA, test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path
+(skipped without CUDA) judges the same four models in bf16 against the fp32
+model: gdn must be no less accurate than the path transformers bound (FLA
+0.6.0's Triton kernels where fla imports, else its torch reference); its
+docstring states the rule. Each model prints one line (run pytest with -s):
+the bound path and both errors."""
+import contextlib
 import functools
 import importlib
 import inspect
+import time
 
 import pytest
 
@@ -94,13 +105,18 @@ def build(name):
     return MODELS[name][0]().eval()
 
 
-def assert_torch_reference(module_name, function):
-    """transformers' use_kernel_func_from_hub_with_fallback wrapper bound its
-    torch reference (the function it wraps), not FLA's kernel."""
+def binding(module_name, function):
+    """(the function transformers' use_kernel_func_from_hub_with_fallback
+    wrapper bound for `function`, the torch reference it wraps)."""
     fn = getattr(importlib.import_module(module_name), function)
     fn = getattr(fn, "replaced", fn)  # under gdn's router (an earlier test)
-    bound = inspect.getclosurevars(fn).nonlocals.get("implementation")
-    assert bound is not None and bound is fn.__wrapped__, (
+    return inspect.getclosurevars(fn).nonlocals.get("implementation"), fn.__wrapped__
+
+
+def assert_torch_reference(module_name, function):
+    """The wrapper bound its torch reference, not FLA's kernel."""
+    bound, reference = binding(module_name, function)
+    assert bound is not None and bound is reference, (
         f"{module_name}.{function} is bound to {bound!r}, not to transformers' torch "
         "reference: FLA imports here, so the model's own path is not the torch fallback")
 
@@ -143,6 +159,10 @@ def case(request):
     number of linear-attention layers)."""
     name = request.param
     _, module_name, routes = MODELS[name]
+    if torch.cuda.is_available() and any(
+            binding(module_name, f)[0] is not binding(module_name, f)[1] for f in routes):
+        pytest.skip("transformers bound FLA's kernels here (fla imports on this CUDA machine): "
+                    "no torch reference to compare with on the CPU; the bf16 CUDA test compares")
     model = build(name)
     for function in routes:
         assert_torch_reference(module_name, function)
@@ -218,3 +238,110 @@ def test_a_model_without_linear_attention_is_refused():
         gdn_transformers.enable(transformers.LlamaForCausalLM(cfg))
     with pytest.raises(TypeError):
         gdn_transformers.enable("qwen3_next")
+
+
+# The bf16 comparison on CUDA: a fixed teacher-forced sequence (B = 2,
+# T = 32; no token 0-2, Kimi's pad/bos/eos) and the rule's constants.
+FORCED = torch.randint(3, 256, (2, 32), generator=torch.Generator().manual_seed(1))
+SLACK, FLOOR = 1.10, 1e-3
+
+
+@contextlib.contextmanager
+def exact_fp32():
+    """fp32 matmuls and convolutions without TF32 (cuDNN allows it by
+    default: the torch convolution of the models' short conv)."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def forced_and_tokens(model, device):
+    """(teacher-forced logits over FORCED as float32, greedy tokens: NEW
+    after PROMPTS)."""
+    ids = torch.tensor(PROMPTS, device=device)
+    with torch.no_grad():
+        logits = model(FORCED.to(device)).logits.float()
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW,
+                             min_new_tokens=NEW, do_sample=False)
+    return logits, out[:, ids.shape[1]:]
+
+
+def errors(x, ref):
+    """(max abs, RMS-relative: ||x - ref|| / ||ref||) in float64."""
+    d = x.double() - ref.double()
+    return d.abs().max().item(), (d.norm() / ref.double().norm()).item()
+
+
+def compare_bf16(name, monkeypatch, device):
+    """One model: fp32 reference, bf16 own path, bf16 gdn. Returns the
+    numbers and asserts the rule (see the test's docstring)."""
+    _, module_name, routes = MODELS[name]
+    module = importlib.import_module(module_name)
+    bound = {}
+    for function in routes:
+        impl, reference = binding(module_name, function)
+        bound[function] = ("torch reference" if impl is reference
+                           else f"{impl.__module__}.{impl.__name__}")
+    path = "FLA" if all(b.startswith("fla.") for b in bound.values()) else (
+        "torch" if all(b == "torch reference" for b in bound.values()) else repr(bound))
+    start = time.perf_counter()
+    model = build(name).to(device)  # fp32, seeded
+    # The fp32 reference: transformers' torch reference of the recurrence,
+    # whatever the wrapper bound, in fp32 without TF32: neither candidate.
+    with monkeypatch.context() as mp, exact_fp32():
+        for function in routes:
+            mp.setattr(module, function, binding(module_name, function)[1])
+        ref_logits, ref_tokens = forced_and_tokens(model, device)
+    model.to(torch.bfloat16)  # the same weights in bf16
+    own_logits, own_tokens = forced_and_tokens(model, device)
+    chunk, recurrent = routes.values()
+    try:
+        assert gdn_transformers.enable(model) == 1
+        with monkeypatch.context() as mp:
+            spy = Spy(mp, [chunk, recurrent])
+            gdn_logits, gdn_tokens = forced_and_tokens(model, device)
+        with monkeypatch.context() as mp, torch.no_grad():
+            Spy(mp, [chunk], zero_o=True)  # the rule can fail: gdn's output zeroed
+            zeroed_logits = model(FORCED.to(device)).logits.float()
+    finally:
+        gdn_transformers.disable(model)
+    # the forward and generate's prefill: chunk; NEW - 1 decode steps: recurrent
+    assert spy.calls == {chunk: 2, recurrent: NEW - 1}, spy.calls
+    own, gdn = errors(own_logits, ref_logits), errors(gdn_logits, ref_logits)
+    zeroed = errors(zeroed_logits, ref_logits)
+    same = [label for label, tokens in (("bf16 own path", own_tokens), ("fp32", ref_tokens))
+            if torch.equal(gdn_tokens, tokens)]
+    print(f"\n[bf16 vs fp32] {name}: bound {path}; own path max {own[0]:.3e} "
+          f"rms-rel {own[1]:.3e}; gdn max {gdn[0]:.3e} rms-rel {gdn[1]:.3e}; "
+          f"gdn tokens == {' and '.join(same) or 'neither'}; "
+          f"own == fp32 tokens: {torch.equal(own_tokens, ref_tokens)}; "
+          f"gdn zeroed rms-rel {zeroed[1]:.3e}; {time.perf_counter() - start:.1f} s", flush=True)
+    assert gdn[1] <= own[1] * SLACK + FLOOR, (name, bound, own, gdn)
+    assert zeroed[1] > own[1] * SLACK + FLOOR, (name, own, zeroed)
+    assert same, (name, gdn_tokens.tolist(), own_tokens.tolist(), ref_tokens.tolist())
+    return path, own, gdn, same
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="needs a CUDA GPU: bf16 against the fp32 model on the GPU, where "
+                           "transformers binds FLA's Triton kernels when fla imports")
+@pytest.mark.parametrize("name", list(MODELS))
+def test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path(name, monkeypatch):
+    """Teacher-forced logits over FORCED (B = 2, T = 32) of the fp32 model
+    on CUDA (seeded random weights; transformers' torch reference of the
+    recurrence, no TF32) are the reference. The same weights in bf16 run
+    (a) the model's own path, whatever transformers bound (FLA 0.6.0's
+    Triton kernels where fla imports, else its torch reference; printed) and
+    (b) gdn after enable(model). The rule: gdn's RMS-relative error against
+    the reference <= the own path's * SLACK + FLOOR (1.10 and 1e-3). The
+    slack is for bf16 rounding noise: both runs share every other bf16 layer
+    and differ only in the recurrence's output, which each rounds to bf16,
+    so equally accurate kernels still land a few percent apart. And greedy
+    generate() of NEW tokens through gdn in bf16 gives the bf16 own path's
+    tokens or the fp32 model's (printed: which). The rule can fail: with
+    gdn's output zeroed in the teacher-forced forward it does (on the CPU
+    the zeroed error is 8 to 55 times the own path's)."""
+    compare_bf16(name, monkeypatch, "cuda")
