@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side GPU benchmark of gdn kernels and the anchors (REFERENCE.md §5).
+"""Side-by-side GPU benchmark of gdn kernels and the anchors (docs/math.md §4).
 
 Runs on the GPU machine, in one process, on the same inputs:
   - gdn (this project, through gdn.ops),

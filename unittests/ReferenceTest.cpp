@@ -513,7 +513,7 @@ TEST(ReferenceTest, ErrorMetrics) {
 namespace {
 // A pool of 6 slots for 4 sequences with indices [3, -1, 0, -1]: slots 0 and
 // 3 are the states of rows 2 and 0, the other slots keep their values, and
-// the padding rows output zeros (SGLang's contract, REFERENCE.md §2).
+// the padding rows output zeros (SGLang's contract, docs/math.md §2).
 TEST(ReferenceTest, PoolAddressingAndPadding) {
   using namespace gdn::reference;
   Problem pool;

@@ -10,8 +10,7 @@
 |* Threads: compiling is thread-safe (one lock per compiler); kernels are      *|
 |* owned by their compiler and stay valid until gdnCompilerDestroy.            *|
 |* Semantics of the recurrence: the gdn.recurrent op's description (GDNOps.td, *|
-|* docs/DESIGN.md), after the team's REFERENCE.md §1, kept outside this        *|
-|* repository.                                                                 *|
+|* docs/DESIGN.md) and docs/math.md.                                           *|
 \*===----------------------------------------------------------------------===*/
 #ifndef GDN_C_GDN_H
 #define GDN_C_GDN_H

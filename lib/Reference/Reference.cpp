@@ -1,6 +1,6 @@
 //===- Reference.cpp - fp64 reference recurrence --------------------------===//
 //
-// The Gated Delta Rule recurrence of REFERENCE.md §1, computed in double
+// The Gated Delta Rule recurrence of docs/math.md §1, computed in double
 // precision with nothing but the standard library. Per sequence n, value head
 // hv and token t (q/k head h = hv / (HV / H)):
 //

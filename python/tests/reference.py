@@ -1,4 +1,4 @@
-"""fp64 numpy reference of the gated delta rule (REFERENCE.md §1), for tests."""
+"""fp64 numpy reference of the gated delta rule (docs/math.md §1), for tests."""
 import numpy as np
 
 

@@ -4,7 +4,7 @@ sequences, gate and beta extremes, GQA maps, verify + commit + decode, CUDA
 graph replay with new indices, int32/int64 indices.
 
 Every test runs on the CPU and, where a GPU is present, on CUDA; the reference
-is reference.recurrent (fp64). Tolerances (REFERENCE.md §4): RMS-relative error
+is reference.recurrent (fp64). Tolerances (docs/math.md §3): RMS-relative error
 o <= 2e-3 and fp32 state <= 1e-5; bf16 states see assert_state_close.
 """
 import os

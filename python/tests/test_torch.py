@@ -314,7 +314,7 @@ def test_torch_compile_traces_the_op():
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
 @pytest.mark.parametrize("pool_dtype", [torch.float32, torch.bfloat16])
 def test_sglang_pool_decode_padding_and_untouched_slots(device, index_dtype, pool_dtype):
-    """6-slot pool, state_indices = [3, -1, 0, -1] (REFERENCE.md §2, issue 5):
+    """6-slot pool, state_indices = [3, -1, 0, -1] (docs/math.md §2, issue 5):
     slots 0 and 3 are updated like a plain decode of their rows, the other
     slots stay bit-identical (also when filled with NaN), padding rows are 0."""
     x = qwen_inputs(4, H=2, HV=4, device=device, seed=11)

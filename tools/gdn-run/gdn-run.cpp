@@ -440,7 +440,7 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
   if (auto s = drv.getFunction(module, kernel.name, fn); !s)
     return s.message;
   // Input sets: one for the checked run; more rotate for cold-state timing
-  // (REFERENCE.md §5: bytes touched between two runs of a set > 4 x 60 MB L2).
+  // (docs/math.md §4: bytes touched between two runs of a set > 4 x 60 MB L2).
   int sets = 1;
   if (bench)
     sets = std::clamp<int64_t>((240ll << 20) / std::max<int64_t>(bytesMoved, 1) + 1, 2, 64);

@@ -1,7 +1,7 @@
 //===- Reference.h - fp64 reference recurrence ------------------*- C++ -*-===//
 //
 // The oracle of every test: the Gated Delta Rule recurrence computed in double
-// precision, straight from the math of REFERENCE.md §1 (FLA's naive
+// precision, straight from the math of docs/math.md §1 (FLA's naive
 // recurrence), with no dependence on MLIR.
 //
 //===----------------------------------------------------------------------===//

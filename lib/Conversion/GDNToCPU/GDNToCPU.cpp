@@ -2,7 +2,7 @@
 //
 // The CPU lowering: the recurrence as plain loops over (n, hv, t), one head's
 // [K, V] fp32 state in a heap buffer. Same semantics as the GPU kernel
-// (REFERENCE.md §1), written for clarity rather than speed.
+// (docs/math.md §1), written for clarity rather than speed.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToCPU/CommitToCPU.h"

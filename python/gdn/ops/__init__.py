@@ -40,8 +40,8 @@ writes in place (a state, a pool, a buffer, an output) is never copied: one
 the kernels cannot address raises an error that is both a
 NotImplementedError and a ValueError.
 
-Math (the gdn.recurrent op's description in GDNOps.td; the team's
-REFERENCE.md §1, kept outside this repository): per token, S <- exp(g) S;
+Math (the gdn.recurrent op's description in GDNOps.td; docs/math.md §1):
+per token, S <- exp(g) S;
 u = beta (v - S^T k); S <- S + k u^T; o = S^T q, with q scaled by `scale`
 (default K^-0.5) after the optional L2 norm (eps 1e-6 inside the sqrt); fused
 gating g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b). KDA: the
