@@ -119,7 +119,8 @@ def test_cuda_decode_matches_reference_on_qwen3_next_shapes(N):
 @cuda
 @pytest.mark.parametrize("N", [1, 8, 64])
 def test_cuda_matches_fla(N):
-    fla = pytest.importorskip("fla.ops.gated_delta_rule")
+    from anchors import fla_ops
+    fla = fla_ops("gated_delta_rule")
     x = qwen_inputs(N, device="cuda", seed=100 + N)
     gg = torch.nn.functional.logsigmoid(x["a"].float())  # log-space decay <= 0
     beta = torch.sigmoid(x["b"].float()).to(torch.bfloat16)
@@ -136,22 +137,11 @@ def test_cuda_matches_fla(N):
 
 
 def _sglang_kernel():
-    """SGLang's fused_sigmoid_gating_delta_rule_update, from the file of the
-    sglang wheel unpacked under $GDN_SGLANG_DIR (scripts/h200-python.sh), or
-    None."""
-    import importlib.util
-    import os
-    root = os.environ.get("GDN_SGLANG_DIR")
-    if not root:
-        return None
-    f = os.path.join(root, "sglang", "srt", "layers", "attention", "fla",
-                     "fused_sigmoid_gating_recurrent.py")
-    if not os.path.exists(f):
-        return None
-    spec = importlib.util.spec_from_file_location("sglang_fused_sigmoid_gating", f)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.fused_sigmoid_gating_delta_rule_update
+    """SGLang's fused_sigmoid_gating_delta_rule_update, imported as a package
+    (scripts/h200-python.sh puts the carried anchor site on PYTHONPATH); the
+    test is skipped, naming the missing module, where it cannot be imported."""
+    from anchors import sglang_kernels
+    return sglang_kernels().fused_sigmoid_gating_delta_rule_update
 
 
 @cuda
@@ -161,8 +151,6 @@ def test_cuda_sglang_entry_matches_sglang(N, pool_dtype):
     """Our SGLang entry point against SGLang's own kernel on the same inputs:
     a pool of N + 3 slots with a padding row, updated in place."""
     sglang = _sglang_kernel()
-    if sglang is None:
-        pytest.skip("SGLang's kernel is not available (set GDN_SGLANG_DIR)")
     x = qwen_inputs(N, device="cuda", seed=200 + N)
     g = torch.Generator().manual_seed(300 + N)
     pool0 = torch.randn(N + 3, 32, 128, 128, generator=g).to(pool_dtype).cuda()

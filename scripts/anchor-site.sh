@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Builds the anchors' site for the GPU machine (docs/GPU.md): FLA, SGLang and
+# FlashInfer installed as packages (pip install --no-deps --target) with the
+# import-time dependencies the machine's image lacks, pruned to the files
+# reachable from the entry points that bench/bench_gdn.py and the tests call,
+# and packed with xz into .carry/ in parts that each fit one call's carry.
+# Nothing is stubbed: every module an entry point imports is the real one.
+#
+#   scripts/anchor-site.sh            # site in /tmp/anchor-site, parts in .carry/
+#
+# Environment: SITE (default /tmp/anchor-site), WHEELS (/tmp/anchor-wheels),
+# PYVER (3.12, the GPU machine's python3), OUTDIR (.carry), CUTEDSL=0 (leave
+# out nvidia-cutlass-dsl: FlashInfer's and SGLang's CuTe-DSL kernels then show
+# as errors in the table), EXTRA_ENTRIES (more entry modules kept by the
+# pruning, space-separated), XZ_OPT (default -9e -T0).
+#
+# Parts (each carried in its own call, or together where they fit):
+#   .carry/anchors.txz         FLA, SGLang, FlashInfer, their dependencies and
+#                              the CuTe-DSL Python packages and runtime library
+#   .carry/anchors-cutedsl.txz the CuTe-DSL compiler extension
+#                              (_cutlass_ir.cu13...so, 193 MB unpacked)
+# The .txz suffix keeps them out of scripts/h200-check.sh's .carry/*.xz.
+# On the GPU machine scripts/h200-python.sh unpacks every part it finds into
+# .carry/anchor-site, which stays between calls while the machine is warm.
+set -euo pipefail
+SITE=${SITE:-/tmp/anchor-site}
+WHEELS=${WHEELS:-/tmp/anchor-wheels}
+PYVER=${PYVER:-3.12}
+OUTDIR=${OUTDIR:-.carry}
+CUTEDSL=${CUTEDSL:-1}
+export XZ_OPT=${XZ_OPT:--9e -T0}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# The anchors (docs/anchors.md).
+ANCHORS=(fla-core==0.6.0 sglang==0.5.23 flashinfer-python==0.7.2.post1)
+# What importing their entry points needs beyond the GPU image (KINDS.md of
+# the device tool lists the image's packages: torch, triton, numpy, einops,
+# packaging, requests, tqdm, pillow, psutil, aiohttp and its dependencies,
+# anyio, pygments, protobuf, cuda-bindings, nvidia-ml-py, transformers ...).
+DEPS=(
+  # flashinfer/__init__.py imports tvm_ffi; sglang 0.5.23 pins 0.1.11.
+  apache-tvm-ffi==0.1.11
+  # sglang/__init__.py -> sglang.srt.utils (common, network, msgspec_utils):
+  orjson==3.13.0 pybase64==1.5.1 starlette==1.10.0 msgspec==0.23.0 pyzmq==27.3.0
+  pydantic==2.12.5 pydantic-core==2.41.5 typing-inspection==0.4.2
+  # sglang/__init__.py -> sglang.lang.api -> sglang.utils imports IPython,
+  # which imports these (IPython 8: no psutil>=7 as IPython 9 requires):
+  ipython==8.37.0 traitlets==5.14.3 decorator==5.2.1 stack-data==0.6.3 executing==2.2.1
+  asttokens==3.0.0 pure-eval==0.2.3 prompt-toolkit==3.0.52 wcwidth==0.2.14
+  jedi==0.19.2 parso==0.8.5
+)
+# FlashInfer's GDN kernels (gdn_kernels/*) and SGLang's cutedsl_gdn*.py are
+# CuTe-DSL: nvidia-cutlass-dsl[cu13], the version sglang 0.5.23 pins
+# (FlashInfer 0.7.2.post1 takes >= 4.7).
+CUTLASS=(nvidia-cutlass-dsl==4.8.0 nvidia-cutlass-dsl-libs-base==4.8.0
+         nvidia-cutlass-dsl-libs-core==4.8.0 nvidia-cutlass-dsl-libs-cu13==4.8.0)
+[ "$CUTEDSL" = 0 ] && CUTLASS=()
+# The modules bench/bench_gdn.py and the tests import; the pruning keeps what
+# they reach (python3 scripts/anchor-site-prune.py --help).
+ENTRIES=(
+  fla.ops.gated_delta_rule fla.ops.kda
+  sglang.kernels.ops.attention.linear.fused_sigmoid_gating_recurrent
+  sglang.kernels.ops.attention.fla.fused_recurrent
+  sglang.kernels.ops.attention.cutedsl_gdn
+  sglang.kernels.ops.attention.cutedsl_gdn_mtp_ring
+  flashinfer.gdn_decode
+  ${EXTRA_ENTRIES:-}
+)
+
+plat=(--only-binary=:all: --python-version "$PYVER" --implementation cp)
+for p in 2_5 2_17 2_24 2_26 2_27 2_28 2_31 2_34 2_35; do
+  plat+=(--platform "manylinux_${p}_x86_64")
+done
+plat+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64)
+reqs=("${ANCHORS[@]}" "${DEPS[@]}" "${CUTLASS[@]}")
+
+mkdir -p "$WHEELS"
+python3 -m pip download -q --no-deps "${plat[@]}" -d "$WHEELS" "${reqs[@]}"
+rm -rf "$SITE"
+python3 -m pip install -q --no-deps --no-compile --no-index --find-links "$WHEELS" \
+  "${plat[@]}" --target "$SITE" "${reqs[@]}"
+rm -rf "$SITE/bin"  # console scripts
+
+prune=(--prune sglang --prune flashinfer)
+for e in "${ENTRIES[@]}"; do prune+=(--entry "$e"); done
+# FlashInfer's GDN kernel modules and its CuTe-DSL loader import lazily in
+# functions; SGLang's JIT utilities check at import that include/ and csrc/
+# exist beside them.
+python3 "$here/anchor-site-prune.py" "$SITE" "${prune[@]}" \
+  --deep 'flashinfer.gdn_kernels.*' --deep 'flashinfer.jit.cute_dsl_core' \
+  --keep sglang/kernels/jit/include --keep sglang/kernels/jit/csrc
+
+mkdir -p "$OUTDIR"
+ir=$(cd "$SITE" && find . -path '*/_mlir_libs/_cutlass_ir.*.so' | sed 's|^\./||')
+(cd "$SITE" && tar --exclude='*/_mlir_libs/_cutlass_ir.*.so' -cf - .) | xz > "$OUTDIR/anchors.txz"
+rm -f "$OUTDIR/anchors-cutedsl.txz"
+if [ -n "$ir" ]; then
+  (cd "$SITE" && tar -cf - $ir) | xz > "$OUTDIR/anchors-cutedsl.txz"
+fi
+
+# One call carries the working tree (tracked and untracked-not-ignored files)
+# plus the carried paths, 64 MiB in all.
+limit=$((64 << 20))
+tree=$(git ls-files -co --exclude-standard -z | xargs -0 stat -c %s 2>/dev/null | awk '{s+=$1} END {print s+0}')
+lib=$(stat -c %s .carry/libGDNCAPI.so.xz 2>/dev/null || echo 0)
+echo "site: $(du -sh "$SITE" | cut -f1) unpacked in $SITE"
+for f in "$OUTDIR"/anchors*.txz; do
+  echo "$f: $(stat -c %s "$f") bytes"
+done
+a=$(stat -c %s "$OUTDIR/anchors.txz")
+c=$(stat -c %s "$OUTDIR/anchors-cutedsl.txz" 2>/dev/null || echo 0)
+fits() { [ "$1" -le "$limit" ] && echo "fits" || echo "does NOT fit"; }
+echo "working tree: $tree bytes; .carry/libGDNCAPI.so.xz: $lib bytes; limit: $limit bytes a call"
+echo "one call with everything: $((tree + lib + a + c)) bytes: $(fits $((tree + lib + a + c)))"
+if [ "$c" -gt 0 ]; then
+  echo "call 1 (anchors-cutedsl.txz): $((tree + c)) bytes: $(fits $((tree + c)))"
+  echo "call 2 (libGDNCAPI.so.xz + anchors.txz): $((tree + lib + a)) bytes: $(fits $((tree + lib + a)))"
+fi
