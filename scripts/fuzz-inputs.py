@@ -20,7 +20,8 @@ time budget only decides how many run.
     element types, operand clauses deleted, duplicated, renamed or rewired,
     attributes deleted or flipped (scale 0 / -1 / 1e38 / inf / NaN,
     state_layout, qk_l2norm, allow_neg_eigval), truncation, random bytes,
-    deep nesting, strided or dynamic memrefs, the tensor form. Each mutant
+    deep nesting, strided or dynamic memrefs, views (legal padded strides
+    and offsets, run and checked like any mutant), the tensor form. Each mutant
     goes through `gdn-opt F`, `gdn-opt --gdn-lower-to-ptx F`, one more
     README pipeline (or --gdn-select-schedule with options past their
     edges), `gdn-run --emit=ptx F` (sometimes with schedule flags) and, when
@@ -494,7 +495,8 @@ def m_int(rng, text):
 def m_structure(rng, text):
     span = op_span(text)
     kind = rng.choice(["dup-op", "dup-func", "no-return", "tensor", "strided", "affine",
-                       "space", "drop-arg", "rename-func", "unknown-op", "dynamic"])
+                       "space", "drop-arg", "rename-func", "unknown-op", "dynamic",
+                       "view", "view"])
     if kind == "dup-op" and span:
         op = text[span[0]:span[1]]
         return replace_span(text, span[1], span[1], "\n  " + op), "duplicate the op"
@@ -505,6 +507,37 @@ def m_structure(rng, text):
         return re.sub(r"\n\s*return\b", "\n", text, count=1), "delete the return"
     if kind == "tensor":
         return text.replace("memref<", "tensor<"), "memref -> tensor everywhere"
+    if kind == "view":
+        # A layout the op may accept (OperandLayouts.h): the dense strides
+        # with the leading one (and, half the time, the next one) padded by
+        # a multiple of the stride alignment, sometimes a static offset: a
+        # view of a larger buffer, which gdn-run --check places at its
+        # strides with poisoned gaps. Legal for token operands (and the
+        # leading pad for states), a diagnostic for dense ones.
+        spans = [m for m in shaped_spans(text) if len(parse_dims(m.group(2))[0]) >= 2]
+        if not spans:
+            return text, "view: none"
+        m = rng.choice(spans)
+        dims, et = parse_dims(m.group(2))
+        if any(not str(d).isdigit() for d in dims):
+            return text, "view: dynamic"
+        dims = [int(d) for d in dims]
+        width = {"f32": 4, "i32": 4, "i64": 8, "bf16": 2, "f16": 2}.get(et, 4)
+        inner = dims[-1] or 1
+        align = min(16 // width, inner & -inner)
+        strides = [1] * len(dims)
+        for i in range(len(dims) - 2, -1, -1):
+            strides[i] = strides[i + 1] * dims[i + 1]
+        strides[0] += align * rng.choice([1, 2, 64])
+        if len(dims) >= 3 and rng.random() < 0.5:
+            strides[1] += align * rng.choice([1, 3])
+            strides[0] = max(strides[0], strides[1] * dims[1] + align)
+            strides[0] += (-strides[0]) % align
+        offset = rng.choice([0, 0, align, 3 * align])
+        extra = f", strided<[{', '.join(map(str, strides))}]" + (
+            f", offset: {offset}>" if offset else ">")
+        new = f"{m.group(1)}<" + "".join(f"{d}x" for d in dims) + et + extra + ">"
+        return text.replace(m.group(0), new), f"view: {m.group(0)} -> {new}"
     if kind in ("strided", "affine", "space", "dynamic"):
         spans = shaped_spans(text)
         if not spans:
