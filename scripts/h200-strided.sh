@@ -27,15 +27,16 @@ for f in $files; do
   # the workload is timed without it (the table says "no check").
   check=--check
   for round in 1 2; do
-    dense() {
-      /tmp/bin/gdn-run $check --bench --json "$f" > "$logs/$b.dense.$round.json" 2> "$logs/$b.dense.$round.log"
-    }
-    dense
-    if [ -n "$check" ] && grep -q -- "--max-gib" "$logs/$b.dense.$round.log"; then
-      check=
-      dense
-    fi
-    /tmp/bin/gdn-run $check --bench --json "$logs/$b.strided.mlir" > "$logs/$b.strided.$round.json" 2> "$logs/$b.strided.$round.log"
+    for kind in dense strided; do
+      src=$f
+      [ $kind = strided ] && src=$logs/$b.strided.mlir
+      log=$logs/$b.$kind.$round
+      /tmp/bin/gdn-run $check --bench --json "$src" > "$log.json" 2> "$log.log"
+      if [ -n "$check" ] && grep -q -- "--max-gib" "$log.log"; then
+        check=
+        /tmp/bin/gdn-run --bench --json "$src" > "$log.json" 2> "$log.log"
+      fi
+    done
   done
 done
 LOGS="$logs" FILES="$files" python3 - <<'PY' | tee "$out/strided.md"

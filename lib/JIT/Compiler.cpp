@@ -93,22 +93,19 @@ static LogicalResult describeArgument(Operation *op, MemRefType type, Role role,
       ShapedType::isDynamic(offset))
     return op->emitError() << "operand '" << roleName(role)
                            << "' needs static strides and offset";
-  // The span in bytes must not overflow: the runner allocates it.
-  int64_t last = offset, bytes = type.getElementTypeBitWidth() / 8;
-  bool empty = llvm::is_contained(type.getShape(), 0);
-  for (auto [d, stride] : llvm::zip(type.getShape(), strides)) {
-    int64_t step;
-    if (empty)
-      break;
-    if (llvm::MulOverflow(d - 1, stride, step) ||
-        llvm::AddOverflow(last, step, last) || last >= kMaxArgumentBytes)
+  // The span in bytes (Argument::bytes) must not overflow: the runner
+  // allocates it. An empty operand spans nothing.
+  if (!llvm::is_contained(type.getShape(), 0)) {
+    int64_t last = offset, bytes = type.getElementTypeBitWidth() / 8, step;
+    for (auto [d, stride] : llvm::zip(type.getShape(), strides))
+      if (llvm::MulOverflow(d - 1, stride, step) ||
+          llvm::AddOverflow(last, step, last) || last >= kMaxArgumentBytes)
+        return op->emitError() << "operand '" << roleName(role)
+                               << "' is larger than the runner's limit of 2^40 bytes";
+    if (llvm::MulOverflow(last + 1, bytes, bytes) || bytes > kMaxArgumentBytes)
       return op->emitError() << "operand '" << roleName(role)
                              << "' is larger than the runner's limit of 2^40 bytes";
   }
-  if (!empty && (llvm::MulOverflow(last + 1, bytes, bytes) ||
-                 bytes > kMaxArgumentBytes))
-    return op->emitError() << "operand '" << roleName(role)
-                           << "' is larger than the runner's limit of 2^40 bytes";
   a.role = role;
   a.shape.assign(type.getShape().begin(), type.getShape().end());
   a.strides.assign(strides.begin(), strides.end());

@@ -1,4 +1,14 @@
-"""Shared helper of the torch tests: random inputs placed on a device."""
+"""Shared helpers of the tests: random inputs placed on a device, and the
+smallest gdn.recurrent function in MLIR text (f32, N = T = H = 1, K = 32,
+HV = 1, V = 8)."""
+
+TINY_RECURRENT = """
+    func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
+                 %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+      gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>)
+          v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+      return
+    }"""
 
 
 def place(x, device, dtype, fp32=("A_log", "dt_bias", "state")):

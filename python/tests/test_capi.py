@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import gdn
+from inputs import TINY_RECURRENT
 from reference import recurrent, rms_rel, verify_tree
 
 
@@ -68,13 +69,7 @@ def test_log_space_separate_states_kv_matches_reference():
 
 
 def test_compile_text_and_cuda_ptx_without_gpu():
-    text = """
-    func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
-                 %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-      gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>)
-          v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
-      return
-    }"""
+    text = TINY_RECURRENT
     c = gdn.Compiler()
     kern = c.compile_text(text, target="cuda")
     assert ".target sm_90a" in kern.ptx

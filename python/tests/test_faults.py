@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import gdn  # noqa: E402
 import gdn.ops as ops  # noqa: E402
+from inputs import TINY_RECURRENT  # noqa: E402
 from reference import recurrent, rms_rel  # noqa: E402
 
 H, HV, K, V = 1, 2, 32, 16
@@ -410,13 +411,7 @@ def test_run_host_checks_dtypes_shapes_and_outputs():
 
 
 def test_run_host_checks_dtypes_of_compile_text_kernels():
-    text = """
-    func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
-                 %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-      gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>)
-          v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
-      return
-    }"""
+    text = TINY_RECURRENT
     kern = gdn.Compiler().compile_text(text)
     k, v, o = np.zeros(32, np.float32), np.zeros(8, np.float32), np.zeros(8, np.float32)
     kern.run_host([np.zeros(32, np.float32), k, v, o])

@@ -47,29 +47,22 @@ def test_host_rule_mirrors_the_verifier(dtype):
                    (T * 200, 200, 40, 1)]
     slot = HV * V * K
     pool_cases = [slot + 64, slot + 4, slot, slot - 8, 2 * slot]
-    seen = set()
-    for strides in token_cases:
-        t = _strided_tensor((N, T, H, K), strides, dtype)
-        host = _view_strides(t, "tokens") is not False
+    def agree(t, layout, operand, **strides):
+        """Whether the host's rule and the verifier agree on t's layout."""
+        host = _view_strides(t, layout) is not False
         try:
-            c.compile(**base, q_strides=strides)
+            c.compile(**base, **strides)
             compiled = True
         except gdn.GDNError as e:
-            assert "operand 'q' has an unsupported layout" in str(e), str(e)
+            assert f"operand '{operand}' has an unsupported layout" in str(e), str(e)
             compiled = False
         assert host == compiled, (strides, host, compiled)
-        seen.add(host)
-    for pitch in pool_cases:
-        t = _strided_tensor((3, HV, V, K), (pitch, V * K, K, 1), dtype)
-        host = _view_strides(t, "slots") is not False
-        try:
-            c.compile(**base, state_slot_stride=pitch)
-            compiled = True
-        except gdn.GDNError as e:
-            assert "operand 'initial_state' has an unsupported layout" in str(e), str(e)
-            compiled = False
-        assert host == compiled, (pitch, host, compiled)
-        seen.add(host)
+        return host
+
+    seen = {agree(_strided_tensor((N, T, H, K), s, dtype), "tokens", "q", q_strides=s)
+            for s in token_cases}
+    seen |= {agree(_strided_tensor((3, HV, V, K), (p, V * K, K, 1), dtype), "slots",
+                   "initial_state", state_slot_stride=p) for p in pool_cases}
     assert seen == {True, False}
 
 

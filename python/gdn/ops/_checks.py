@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from .. import _check_scale
+from .. import _check_scale, _dense_strides
 
 
 class _StridedInPlace(NotImplementedError, ValueError):
@@ -35,9 +35,7 @@ def _view_strides(t, layout):
     shape, strides = tuple(t.shape), t.stride()
     if 0 in shape:
         return None
-    dense = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        dense[i] = dense[i + 1] * shape[i + 1]
+    dense = _dense_strides(shape)
     inner = shape[-1]
     align = min(max(1, 16 // t.element_size()), inner & -inner)
     out = []

@@ -144,11 +144,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                              f"strides {list(t.stride())}")
         if strides:
             desc[field] = strides[0] if layout == "slots" else strides
-    for t in (initial_state, final_state):  # a second state must match the first
-        if t is not None and t is not pool and _view_strides(t, "slots") != _view_strides(
-                pool, "slots"):
-            raise ValueError("gdn::recurrent: initial_state and final_state must have the "
-                             "same strides")
+    if (initial_state is not None and final_state is not None
+            and _view_strides(initial_state, "slots") != _view_strides(final_state, "slots")):
+        raise ValueError("gdn::recurrent: initial_state and final_state must have the "
+                         "same strides")  # the kernel takes one state layout
     kern = _kernel(q.device, fresh_early_inputs, **desc)
     names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
              "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
