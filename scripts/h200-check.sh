@@ -30,7 +30,8 @@ for f in examples/*.mlir bench/sweeps/fla_t12_n8_kv.mlir bench/profile/fla_t12_n
          bench/sweeps/fla_t12_n1_kv.mlir \
          bench/sweeps/fused_t12_n1_vk.mlir \
          bench/sweeps/decode_n1_f32.mlir bench/sweeps/decode_n1_bf16_pool.mlir \
-         bench/sweeps/decode_n64_bf16_pool.mlir; do
+         bench/sweeps/decode_n64_bf16_pool.mlir \
+         bench/sweeps/verify_t4_n1_f32.mlir bench/sweeps/verify_t12_n8_f32.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"

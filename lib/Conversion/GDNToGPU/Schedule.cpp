@@ -154,6 +154,24 @@ bool alignedSlots(Value state) {
           (strides[0] * elementBytes(state)) % 16 == 0);
 }
 
+/// Verify of a chain (no EAGLE tree) in vk writing fp32 per-token states,
+/// the only buffer dtype of FlashInfer's gated_delta_rule_mtp and what
+/// SGLang's FlashInfer verify runs on Hopper. Its staged kernel keeps one
+/// lane along V (4 or 8 columns a lane, each a 512-byte row of the step's
+/// state a warp) and no producer warp: faster than the 2 x 4 / 4 x 2 split
+/// and the producer of the bf16 verify at every N measured (H200, HV = 32,
+/// cold, bench_gdn "one_v_lane" vs default): T = 4 N = 1 / 8 / 64 / 256
+/// 8.73 -> 5.74 / 29.24 -> 26.01 / 185.87 -> 180.70 / 717.57 -> 710.19 us,
+/// T = 12 19.80 -> 10.30 / 65.60 -> 59.50 / 486.16 -> 479.36 / 1928.86 ->
+/// 1902.46 (bench/results/2026-12-02-s14-anchors, forms table). Trees, KDA
+/// and kv are unmeasured and keep the bf16 rules.
+bool fp32StepStates(RecurrentOp op) {
+  Value inter = op.getIntermediateStates();
+  return inter && elementBytes(inter) == 4 && op.isVKLayout() &&
+         !op.hasParentTable() && !op.hasPerKeyDecay() &&
+         !op.hasPerChannelBeta();
+}
+
 /// The producer warp of `s` (pipeline_stages, consumer_registers) and its
 /// checks: cp.async.bulk moves 16-byte multiples between 16-byte aligned
 /// addresses, so a token's q and k rows and the CTA's slice of v must be
@@ -176,7 +194,8 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   // 2026-11-29-s6-bench, forms tables). (Before, with separate mul/add, it
   // also won verify T <= 4 at N = 64 / 256 by 5% / 11%: -s3-final.)
   // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
-  bool verify = op.getIntermediateStates() && tinyGrid(op, targetWarps);
+  bool verify = op.getIntermediateStates() && tinyGrid(op, targetWarps) &&
+                !fp32StepStates(op);
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
   bool finalState = !op.getIntermediateStates() && !op.isVarlen() &&
                     d.T > 8 && d.T <= 16 &&
@@ -455,8 +474,9 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // (Head sizes of real models only: K a power of two >= 64.)
   // (And a state tile within the register budget: 8 columns over 2 or 4
   // lanes hold 8 K / 32 values a thread, K <= 256.)
+  // (Not for fp32 per-token states: fp32StepStates.)
   if (staged && rowsOpt == 0 && lanesVOpt == 0 && !s.tensorCores() &&
-      d.V % 8 == 0 && d.K >= 64 && llvm::isPowerOf2_64(d.K) &&
+      !fp32StepStates(op) && d.V % 8 == 0 && d.K >= 64 && llvm::isPowerOf2_64(d.K) &&
       8 * d.K <= kMaxStateValues * kWarpSize) {
     // Tiny: warps of 8 columns fill at most an eighth of the target.
     bool smallGrid = tinyGrid(op, targetWarps);

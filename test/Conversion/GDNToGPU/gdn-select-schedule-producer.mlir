@@ -134,3 +134,66 @@ func.func @verify_tree_n64(%q: memref<64x4x16x128xbf16>,
       {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// Verify with fp32 per-token states (FlashInfer's MTP buffers): one lane
+// along V and no producer warp, on a tiny grid (N = 1: 4 columns a lane) as
+// on a full one (N = 8: 8 columns a lane). Schedule.cpp, fp32StepStates.
+// CHECK-LABEL: func.func @verify_f32_steps_N1
+// CHECK: overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64
+// CHECK-LABEL: func.func @verify_f32_steps_N8
+// CHECK: overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64
+func.func @verify_f32_steps_N1(%q: memref<1x4x16x128xbf16>,
+    %k: memref<1x4x16x128xbf16>,
+    %v: memref<1x4x32x128xbf16>,
+    %a: memref<1x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<1x4x32xbf16>,
+    %state_indices: memref<1xi32>,
+    %pool: memref<4x32x128x128xf32>,
+    %intermediate: memref<4x4x32x128x128xf32>,
+    %o: memref<1x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4x16x128xbf16>)
+      k(%k : memref<1x4x16x128xbf16>)
+      v(%v : memref<1x4x32x128xbf16>)
+      a(%a : memref<1x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<1x4x32xbf16>)
+      state_indices(%state_indices : memref<1xi32>)
+      intermediate_state_indices(%state_indices : memref<1xi32>)
+      initial_state(%pool : memref<4x32x128x128xf32>)
+      intermediate_states(%intermediate : memref<4x4x32x128x128xf32>)
+      o(%o : memref<1x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+func.func @verify_f32_steps_N8(%q: memref<8x4x16x128xbf16>,
+    %k: memref<8x4x16x128xbf16>,
+    %v: memref<8x4x32x128xbf16>,
+    %a: memref<8x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<8x4x32xbf16>,
+    %state_indices: memref<8xi32>,
+    %pool: memref<8x32x128x128xf32>,
+    %intermediate: memref<8x4x32x128x128xf32>,
+    %o: memref<8x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
+      k(%k : memref<8x4x16x128xbf16>)
+      v(%v : memref<8x4x32x128xbf16>)
+      a(%a : memref<8x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<8x4x32xbf16>)
+      state_indices(%state_indices : memref<8xi32>)
+      intermediate_state_indices(%state_indices : memref<8xi32>)
+      initial_state(%pool : memref<8x32x128x128xf32>)
+      intermediate_states(%intermediate : memref<8x4x32x128x128xf32>)
+      o(%o : memref<8x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
