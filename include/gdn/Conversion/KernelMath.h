@@ -84,6 +84,18 @@ public:
   Value logDecayOf(RecurrentOp op, Value x, Value aLog, Value dtBias);
   /// beta from its input x in f32: x (given), sigmoid(x) or 2 sigmoid(x).
   Value betaOf(RecurrentOp op, Value x);
+  /// The gate inputs of token (n, t), head hv, as stored (loads only, no
+  /// conversion or math), so a kernel can issue every load of a token before
+  /// any math waits on one: the gate (g or a; null without decay), A_log and
+  /// dt_bias (fused gating, else null) and beta or b (null without). One
+  /// value a head: not for a per-key decay or a per-channel beta.
+  /// gateDecay and gateBeta finish them: emitDecay and emitBeta in two steps.
+  struct GateInputs {
+    Value gate, aLog, dtBias, beta;
+  };
+  GateInputs loadGates(RecurrentOp op, Value n, Value t, Value hv);
+  Value gateDecay(RecurrentOp op, const GateInputs &in);
+  Value gateBeta(RecurrentOp op, const GateInputs &in);
   /// The state row of sequence n: n itself, or with a pool its slot
   /// state_indices[n] (as index) and `valid` = (slot >= 0), an i1; `valid`
   /// is null without a pool. Padding rows (slot < 0) touch no state.

@@ -20,6 +20,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -92,7 +93,19 @@ void KernelBuilder::build() {
                    d.T <= s.chunk;
   if (s.tensorCores())
     prefetchLaterInputs(tid, vBlock);
-  SmallVector<Value> state = lateState ? SmallVector<Value>() : loadState();
+  // Decode (one token) from a pool: the token's inputs are loaded before the
+  // state, so their loads are in flight while the slot index arrives; the
+  // state's loads wait on it, and in-order issue would otherwise hold the
+  // token's loads behind them. (After a programmatic launch's wait they
+  // must stay: the previous grid may write them.)
+  // The state then loads without a branch (loadState), so ptxas may order
+  // all the entry's loads before any math waits on one.
+  bool tokenFirst = valid && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
+                    !op.hasParentTable() && !s.programmaticLaunch;
+  if (tokenFirst)
+    firstToken = loadToken(tokenLo, Value());
+  SmallVector<Value> state =
+      lateState ? SmallVector<Value>() : loadState(tokenFirst);
   waitForPreviousGrid();
   if (s.chunk == 0) {
     prefetchLaterState(tid, vBlock);
@@ -234,7 +247,7 @@ SmallVector<Value> KernelBuilder::withIndices(ArrayRef<Value> prefix, Value x,
   return idx;
 }
 
-SmallVector<Value> KernelBuilder::loadState() {
+SmallVector<Value> KernelBuilder::loadState(bool branchless) {
   SmallVector<Value> tile(s.rows * s.kPerLane);
   Value init = op.getInitialState();
   if (!init) {
@@ -245,6 +258,13 @@ SmallVector<Value> KernelBuilder::loadState() {
   auto load = [&]() { tile = loadTile(init, {stateRow, hv}); };
   if (!valid) {
     load();
+    return tile;
+  }
+  if (branchless && cast<ShapedType>(init.getType()).getDimSize(0) >= 1) {
+    Value row = arith::SelectOp::create(b, loc, valid, stateRow, m.index(0));
+    tile = loadTile(init, {row, hv});
+    for (Value &e : tile)
+      e = arith::SelectOp::create(b, loc, valid, e, m.f32(0.0));
     return tile;
   }
   // Pool: a padding row (slot < 0) reads nothing and starts from zero.
@@ -605,6 +625,14 @@ KernelBuilder::TokenInputs KernelBuilder::loadToken(Value t, Value j) {
                          : SmallVector<Value>{memref::LoadOp::create(
                                b, loc, betaStage, ValueRange{j})};
     in.vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
+  } else if (!perKey && !perChannel) {
+    // Every load before the gates' math: under in-order issue an exp or a
+    // sigmoid waiting on its input would hold the loads after it.
+    Value vRaw = loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows);
+    KernelMath::GateInputs gates = m.loadGates(op, tokenRow, t, hv);
+    in.vf = extractAll(m.toF32(vRaw));
+    in.decay = {m.gateDecay(op, gates)};
+    in.beta = {m.gateBeta(op, gates)};
   } else {
     in.decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
                       : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
@@ -637,7 +665,8 @@ SmallVector<Value> KernelBuilder::token(Value t, Value j, ValueRange carried) {
                                                          ValueRange{j}))
                           : parentSource(t),
                    S);
-  TokenInputs in = loadToken(t, j);
+  TokenInputs in = firstToken ? *std::exchange(firstToken, std::nullopt)
+                              : loadToken(t, j);
   if (!s.overlapReductions) // the schedule never asks for it with KDA
     return tokenInTurn(t, S, in.kf, in.qf, in.decay.front(), in.beta.front(),
                        in.vf);

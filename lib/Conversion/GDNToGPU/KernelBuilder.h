@@ -38,6 +38,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <array>
+#include <optional>
 
 namespace mlir {
 namespace gdn {
@@ -201,7 +202,10 @@ private:
                                         Value y);
 
   /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
-  SmallVector<Value> loadState();
+  /// A pool's padding row (slot < 0) starts from 0: behind a branch, or
+  /// (`branchless`) by loading slot 0 and selecting 0, which keeps the
+  /// kernel's entry one block that ptxas can schedule across.
+  SmallVector<Value> loadState(bool branchless = false);
 
   void storeState(ValueRange results) {
     if (s.programmaticLaunch == GPUSchedule::kLaunchAfterRecurrence)
@@ -452,6 +456,9 @@ private:
   Value full, empty; ///< a producer's ring: mbarriers of full / empty slots
   Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
   SmallVector<scf::ForOp> tokenLoops; ///< staged token loops, to unroll
+  /// The single token's inputs, loaded before a pool's state (build());
+  /// token() takes them instead of loading.
+  std::optional<TokenInputs> firstToken;
 };
 
 } // namespace gdn

@@ -153,6 +153,31 @@ Value KernelMath::emitDecay(RecurrentOp op, Value n, Value t, Value hv,
   return exp(emitLogDecay(op, n, t, hv, key));
 }
 
+KernelMath::GateInputs KernelMath::loadGates(RecurrentOp op, Value n, Value t,
+                                             Value hv) {
+  assert(!op.hasPerKeyDecay() && !op.hasPerChannelBeta() &&
+         "loadGates: one gate value a head");
+  GateInputs in;
+  auto load = [&](Value mem, ValueRange idx) {
+    return mem ? Value(memref::LoadOp::create(b, loc, mem, idx)) : Value();
+  };
+  in.gate = load(op.getG() ? op.getG() : op.getA(), {n, t, hv});
+  if (in.gate && op.hasFusedGating()) {
+    in.aLog = load(op.getALog(), hv);
+    in.dtBias = load(op.getDtBias(), hv);
+  }
+  in.beta = load(op.getBeta() ? op.getBeta() : op.getB(), {n, t, hv});
+  return in;
+}
+
+Value KernelMath::gateDecay(RecurrentOp op, const GateInputs &in) {
+  return in.gate ? decayOf(op, toF32(in.gate), in.aLog, in.dtBias) : f32(1.0);
+}
+
+Value KernelMath::gateBeta(RecurrentOp op, const GateInputs &in) {
+  return in.beta ? betaOf(op, toF32(in.beta)) : f32(1.0);
+}
+
 Value KernelMath::logDecayOf(RecurrentOp op, Value x, Value aLog, Value dtBias) {
   if (op.getG())
     return x;

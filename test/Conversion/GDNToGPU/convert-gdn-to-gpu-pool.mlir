@@ -1,17 +1,21 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s --check-prefix=BF16
 // A state pool: the kernel reads sequence n's slot from state_indices; a
-// padding row (slot < 0) loads nothing (zeros instead), stores nothing and
-// writes zero outputs.
+// padding row (slot < 0) starts from zeros, stores nothing and writes zero
+// outputs. One token (decode): the token's inputs load first, then the state
+// without a branch (slot 0 read for a padding row, then zeros selected), so
+// every load is issued before any math waits on one.
 // CHECK-LABEL: gpu.func @pool_recurrent
 // CHECK: %[[N:.*]] = gpu.block_id z
 // CHECK: %[[RAW:.*]] = memref.load %{{.*}}[%[[N]]] : memref<4xi32>
 // CHECK: %[[SLOT:.*]] = arith.extsi %[[RAW]] : i32 to i64
 // CHECK: %[[VALID:.*]] = arith.cmpi sge, %[[SLOT]], %{{.*}} : i64
 // CHECK: %[[ROW:.*]] = arith.index_cast %[[SLOT]] : i64 to index
-// CHECK: scf.if %[[VALID]] -> (f32, f32, f32, f32
-// CHECK: vector.load %{{.*}}[%[[ROW]], {{.*}} : memref<6x2x16x128xf32>, vector<4xf32>
-// CHECK: } else {
+// CHECK: memref<4x1x1x128xbf16>, vector<4xbf16>
+// CHECK: memref<4x1x2x16xbf16>
+// CHECK: %[[SAFE:.*]] = arith.select %[[VALID]], %[[ROW]], %{{.*}} : index
+// CHECK: %[[S:.*]] = vector.load %{{.*}}[%[[SAFE]], {{.*}} : memref<6x2x16x128xf32>, vector<4xf32>
+// CHECK: arith.select %[[VALID]], %{{.*}}, %{{.*}} : f32
 // CHECK: arith.select %[[VALID]]
 // CHECK: scf.if %[[VALID]] {
 // CHECK: vector.store %{{.*}}[%[[ROW]], {{.*}} : memref<6x2x16x128xf32>, vector<4xf32>
