@@ -100,8 +100,8 @@ void KernelBuilder::build() {
   // must stay: the previous grid may write them.)
   // The state then loads without a branch (loadState), so ptxas may order
   // all the entry's loads before any math waits on one.
-  bool tokenFirst = valid && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
-                    !op.hasParentTable() && !s.programmaticLaunch;
+  tokenFirst = valid && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
+               !op.hasParentTable() && !s.programmaticLaunch;
   if (tokenFirst)
     firstToken = loadToken(tokenLo, Value());
   SmallVector<Value> state =
@@ -625,9 +625,11 @@ KernelBuilder::TokenInputs KernelBuilder::loadToken(Value t, Value j) {
                          : SmallVector<Value>{memref::LoadOp::create(
                                b, loc, betaStage, ValueRange{j})};
     in.vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
-  } else if (!perKey && !perChannel) {
+  } else if (tokenFirst && !perKey && !perChannel) {
     // Every load before the gates' math: under in-order issue an exp or a
-    // sigmoid waiting on its input would hold the loads after it.
+    // sigmoid waiting on its input would hold the loads after it. (Only
+    // with a pool: on a state in place at N = 1 this order measured 3-5%
+    // slower, 2.78 -> 2.91 us; bench/results/2026-12-02-s14-anchors.)
     Value vRaw = loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows);
     KernelMath::GateInputs gates = m.loadGates(op, tokenRow, t, hv);
     in.vf = extractAll(m.toF32(vRaw));

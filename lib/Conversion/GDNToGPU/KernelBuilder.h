@@ -459,6 +459,7 @@ private:
   /// The single token's inputs, loaded before a pool's state (build());
   /// token() takes them instead of loading.
   std::optional<TokenInputs> firstToken;
+  bool tokenFirst = false; ///< a pool's single token loads before its state
 };
 
 } // namespace gdn
