@@ -11,6 +11,7 @@ if [ $# -lt 3 ]; then
   exit 2
 fi
 run=$1; IFS=';' read -r -a sets <<< "$2"; shift 2
+[ ${#sets[@]} -eq 0 ] && sets=("")  # "": the default schedule alone
 echo "| file | flags | us | check |"
 echo "|---|---|---|---|"
 for f in "$@"; do

@@ -15,8 +15,12 @@
 # pruning, space-separated), XZ_OPT (default -9e -T0).
 #
 # Parts (each carried in its own call, or together where they fit):
-#   .carry/anchors.txz         FLA, SGLang, FlashInfer, their dependencies and
-#                              the CuTe-DSL Python packages and runtime library
+#   .carry/anchors.txz         FLA, FlashInfer, their dependencies and the
+#                              CuTe-DSL Python packages and runtime library
+#   .carry/anchors-sglang.txz  SGLang (its kernels, and the server modules
+#                              its attention backends and test kit import)
+#                              and the dependencies only SGLang imports
+#   .carry/anchors-sglkernel.txz sgl_kernel (sglang-kernel's ops for sm_90)
 #   .carry/anchors-cutedsl.txz the CuTe-DSL compiler extension
 #                              (_cutlass_ir.cu13...so, 193 MB unpacked)
 # The .txz suffix keeps them out of scripts/h200-check.sh's .carry/*.xz.
@@ -48,7 +52,25 @@ DEPS=(
   ipython==8.37.0 traitlets==5.14.3 decorator==5.2.1 stack-data==0.6.3 executing==2.2.1
   asttokens==3.0.0 pure-eval==0.2.3 prompt-toolkit==3.0.52 wcwidth==0.2.14
   jedi==0.19.2 parso==0.8.5
+  # SGLang's GDNAttnBackend and attention test kit (test_sglang_backend.py)
+  # import its server: sglang.srt.server_args, model_executor, managers.
+  dill==0.4.1 compressed-tensors==0.20.1 loguru==0.7.3 gguf==0.19.0 openai==3.57.0
+  distro==1.9.0 jiter==0.19.0 sniffio==1.3.1 partial-json-parser==0.2.1.1.post7
+  uvicorn==0.54.0 fastapi==0.165.0 opentelemetry-api==1.45.2 httpx2==2.16.2
+  annotated-types==0.7.0
 )
+# SGLang's import path on CUDA (its attention backends and test kit, not its
+# Triton kernels) loads sgl_kernel, the AOT extension of sglang-kernel (pinned
+# by sglang 0.5.23; built for torch 2.14.1). Packed in its own part.
+SGL_KERNEL=(sglang-kernel==0.4.10)
+SGL_KERNEL_ONLY=(sgl_kernel triton_kernels sglang_kernel)
+# The top-level names in the site that only SGLang imports: packed with
+# sglang/ into anchors-sglang.txz.
+SGLANG_ONLY=(sglang orjson pybase64 starlette msgspec zmq pyzmq pydantic pydantic_core
+  typing_inspection IPython traitlets decorator stack_data executing asttokens
+  pure_eval prompt_toolkit wcwidth jedi parso dill compressed_tensors loguru gguf
+  openai distro jiter sniffio partial_json_parser uvicorn fastapi opentelemetry httpx2
+  annotated_types)
 # FlashInfer's GDN kernels (gdn_kernels/*) and SGLang's cutedsl_gdn*.py are
 # CuTe-DSL: nvidia-cutlass-dsl[cu13], the version sglang 0.5.23 pins
 # (FlashInfer 0.7.2.post1 takes >= 4.7).
@@ -64,6 +86,17 @@ ENTRIES=(
   sglang.kernels.ops.attention.cutedsl_gdn
   sglang.kernels.ops.attention.cutedsl_gdn_mtp_ring
   flashinfer.gdn_decode
+  # gdn.integrations.sglang and python/tests/test_sglang_backend.py
+  sglang.srt.layers.attention.linear.gdn_backend
+  sglang.srt.layers.attention.linear.kda_backend
+  sglang.srt.layers.attention.linear.utils
+  sglang.srt.layers.attention.linear.kernels.kernel_backend
+  sglang.srt.model_executor.forward_batch_info
+  sglang.srt.runtime_context sglang.srt.server_args sglang.srt.plugins
+  sglang.srt.plugins.hook_registry
+  sglang.srt.arg_groups.choices sglang.srt.arg_groups.overrides
+  sglang.test.kits.attention_unittest.attention_methods.gdn_attention
+  sglang.test.kits.attention_unittest.runner_modes.speculative_target_verify_runner
   ${EXTRA_ENTRIES:-}
 )
 
@@ -72,7 +105,7 @@ for p in 2_5 2_17 2_24 2_26 2_27 2_28 2_31 2_34 2_35; do
   plat+=(--platform "manylinux_${p}_x86_64")
 done
 plat+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64)
-reqs=("${ANCHORS[@]}" "${DEPS[@]}" "${CUTLASS[@]}")
+reqs=("${ANCHORS[@]}" "${DEPS[@]}" "${CUTLASS[@]}" "${SGL_KERNEL[@]}")
 
 mkdir -p "$WHEELS"
 python3 -m pip download -q --no-deps "${plat[@]}" -d "$WHEELS" "${reqs[@]}"
@@ -81,21 +114,55 @@ python3 -m pip install -q --no-deps --no-compile --no-index --find-links "$WHEEL
   "${plat[@]}" --target "$SITE" "${reqs[@]}"
 rm -rf "$SITE/bin"  # console scripts
 
-prune=(--prune sglang --prune flashinfer)
+prune=(--prune sglang --prune flashinfer --prune sgl_kernel)
 for e in "${ENTRIES[@]}"; do prune+=(--entry "$e"); done
 # FlashInfer's GDN kernel modules and its CuTe-DSL loader import lazily in
 # functions; SGLang's JIT utilities check at import that include/ and csrc/
 # exist beside them.
 python3 "$here/anchor-site-prune.py" "$SITE" "${prune[@]}" \
   --deep 'flashinfer.gdn_kernels.*' --deep 'flashinfer.jit.cute_dsl_core' \
-  --keep sglang/kernels/jit/include --keep sglang/kernels/jit/csrc
+  --keep sglang/kernels/jit/include --keep sglang/kernels/jit/csrc \
+  --keep sgl_kernel/sm90 \
+  --drop 'sgl_kernel/flash_ops*.so' --drop 'sgl_kernel/flashmla_ops*.so' \
+  --drop 'sgl_kernel/infllm_ops*.so'
+# (sgl_kernel loads its ops from sm90/ by a computed path; its FlashAttention,
+# FlashMLA and InfLLM extensions, 1.2 GB, load lazily, in attention backends
+# that the tests do not build: dropped, so a call that needs one fails with
+# ModuleNotFoundError.)
 
 mkdir -p "$OUTDIR"
 ir=$(cd "$SITE" && find . -path '*/_mlir_libs/_cutlass_ir.*.so' | sed 's|^\./||')
-(cd "$SITE" && tar --exclude='*/_mlir_libs/_cutlass_ir.*.so' -cf - .) | xz > "$OUTDIR/anchors.txz"
-rm -f "$OUTDIR/anchors-cutedsl.txz"
+# anchors-sglang.txz: the SGLANG_ONLY names (packages, modules, .dist-info).
+sg=()
+for f in $(cd "$SITE" && ls); do
+  base=${f%%-[0-9]*}; base=${base%.py}; base=${base//-/_}
+  for n in "${SGLANG_ONLY[@]}"; do
+    [ "${base,,}" = "${n,,}" ] && sg+=("$f") && break
+  done
+done
+(cd "$SITE" && tar -cf - "${sg[@]}") | xz > "$OUTDIR/anchors-sglang.txz"
+sk=()
+for f in $(cd "$SITE" && ls); do
+  base=${f%%-[0-9]*}; base=${base//-/_}
+  for n in "${SGL_KERNEL_ONLY[@]}"; do
+    [ "${base,,}" = "$n" ] && sk+=("$f") && break
+  done
+done
+(cd "$SITE" && tar -cf - "${sk[@]}") | xz > "$OUTDIR/anchors-sglkernel.txz"
+excl=(--exclude='*/_mlir_libs/_cutlass_ir.*.so')
+for f in "${sg[@]}" "${sk[@]}"; do excl+=(--exclude="./$f"); done
+(cd "$SITE" && tar "${excl[@]}" -cf - .) | xz > "$OUTDIR/anchors.txz"
+# The compiler extension (the slow part to compress) is packed again only
+# when it changed: its sha256 is kept beside the part.
 if [ -n "$ir" ]; then
-  (cd "$SITE" && tar -cf - $ir) | xz > "$OUTDIR/anchors-cutedsl.txz"
+  sum=$(cd "$SITE" && sha256sum $ir)
+  if [ "$(cat "$OUTDIR/anchors-cutedsl.sha256" 2>/dev/null)" != "$sum" ] ||
+     [ ! -s "$OUTDIR/anchors-cutedsl.txz" ]; then
+    (cd "$SITE" && tar -cf - $ir) | xz > "$OUTDIR/anchors-cutedsl.txz"
+    echo "$sum" > "$OUTDIR/anchors-cutedsl.sha256"
+  fi
+else
+  rm -f "$OUTDIR/anchors-cutedsl.txz" "$OUTDIR/anchors-cutedsl.sha256"
 fi
 
 # One call carries the working tree (tracked and untracked-not-ignored files)
@@ -108,11 +175,12 @@ for f in "$OUTDIR"/anchors*.txz; do
   echo "$f: $(stat -c %s "$f") bytes"
 done
 a=$(stat -c %s "$OUTDIR/anchors.txz")
+g=$(stat -c %s "$OUTDIR/anchors-sglang.txz")
+k=$(stat -c %s "$OUTDIR/anchors-sglkernel.txz")
 c=$(stat -c %s "$OUTDIR/anchors-cutedsl.txz" 2>/dev/null || echo 0)
 fits() { [ "$1" -le "$limit" ] && echo "fits" || echo "does NOT fit"; }
 echo "working tree: $tree bytes; .carry/libGDNCAPI.so.xz: $lib bytes; limit: $limit bytes a call"
-echo "one call with everything: $((tree + lib + a + c)) bytes: $(fits $((tree + lib + a + c)))"
-if [ "$c" -gt 0 ]; then
-  echo "call 1 (anchors-cutedsl.txz): $((tree + c)) bytes: $(fits $((tree + c)))"
-  echo "call 2 (libGDNCAPI.so.xz + anchors.txz): $((tree + lib + a)) bytes: $(fits $((tree + lib + a)))"
-fi
+echo "one call with everything: $((tree + lib + a + g + k + c)) bytes: $(fits $((tree + lib + a + g + k + c)))"
+echo "call 1 (anchors-cutedsl.txz): $((tree + c)) bytes: $(fits $((tree + c)))"
+echo "call 2 (anchors.txz + anchors-sglang.txz): $((tree + a + g)) bytes: $(fits $((tree + a + g)))"
+echo "call 3 (libGDNCAPI.so.xz + anchors-sglkernel.txz): $((tree + lib + k)) bytes: $(fits $((tree + lib + k)))"
