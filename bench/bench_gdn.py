@@ -24,11 +24,12 @@ input sets so the bytes touched between two runs of one set exceed the L2
 (60 MB) four times: the state is cold, as in a model with 30-60 layers.
 Bytes: state read + state written (or, for verify, each intermediate state
 written) + q, k, v, o and the gates.
-Workloads (WORKLOADS): decode (fp32 state in place, bf16 pool, packed qkv,
-K-major state), verify (bf16 pool + per-token states, T = 4, 12; fp32 pool,
-FlashInfer's MTP), KDA decode and EAGLE-tree verify (T = 4) against SGLang;
-final-state-only T = 1, 4, 12 (and KDA) against FLA. For T > 1 at HV = 32 and
-N in QUICK_NS also the kernel forms (FORMS).
+Workloads (WORKLOADS): decode (fp32 state in place, bf16 and fp32 pools,
+packed qkv, K-major state), verify (bf16 pool + per-token states, T = 4, 12;
+fp32 pool + per-token states, FlashInfer's MTP, T = 4, 12), KDA decode and
+EAGLE-tree verify (T = 4) against SGLang; final-state-only T = 1, 4, 12 (and
+KDA) against FLA. For T > 1 at HV = 32 and N in QUICK_NS also the kernel
+forms (FORMS). A row where an anchor is faster says why (_why_slower).
 
 Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--forms] [--only 'TEXT;...']
            [--Ns 1,8] [--Ts 4,12] [--hv 8,32,64] [--out DIR] [--site DIR]
@@ -524,10 +525,15 @@ WORKLOADS = [
              {"FlashInfer decode": _fi_decode_kv,
               "FLA fused_recurrent": lambda f, s: _fla_fused_gating(f, s, "state_kv")},
              extra=True, study=False),
-    Workload("verify, fp32 pool + per-token states (MTP)", (4,), f32, "verify",
+    Workload("decode, fp32 pool", (1,), f32, "rw",
+             lambda s: _fi_pretranspose(ops.gated_delta_rule_decode_pretranspose, s, pool=True),
+             {"SGLang": _sgl,
+              "FlashInfer pretranspose": lambda f, s: _fi_pretranspose(f, s, pool=True)},
+             extra=True),
+    Workload("verify, fp32 pool + per-token states (MTP)", (4, 12), f32, "verify",
              lambda s: _fi_mtp(ops.gated_delta_rule_mtp, s),
              {"FlashInfer MTP": _fi_mtp, "SGLang": lambda f, s: _sgl(f, s, **_verify(s))},
-             extra=True, study=False),
+             extra=True),
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),
@@ -671,6 +677,21 @@ def _md(text):
     return str(text).replace("|", "\\|")
 
 
+# A kernel at this fraction of a cold copy of its bytes or more is bound by
+# memory bandwidth: what is left between it and a faster anchor is about the
+# spread of repeated runs (the same kernel moved 0.4-1 % between the two runs
+# of bench/results/2026-12-02-s14-anchors and its before/).
+COPY_BOUND = 0.95
+
+
+def _why_slower(copy_us, gdn_us, anchor_us):
+    """The reason a row where the anchor is faster than gdn prints with it."""
+    if copy_us / gdn_us >= COPY_BOUND:
+        return (f"(both copy-bound: gdn at {copy_us / gdn_us:.2f}, the anchor at "
+                f"{copy_us / anchor_us:.2f} of a copy)")
+    return f"(gdn slower, at {copy_us / gdn_us:.2f} of a copy: an open gap)"
+
+
 def report(rows, out, quiet=False, device=None, anchors=None):
     if not rows:  # nothing timed (--profile, or a time limit before the first point)
         return
@@ -715,6 +736,8 @@ def report(rows, out, quiet=False, device=None, anchors=None):
             else:
                 value = cell(c.get("us"))
                 ratio = "—" if not (r["gdn"] and c.get("us")) else f"{c['us'] / r['gdn']:.2f}"
+                if ratio != "—" and c["us"] / r["gdn"] < 0.995:
+                    ratio += " " + _why_slower(r["copy"], r["gdn"], c["us"])
             lines.append(head + f"{_md(label)} | {_md(value)} | {ratio} |")
     formed = [r for r in rows if "gdn_unstaged" in r]
     if formed:
