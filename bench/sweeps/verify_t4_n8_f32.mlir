@@ -1,0 +1,33 @@
+// FlashInfer's gated_delta_rule_mtp regime (SGLang's FlashInfer verify on
+// Hopper): verify T = 4, N = 8, an fp32 pool of 12 slots read at state_indices
+// and fp32 per-token states (the only buffer dtype gated_delta_rule_mtp takes),
+// Qwen3-Next rank shapes (H = 16, HV = 32, K = V = 128), bf16 q/k/v.
+// The default schedule: one lane along V, no producer (Schedule.cpp,
+// fp32StepStates). Run: gdn-run --target=cuda --check --bench bench/sweeps/verify_t4_n8_f32.mlir
+func.func @verify(%q: memref<8x4x16x128xbf16>,
+    %k: memref<8x4x16x128xbf16>,
+    %v: memref<8x4x32x128xbf16>,
+    %a: memref<8x4x32xbf16>,
+    %A_log: memref<32xf32>,
+    %dt_bias: memref<32xf32>,
+    %b: memref<8x4x32xbf16>,
+    %state_indices: memref<8xi32>,
+    %intermediate_state_indices: memref<8xi32>,
+    %pool: memref<12x32x128x128xf32>,
+    %intermediate: memref<12x4x32x128x128xf32>,
+    %o: memref<8x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x4x16x128xbf16>)
+      k(%k : memref<8x4x16x128xbf16>)
+      v(%v : memref<8x4x32x128xbf16>)
+      a(%a : memref<8x4x32xbf16>)
+      A_log(%A_log : memref<32xf32>)
+      dt_bias(%dt_bias : memref<32xf32>)
+      b(%b : memref<8x4x32xbf16>)
+      state_indices(%state_indices : memref<8xi32>)
+      intermediate_state_indices(%intermediate_state_indices : memref<8xi32>)
+      initial_state(%pool : memref<12x32x128x128xf32>)
+      intermediate_states(%intermediate : memref<12x4x32x128x128xf32>)
+      o(%o : memref<8x4x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
