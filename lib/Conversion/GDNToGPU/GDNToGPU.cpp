@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
 #include "gdn/Conversion/GDNToGPU/CommitToGPU.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Conversion/Passes.h"
@@ -47,15 +48,6 @@ constexpr StringLiteral kKernelModuleName = "gdn_kernels";
 constexpr int32_t kTensorCoreRegisters = 128;
 
 using Schedule = GPUSchedule;
-
-/// The chips the kernels are built and tested for, all PTX ISA 8.0 targets.
-/// Other names would reach LLVM unchecked (unknown processors abort there).
-constexpr StringLiteral kSupportedChips[] = {"sm_80", "sm_86", "sm_87",
-                                             "sm_89", "sm_90", "sm_90a"};
-
-bool isSupportedChip(StringRef chip) {
-  return llvm::is_contained(kSupportedChips, chip);
-}
 
 /// A PTX-safe identifier made from `name`: [A-Za-z_][A-Za-z0-9_]*.
 std::string kernelName(StringRef name) {
@@ -111,15 +103,12 @@ struct ConvertGDNToGPUPass
       if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
           failed(requireHostCode(op)))
         return signalPassFailure();
-    if (!isSupportedChip(chip)) {
+    if (!lookupGPUTarget(chip)) {
       Operation *first = ops.empty() ? commits.front().getOperation()
                                      : ops.front().getOperation();
-      InFlightDiagnostic diag =
-          first->emitOpError()
-          << "cannot be lowered to the GPU: unsupported chip '" << chip
-          << "' (supported: ";
-      llvm::interleaveComma(kSupportedChips, diag);
-      diag << ")";
+      first->emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
+                           << chip << "' (supported: " << supportedGPUChips()
+                           << ")";
       return signalPassFailure();
     }
     // One kernel module per enclosing module (the op may sit in a nested one).
@@ -173,8 +162,9 @@ struct ConvertGDNToGPUPass
     FailureOr<GPUScheduleOptions> options = scheduleOptionsOf(op);
     if (failed(options))
       return failure();
-    options->smCount = defaultSMCount(chip);
-    options->bulkAsyncCopies = hasBulkAsyncCopies(StringRef(chip));
+    const GPUTarget &target = *lookupGPUTarget(chip); // checked on entry
+    options->smCount = target.smCount;
+    options->bulkAsyncCopies = target.bulkAsyncCopies;
     FailureOr<Schedule> s = selectGPUSchedule(op, *options);
     if (failed(s))
       return failure();
@@ -193,7 +183,7 @@ struct ConvertGDNToGPUPass
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t threads = s->threads();
     if (s->consumerRegisters > 0) {
-      if (StringRef(chip) != "sm_90a")
+      if (!lookupGPUTarget(chip)->setMaxNReg)
         return op.emitOpError() << "cannot be lowered to the GPU: "
                                    "consumer-registers (setmaxnreg) needs "
                                    "sm_90a, not "

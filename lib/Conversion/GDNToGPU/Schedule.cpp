@@ -13,20 +13,6 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-int64_t gdn::defaultSMCount(StringRef chip) {
-  return llvm::StringSwitch<int64_t>(chip)
-      .Cases({"sm_90", "sm_90a"}, 132)
-      .Case("sm_80", 108)
-      .Case("sm_86", 84)
-      .Case("sm_87", 16)
-      .Case("sm_89", 128)
-      .Default(132);
-}
-
-bool gdn::hasBulkAsyncCopies(StringRef chip) {
-  return chip.starts_with("sm_90");
-}
-
 namespace {
 /// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous), or
 /// the fewest that leave whole keys a lane when K < 32; in kv as many as

@@ -5,6 +5,7 @@
 // model (Schedule.cpp) for the rest. convert-gdn-to-gpu builds that kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/Conversion/Passes.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
@@ -47,8 +48,15 @@ struct GDNSelectSchedulePass
       pin(options->consumerRegisters, consumerRegisters);
       pin(options->l2PrefetchDistance, l2PrefetchDistance);
       pin(options->programmaticLaunch, programmaticLaunch);
-      options->smCount = smCount != 0 ? int64_t(smCount) : defaultSMCount(chip);
-      options->bulkAsyncCopies = hasBulkAsyncCopies(StringRef(chip));
+      const GPUTarget *target = lookupGPUTarget(chip);
+      if (!target) {
+        op.emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
+                         << chip << "' (supported: " << supportedGPUChips()
+                         << ")";
+        return WalkResult::interrupt();
+      }
+      options->smCount = smCount != 0 ? int64_t(smCount) : target->smCount;
+      options->bulkAsyncCopies = target->bulkAsyncCopies;
       FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);
       if (failed(schedule))
         return WalkResult::interrupt();

@@ -7,6 +7,7 @@
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_100" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s --gdn-lower-to-ptx="chip=sm_9999" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+// RUN: not gdn-opt %s -gdn-select-schedule="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -gdn-select-schedule="warps-per-block=1 stage-tokens=64" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: not gdn-opt %s -gdn-select-schedule="stage-tokens=4096" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGESMEM
 // Bad pass options are diagnostics with a location, never an LLVM abort.

@@ -112,8 +112,7 @@ bool producerNorms(RecurrentOp op, const GPUSchedule &s);
 
 /// Overrides of the cost model: 0 = chosen by the model; stageTokens and
 /// unrollTokens -1 = off (no shared-memory staging, no unrolling). smCount:
-/// multiprocessors of the target device (0: from the chip, see
-/// defaultSMCount).
+/// multiprocessors of the target device (0: the chip's, GPUTarget.h).
 struct GPUScheduleOptions {
   int64_t rowsPerWarp = 0;
   int64_t warpsPerBlock = 0;
@@ -131,19 +130,11 @@ struct GPUScheduleOptions {
   /// recurrence; 0 or -1 off.
   int64_t programmaticLaunch = 0;
   int64_t smCount = 0;
-  /// The target has bulk async copies and mbarrier transactions (sm_90,
-  /// sm_90a): without them neither a producer warp nor an L2 prefetch is
-  /// chosen or allowed, nor a programmatic launch (griddepcontrol, sm_90).
+  /// The target has bulk async copies and mbarrier transactions
+  /// (GPUTarget::bulkAsyncCopies): without them neither a producer warp nor
+  /// an L2 prefetch is chosen or allowed, nor a programmatic launch.
   bool bulkAsyncCopies = true;
 };
-
-/// Whether `chip` has cp.async.bulk and mbarrier transactions (sm_90+).
-bool hasBulkAsyncCopies(StringRef chip);
-
-/// Multiprocessors of the largest part of each supported chip (sm_90/sm_90a:
-/// H100 SXM / H200, 132; sm_80: A100, 108; sm_86: 84; sm_87: 16; sm_89: 128);
-/// 132 for anything else.
-int64_t defaultSMCount(StringRef chip);
 
 /// The largest SM count the cost model takes (sm-count; its products of
 /// warps and SMs stay far from overflow), and the largest value of any other
