@@ -132,22 +132,20 @@ python3 "$here/anchor-site-prune.py" "$SITE" "${prune[@]}" \
 
 mkdir -p "$OUTDIR"
 ir=$(cd "$SITE" && find . -path '*/_mlir_libs/_cutlass_ir.*.so' | sed 's|^\./||')
-# anchors-sglang.txz: the SGLANG_ONLY names (packages, modules, .dist-info).
-sg=()
-for f in $(cd "$SITE" && ls); do
-  base=${f%%-[0-9]*}; base=${base%.py}; base=${base//-/_}
-  for n in "${SGLANG_ONLY[@]}"; do
-    [ "${base,,}" = "${n,,}" ] && sg+=("$f") && break
+# The site's top-level entries (packages, modules, .dist-info) whose name,
+# without version and suffix, case and '-' vs '_' aside, is one of "$@".
+site_entries() {
+  local f base n
+  for f in $(cd "$SITE" && ls); do
+    base=${f%%-[0-9]*}; base=${base%.py}; base=${base//-/_}
+    for n in "$@"; do
+      [ "${base,,}" = "${n,,}" ] && echo "$f" && break
+    done
   done
-done
+}
+mapfile -t sg < <(site_entries "${SGLANG_ONLY[@]}")
+mapfile -t sk < <(site_entries "${SGL_KERNEL_ONLY[@]}")
 (cd "$SITE" && tar -cf - "${sg[@]}") | xz > "$OUTDIR/anchors-sglang.txz"
-sk=()
-for f in $(cd "$SITE" && ls); do
-  base=${f%%-[0-9]*}; base=${base//-/_}
-  for n in "${SGL_KERNEL_ONLY[@]}"; do
-    [ "${base,,}" = "$n" ] && sk+=("$f") && break
-  done
-done
 (cd "$SITE" && tar -cf - "${sk[@]}") | xz > "$OUTDIR/anchors-sglkernel.txz"
 excl=(--exclude='*/_mlir_libs/_cutlass_ir.*.so')
 for f in "${sg[@]}" "${sk[@]}"; do excl+=(--exclude="./$f"); done

@@ -87,6 +87,9 @@ struct ConvertGDNToGPUPass
     : gdn::impl::ConvertGDNToGPUPassBase<ConvertGDNToGPUPass> {
   using Base::Base;
 
+  /// The row of the `chip` option, looked up once a run (runOnOperation).
+  const GPUTarget *target = nullptr;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<RecurrentOp> ops;
@@ -103,7 +106,8 @@ struct ConvertGDNToGPUPass
       if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
           failed(requireHostCode(op)))
         return signalPassFailure();
-    if (!lookupGPUTarget(chip)) {
+    target = lookupGPUTarget(chip);
+    if (!target) {
       Operation *first = ops.empty() ? commits.front().getOperation()
                                      : ops.front().getOperation();
       first->emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
@@ -162,9 +166,8 @@ struct ConvertGDNToGPUPass
     FailureOr<GPUScheduleOptions> options = scheduleOptionsOf(op);
     if (failed(options))
       return failure();
-    const GPUTarget &target = *lookupGPUTarget(chip); // checked on entry
-    options->smCount = target.smCount;
-    options->bulkAsyncCopies = target.bulkAsyncCopies;
+    options->smCount = target->smCount;
+    options->bulkAsyncCopies = target->bulkAsyncCopies;
     FailureOr<Schedule> s = selectGPUSchedule(op, *options);
     if (failed(s))
       return failure();
@@ -183,7 +186,7 @@ struct ConvertGDNToGPUPass
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t threads = s->threads();
     if (s->consumerRegisters > 0) {
-      if (!lookupGPUTarget(chip)->setMaxNReg)
+      if (!target->setMaxNReg)
         return op.emitOpError() << "cannot be lowered to the GPU: "
                                    "consumer-registers (setmaxnreg) needs "
                                    "sm_90a, not "

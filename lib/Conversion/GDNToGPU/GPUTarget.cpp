@@ -7,7 +7,7 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-// Other chip names would reach LLVM unchecked (unknown processors abort
+// Every supported chip, in the order diagnostics list them. Other chip names would reach LLVM unchecked (unknown processors abort
 // there), hence a closed list.
 static constexpr GPUTarget kGPUTargets[] = {
     // chip      SMs  bulk   setmaxnreg
@@ -18,8 +18,6 @@ static constexpr GPUTarget kGPUTargets[] = {
     {"sm_90", 132, true, false},  // H100 SXM / H200
     {"sm_90a", 132, true, true},  // H100 SXM / H200, arch-specific features
 };
-
-ArrayRef<GPUTarget> gdn::gpuTargets() { return kGPUTargets; }
 
 const GPUTarget *gdn::lookupGPUTarget(StringRef chip) {
   const GPUTarget *row = llvm::find_if(

@@ -10,7 +10,6 @@
 #define GDN_CONVERSION_GDNTOGPU_GPUTARGET_H
 
 #include "mlir/Support/LLVM.h"
-#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -32,9 +31,6 @@ struct GPUTarget {
   /// setmaxnreg (sm_90a only): consumer-registers.
   bool setMaxNReg;
 };
-
-/// Every supported chip, in the order diagnostics list them.
-llvm::ArrayRef<GPUTarget> gpuTargets();
 
 /// The row of `chip`, or null when gdn does not build for it.
 const GPUTarget *lookupGPUTarget(llvm::StringRef chip);
