@@ -59,44 +59,42 @@ if "GDN_LIBRARY" not in os.environ and os.path.exists(_built):
 import gdn.ops as ops  # noqa: E402
 
 L2_BYTES = 60 << 20
-# (rows-per-warp, warps-per-block, v-lanes) tried with --sweep.
-# Schedules tried with --sweep, as set_schedule keywords; named
-# r<rows-per-warp>w<warps-per-block>l<v-lanes>s<stage-tokens>u<unroll-tokens>.
-SCHEDULES_T1 = [dict(rows_per_warp=r, warps_per_block=w, v_lanes=l) for r, w, l in
+# Schedules tried with --sweep: dicts of #gdn.schedule parameters
+# (set_schedule; docs/schedule.md), named by schedule_name.
+SCHEDULES_T1 = [dict(columns_per_lane=c, warps=w, **({"lanes_along_v": l} if l else {}))
+                for c, w, l in
                 [(1, 4, 0), (2, 4, 0), (4, 4, 0), (8, 4, 0), (16, 4, 0), (16, 2, 0), (16, 1, 0),
                  (8, 2, 0), (8, 1, 0), (4, 2, 0), (8, 4, 2), (4, 4, 2), (8, 2, 2)]]
-SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens=16),
-                dict(stage_tokens=4), dict(rows_per_warp=4), dict(warps_per_block=1),
-                dict(warps_per_block=2), dict(rows_per_warp=16), dict(rows_per_warp=16, warps_per_block=1),
-                dict(rows_per_warp=8, warps_per_block=1), dict(rows_per_warp=4, warps_per_block=1)]
+SCHEDULES_TN = [dict(staged_tokens=0), dict(unroll_tokens=4), dict(unroll_tokens=16),
+                dict(staged_tokens=4), dict(columns_per_lane=4), dict(warps=1),
+                dict(warps=2), dict(columns_per_lane=16), dict(columns_per_lane=16, warps=1),
+                dict(columns_per_lane=8, warps=1), dict(columns_per_lane=4, warps=1)]
 
 
 # Other kernel forms timed for T > 1 workloads at HV = 32 and N in QUICK_NS
 # (None where the form does not apply, e.g. the chunked solve with per-token
 # states): the chunked (WY) solve of a staged chunk on CUDA cores and on
 # tensor cores, the token loop (no chunked solve), a producer warp feeding a
-# 2-slot ring (cp.async.bulk, mbarriers) or none, and one lane along V (the
-# cost model's choice before 2026-11-29-s3) without a producer.
-FORMS = {"chunked": dict(chunked_solve=1),
-         "tensor_cores": dict(chunked_solve=2),
-         "token_loop": dict(chunked_solve=-1),
-         "producer": dict(pipeline_stages=2),
-         "no_producer": dict(pipeline_stages=-1),
-         "one_v_lane": dict(v_lanes=1, pipeline_stages=-1)}
+# 2-slot ring (cp.async.bulk, mbarriers) or none, and one lane along V
+# without a producer.
+FORMS = {"chunked": dict(solve="cuda_cores"),
+         "tensor_cores": dict(solve="tensor_cores"),
+         "token_loop": dict(solve="token_by_token"),
+         "producer": dict(producer_stages=2),
+         "no_producer": dict(producer_stages=0),
+         "one_v_lane": dict(lanes_along_v=1, producer_stages=0)}
 
 
 QUICK_NS = (1, 8, 64, 256)
 
 
 def schedule_name(sched):
-    """A column name for a pinned schedule: one letter a keyword set_schedule
-    takes (o = overlap_reductions, c = chunked_solve, q = pipeline_stages, x =
-    consumer_registers) and its value, so no two schedules share a column."""
-    letters = dict(rows_per_warp="r", warps_per_block="w", v_lanes="l", stage_tokens="s",
-                   unroll_tokens="u", l2_prefetch_distance="p", programmatic_launch="g",
-                   overlap_reductions="o", chunked_solve="c", pipeline_stages="q",
-                   consumer_registers="x")
-    return "sched_" + "".join(f"{letters.get(k, k)}{v}" for k, v in sched.items())
+    """A column name for a pinned schedule: each parameter's initials and its
+    value's (an enum case's initials), e.g. {"columns_per_lane": 2, "solve":
+    "tensor_cores"} -> "sched_cpl2,stc"; the parameters' initials differ."""
+    initials = lambda name: "".join(word[0] for word in str(name).split("_"))
+    return "sched_" + ",".join(
+        initials(k) + (str(v) if isinstance(v, int) else initials(v)) for k, v in sched.items())
 
 
 # ---------------------------------------------------------------------------
@@ -634,17 +632,17 @@ def run(args):
                             overflows=sglang_overflows(name, w, N, steps, HV, K, V))
                     if w.study and T > 1 and (args.forms or (HV == 32 and N in QUICK_NS)):
                         # what staging buys
-                        ops.set_schedule(stage_tokens=-1)
+                        ops.set_schedule(staged_tokens=0)
                         res["gdn_unstaged"] = time_graph(w.gdn, sets)
                         for form, sched in FORMS.items():
-                            ops.set_schedule(**sched)  # None: the form does not apply
+                            ops.set_schedule(sched)  # None: the form does not apply
                             res["gdn_" + form] = time_graph(w.gdn, sets)
                         ops.set_schedule()
                     if w.study and args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
                             T > 1 or (w.name.startswith("decode") and N != 1024)):
                         for sched in args.schedules or (SCHEDULES_TN if T > 1 else
                                                         SCHEDULES_T1):
-                            ops.set_schedule(**sched)
+                            ops.set_schedule(sched)
                             res[schedule_name(sched)] = time_graph(w.gdn, sets)
                         ops.set_schedule()
                     rows.append(res)
@@ -744,11 +742,11 @@ def report(rows, out, quiet=False, device=None, anchors=None):
         names = ["unstaged"] + list(FORMS)
         lines += ["", "Other kernel forms at T > 1 (us): unstaged = no shared-memory "
                   "staging; chunked / tensor_cores = the WY solve of a staged chunk on CUDA "
-                  "cores (chunked_solve=1) or tensor cores (2); token_loop = no chunked solve "
-                  "(-1); "
+                  "cores (solve = cuda_cores) or tensor cores (tensor_cores); token_loop = no "
+                  "chunked solve (token_by_token); "
                   "producer / no_producer = a producer warp feeding a 2-slot ring with "
-                  "cp.async.bulk and mbarriers (pipeline_stages=2) or none (-1); one_v_lane = "
-                  "no producer and one lane along V (v_lanes=1, the columns a lane chosen "
+                  "cp.async.bulk and mbarriers (producer_stages = 2) or none (0); one_v_lane = "
+                  "no producer and one lane along V (lanes_along_v = 1, the columns a lane chosen "
                   "again); — = does not apply.", "",
                   "| workload | T | HV | N | default | " + " | ".join(names) + " |",
                   "|---|---|---|---|---|" + "---|" * len(names)]
@@ -758,11 +756,9 @@ def report(rows, out, quiet=False, device=None, anchors=None):
                                     for n in names) + " |")
     sweep = [r for r in rows if any(k.startswith("sched_") for k in r)]
     if sweep:
-        lines += ["", "Schedule sweep (HV=32; us; sched_ names: r rows-per-warp, w warps-per-block, "
-                  "l v-lanes, s stage-tokens, u unroll-tokens, p l2-prefetch-distance, "
-                  "g programmatic-launch, o overlap-reductions, c chunked-solve, "
-                  "q pipeline-stages, x consumer-registers; -1 = off; unset = "
-                  "automatic):", ""]
+        lines += ["", "Schedule sweep (HV=32; us; columns: the pinned #gdn.schedule "
+                  "parameters, each as its initials and its value, e.g. cpl2,w1 = "
+                  "columns_per_lane 2, warps 1; unset = the cost model's):", ""]
         for key in sorted({(r["workload"], r["T"]) for r in sweep}):
             sub = [r for r in sweep if (r["workload"], r["T"]) == key]
             cols = [k for k in sub[0] if k.startswith("sched_")]
@@ -830,8 +826,9 @@ if __name__ == "__main__":
     p.add_argument("--sweep", action="store_true", help="also time gdn under several schedules")
     p.add_argument("--schedules", default=None,
                    help="with --sweep, these schedules instead of the built-in lists: "
-                        "';'-separated, each ','-separated set_schedule keywords, e.g. "
-                        "'l2_prefetch_distance=-1;rows_per_warp=4,v_lanes=2'")
+                        "';'-separated, each ','-separated #gdn.schedule parameters, e.g. "
+                        "'state_prefetch_distance=0;columns_per_lane=4,lanes_along_v=2;"
+                        "reductions=in_turn'")
     p.add_argument("--only", default=None,
                    help="run only the workloads whose name contains one of these "
                         "semicolon-separated texts (names hold commas), e.g. "
@@ -867,7 +864,8 @@ if __name__ == "__main__":
                         "file's row replaces an earlier one of the same workload, T, HV, N")
     p.add_argument("--device-name", default="NVIDIA H200", help="with --from-json")
     a = p.parse_args()
-    a.schedules = [{k: int(v) for k, v in (kv.split("=") for kv in item.split(","))}
+    value = lambda v: int(v) if v.lstrip("-").isdigit() else v  # a size or an enum case
+    a.schedules = [{k.strip(): value(v.strip()) for k, v in (kv.split("=") for kv in item.split(","))}
                    for item in a.schedules.split(";")] if a.schedules else None
     if a.site:
         add_site(a.site)

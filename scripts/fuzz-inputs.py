@@ -21,10 +21,15 @@ time budget only decides how many run.
     attributes deleted or flipped (scale 0 / -1 / 1e38 / inf / NaN,
     state_layout, qk_l2norm, allow_neg_eigval), truncation, random bytes,
     deep nesting, strided or dynamic memrefs, views (legal padded strides
-    and offsets, run and checked like any mutant), the tensor form. Each mutant
+    and offsets, run and checked like any mutant), the tensor form, a
+    gdn.schedule on the op (a #gdn.schedule of the table's parameters, or
+    one past its edges, or the old dictionary form). Each mutant
     goes through `gdn-opt F`, `gdn-opt --gdn-lower-to-ptx F`, one more
     README pipeline (or --gdn-select-schedule with options past their
-    edges), `gdn-run --emit=ptx F` (sometimes with schedule flags) and, when
+    edges: chip, sm-count and a schedule={#gdn.schedule<...>} of
+    fuzz-schedules.py's parameters, values or the whole text past the
+    attribute's edges), `gdn-run --emit=ptx F` (sometimes with --chip,
+    --sm-count and --schedule likewise) and, when
     the problem is small (or so large that it must be refused),
     `gdn-run --target=cpu --check F` (sometimes with other flags at their
     edges: --parents, --tol-o, --iters, ...); 30% also through
@@ -33,8 +38,10 @@ time budget only decides how many run.
     scale, q/k L2 norm on) is a wrong result.
 (b) gdnRecurrentDesc values through gdn.Compiler().compile(...): in-range
     small problems, out-of-range sizes and sizes whose products overflow,
-    bad dtypes and enums, random bools and schedule knobs (fuzz-schedules.py's
-    table), raw C fields (bad enums, struct_size, abi_version, scale) through
+    bad dtypes and enums, random bools, chip, sm_count and schedules (a dict
+    or the #gdn.schedule text of fuzz-schedules.py's parameters, sometimes
+    past their edges, or not a schedule at all), raw C fields (bad enums,
+    struct_size, abi_version, scale, schedule texts) through
     gdnCompileDesc, for cpu and cuda (PTX only). A small CPU kernel runs with
     run_host on random inputs, random cu_seqlens (valid, out of range,
     negative, decreasing), in-range or negative state_indices and
@@ -79,8 +86,9 @@ RESULT_TAG = "FUZZ-RESULT "
 
 
 def _load_schedules():
-    """fuzz-schedules.py's table of schedule option values (valid ones and
-    the edges past them), shared rather than copied."""
+    """fuzz-schedules.py: its tables of #gdn.schedule parameters (values the
+    attribute takes and the edges past them) and of gdn-run flags, shared
+    rather than copied."""
     spec = importlib.util.spec_from_file_location(
         "fuzz_schedules", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        "fuzz-schedules.py"))
@@ -89,10 +97,24 @@ def _load_schedules():
     return mod
 
 
-SCHEDULE_OPTIONS = _load_schedules().OPTIONS + [
+SCHEDULES = _load_schedules()
+# gdn-run flags and gdn-select-schedule options beside the schedule.
+FLAG_OPTIONS = SCHEDULES.FLAGS + [
     ("sm-count", [0, 1, 132, 4096, 4097, -1]),
-    ("l2-prefetch-distance", [0, -1, 1, 7, 512, -2]),
-    ("programmatic-launch", [0, -1, 1, 2, 3, 4]),
+]
+# Whole schedule texts past the attribute's syntax (or not one at all).
+SCHEDULE_TEXTS = [
+    "", "#gdn.schedule<>", "#gdn.schedule<", "#gdn.schedule", "#gdn.schedule<>>",
+    "{rows_per_warp = 2 : i64}", "{}", "4 : i64", "#gdn.layout<vk>", "unit",
+    "#gdn.schedule<rows_per_warp = 2>", "#gdn.schedule<warps = 2, warps = 4>",
+    "#gdn.schedule<warps = 1> x", "#gdn.schedule<warps = 1>>", " #gdn.schedule<warps = 2>",
+    "#gdn.schedule<warps = 2>  ", "#gdn.schedule<warps>", "#gdn.schedule<= 2>",
+    "#gdn.schedule<reductions = >", "#gdn.schedule<warps = true>",
+    "#gdn.schedule<staged_tokens = false>", "#gdn.schedule<warps = 0x10>",
+    "#gdn.schedule<warps = 1.0>", "#gdn.schedule<solve = #gdn.schedule<>>",
+    "#gdn.schedule<launch = \"programmatic\">", "\"#gdn.schedule<warps = 1>\"",
+    "#gdn.schedule<" + "warps = 1, " * 300 + ">", "#gdn.schedule<" * 200,
+    "#gdn.schedule<warps = 1}", "#gdn.schedule<warps = 1, >",
 ]
 
 
@@ -186,7 +208,8 @@ PIPELINES = [
     [],
     ["--gdn-lower-to-cpu"],
     ["--gdn-select-schedule"],
-    ["--gdn-select-schedule=rows-per-warp=2 warps-per-block=4", "--convert-gdn-to-gpu"],
+    ["--gdn-select-schedule=schedule={#gdn.schedule<columns_per_lane = 2, warps = 4>}",
+     "--convert-gdn-to-gpu"],
     ["--convert-gdn-to-cpu"],
     ["--convert-gdn-to-gpu"],
     ["--gdn-lower-to-ptx", "--mlir-print-ir-after-all"],
@@ -392,7 +415,7 @@ def m_attr(rng, text):
     body = text[span[0] + 1:span[1] - 1]
     items = [s.strip() for s in body.split(",") if s.strip()]
     kind = rng.choice(["delete-dict", "delete-one", "duplicate", "scale", "scale", "layout",
-                       "bool", "bool", "unknown", "garbage"])
+                       "bool", "bool", "unknown", "garbage", "schedule"])
     what = kind
     if kind == "delete-dict":
         return replace_span(text, span[0], span[1], ""), "attr: delete the dictionary"
@@ -421,6 +444,13 @@ def m_attr(rng, text):
         items.append(rng.choice(["foo", "scale_x = 1.0 : f32", "gdn.x = 1", "state_layout",
                                  "scale"]))
         what = "add " + items[-1]
+    elif kind == "schedule":  # values past the attribute's edges, texts past its syntax
+        r = rng.random()
+        value = (SCHEDULES.schedule_attr(random_schedule(rng, 0.35, 0.3)) if r < 0.6
+                 else rng.choice(SCHEDULE_TEXTS) if r < 0.85
+                 else "{rows_per_warp = 2 : i64, warps_per_block = 1 : i64}")
+        items.append("gdn.schedule = " + (value or "#gdn.schedule<>"))
+        what = items[-1][:200]
     else:
         items.append(rng.choice(["=", ",", "= = =", "#gdn.", "#gdn.layout<", "@", "}"]))
         what = "garbage " + items[-1]
@@ -615,14 +645,25 @@ def g_etype(rng, text):
     return SHAPED.sub(sub, text), f"g-etype: {old} -> {new} (most)"
 
 
+SCHEDULE_ATTR = re.compile(r"gdn\.schedule\s*=\s*(#gdn\.schedule<[^<>]*>|\{[^{}]*\})\s*,?\s*")
+
+
 def g_attr(rng, text):
     text, span = with_attr_dict(text)
     if span is None:
         return text, "g-attr: no op"
-    items = [i.strip() for i in text[span[0] + 1:span[1] - 1].split(",") if i.strip()]
+    kind = rng.choice(["qk_l2norm", "allow_neg_eigval", "scale", "state_layout",
+                       "gdn.schedule"])
+    body = text[span[0] + 1:span[1] - 1]
+    if kind == "gdn.schedule":  # one that the attribute takes, or none
+        body = SCHEDULE_ATTR.sub("", body)
+    items = [i.strip() for i in body.split(",") if i.strip()]
     keys = [i.split("=")[0].strip() for i in items]
-    kind = rng.choice(["qk_l2norm", "allow_neg_eigval", "scale", "state_layout"])
-    if kind in ("qk_l2norm", "allow_neg_eigval"):
+    if kind == "gdn.schedule":
+        params = random_schedule(rng, 0.35, 0)
+        if params and rng.random() < 0.8:
+            items.append("gdn.schedule = " + SCHEDULES.schedule_attr(params))
+    elif kind in ("qk_l2norm", "allow_neg_eigval"):
         if kind in keys:
             items = [i for i, k in zip(items, keys) if k != kind]
         else:
@@ -776,11 +817,43 @@ RUN_FLAGS = [  # gdn-run's other options, at and past their edges
     "--chip=sm_80", "--chip=bogus", "--emit=", "--target=", "--bench --iters=1"]
 
 
+def random_schedule(rng, p, edges):
+    """[(parameter, value)] of fuzz-schedules.py's table: each parameter with
+    probability p, its value past the attribute's edges (the table's, or
+    OPTION_EDGES) with probability `edges`."""
+    params = []
+    for name, values, past in SCHEDULES.PARAMETERS:
+        if rng.random() < p:
+            params.append((name, rng.choice(past + OPTION_EDGES) if rng.random() < edges
+                           else rng.choice(values)))
+    return params
+
+
+def random_schedule_text(rng, p, edges):
+    """A #gdn.schedule<...> text of random_schedule (None: no parameter
+    drawn), or now and then one of SCHEDULE_TEXTS."""
+    if rng.random() < edges / 2:
+        return rng.choice(SCHEDULE_TEXTS)
+    return SCHEDULES.schedule_attr(random_schedule(rng, p, edges)) or None
+
+
 def schedule_flags(rng, p, edges):
-    """Random schedule options (fuzz-schedules.py's values), past their
-    edges with probability `edges`."""
-    return [f"--{n}={rng.choice(OPTION_EDGES) if rng.random() < edges else rng.choice(vals)}"
-            for n, vals in SCHEDULE_OPTIONS if rng.random() < p]
+    """Random gdn-run schedule arguments: FLAG_OPTIONS (--chip, --sm-count)
+    and a --schedule (random_schedule_text), values past their edges with
+    probability `edges`."""
+    args = [f"--{n}={rng.choice(OPTION_EDGES) if rng.random() < edges else rng.choice(vals)}"
+            for n, vals in FLAG_OPTIONS if rng.random() < p]
+    text = random_schedule_text(rng, p, edges)
+    if text is not None:
+        args.append("--schedule=" + text)
+    return args
+
+
+def pass_options(args):
+    """gdn-select-schedule's options of gdn-run's schedule_flags: chip=...,
+    sm-count=..., schedule={...} (the braces hold the spaces and commas)."""
+    return " ".join("schedule={" + a[len("--schedule="):] + "}" if a.startswith("--schedule=")
+                    else a[2:] for a in args)
 
 
 def mlir_commands(path, text, rng, ctx):
@@ -791,8 +864,8 @@ def mlir_commands(path, text, rng, ctx):
         pipeline = [BUFFERIZE, rng.choice(["--gdn-lower-to-cpu", "--gdn-lower-to-ptx",
                                            "--convert-gdn-to-gpu", "--canonicalize"])]
     elif rng.random() < 0.25:  # the pass's own options, past their edges too
-        opts = [f[2:] for f in schedule_flags(rng, 0.3, 0.3)]
-        pipeline = [f"--gdn-select-schedule={' '.join(opts)}"] + rng.choice(
+        opts = pass_options(schedule_flags(rng, 0.3, 0.3))
+        pipeline = [f"--gdn-select-schedule={opts}"] + rng.choice(
             [[], ["--convert-gdn-to-gpu"]])
     cmds = [[opt, path], [opt, "--gdn-lower-to-ptx", path],
             [opt] + pipeline + [path],
@@ -832,10 +905,9 @@ DTYPE_NAMES = ["float32", "bfloat16", "float16"]
 BAD_DTYPES = ["int8", "float64", "bf16", "", None, 0, 1.5, "FLOAT32", ["float32"]]
 SIZE_EDGES = [0, -1, 1, 2, 3, 2**31 - 1, 2**31, 2**32 + 1, 2**40, 2**62, 2**63 - 1,
               -2**63, 2**63, 2**64, 4611686018427387905, 1 << 20, 4096]
-INT_FIELDS_32 = ["rows_per_warp", "warps_per_block", "v_lanes", "stage_tokens",
-                 "unroll_tokens", "sm_count", "overlap_reductions", "chunked_solve",
-                 "pipeline_stages", "consumer_registers", "l2_prefetch_distance",
-                 "programmatic_launch"]
+# The 32-bit int fields of gdnRecurrentDesc set through compile() keywords
+# (the GPU schedule is a text since ABI 4: SCHEDULE_EDGES).
+INT_FIELDS_32 = ["sm_count"]
 INT_EDGES_32 = [-1, -2, 0, 1, 2, 3, 2**31 - 1, -2**31, 2**31, 2**32 + 1, -2**63, 7, 9, 64]
 BOOL_FIELDS = ["qk_l2norm", "initial_state", "final_state", "state_in_place",
                "allow_neg_eigval", "per_key_decay", "per_channel_beta"]
@@ -855,6 +927,22 @@ RAW_FIELDS = {
     "intermediate_rows": [-1, 2**62], "intermediate_steps": [-1, 0, 2**62],
     "scale": [math.inf, -math.inf, math.nan, 1e38, -0.0], "has_scale": [1, 1, 2, -1],
 }
+# compile(schedule=...) past its edges: texts that are no schedule, dicts
+# whose names or values are no parameter or value, other types.
+SCHEDULE_EDGES = SCHEDULE_TEXTS + [
+    5, 1.5, True, b"#gdn.schedule<warps = 1>", ["warps", 1], ("warps", 1),
+    {"warps": True}, {"warps": 1.5}, {"warps": "1"}, {"warps": " 1"}, {"warps": None},
+    {"Warps": 1}, {"": 1}, {"warps x": 1}, {1: 1}, {"warps": 2**64}, {"warps": -2**63},
+    {"reductions": "sideways"}, {"reductions": "in turn"}, {"reductions": "in_turn>"},
+    {"launch": "programmatic, warps = 0"}, {"rows_per_warp": 2}, {"warps": 0},
+]
+# Raw schedule texts (the C field) that are no #gdn.schedule: a compile that
+# succeeds with one of these is a failure.
+RAW_BAD_SCHEDULES = [b"garbage", b"#gdn.schedule<warps = 0>", b"\xff\xfe",
+                     b"#gdn.schedule<", b"{rows_per_warp = 2 : i64}",
+                     b"#gdn.schedule<warps = 1> #gdn.schedule<>"]
+RAW_FIELDS["schedule"] = RAW_BAD_SCHEDULES + [None, b"", b"#gdn.schedule<>",
+                                              b"#gdn.schedule<warps = 1>"]
 # Out-of-range enums: a compile that succeeds with one of these is a failure.
 RAW_ENUMS = {"input_dtype": 3, "gate_dtype": 3, "beta_dtype": 3, "state_dtype": 3,
              "decay": 3, "beta": 3, "layout": 2}
@@ -919,13 +1007,18 @@ def gen_desc(rng):
             kw["parent_index_dtype"] = rng.choice(["int32", "int64"])
     elif rng.random() < 0.03:
         kw["intermediate_dtype"] = rng.choice(DTYPE_NAMES)
-    for name, vals in SCHEDULE_OPTIONS:
+    for name, vals in FLAG_OPTIONS:
         if rng.random() < 0.12:
             key = name.replace("-", "_")
             if key == "chip":
                 kw["chip"] = rng.choice(vals + ["sm_100", "bogus", ""])
             else:
                 kw[key] = rng.choice(vals)
+    if rng.random() < 0.5:  # a schedule: a dict of parameters or its text
+        params = random_schedule(rng, 0.12, 0.05)
+        if params:
+            kw["schedule"] = (dict(params) if rng.random() < 0.5
+                              else SCHEDULES.schedule_attr(params))
     kw["target"] = target
 
     raw = None
@@ -950,7 +1043,10 @@ def gen_desc(rng):
                 kw[rng.choice(["decay", "beta", "layout", "target"])] = rng.choice(
                     ["bogus", "", None, 0, "KV", "cuda ", "rocm"])
             elif kind < 0.75:
-                kw[rng.choice(INT_FIELDS_32)] = rng.choice(INT_EDGES_32)
+                if rng.random() < 0.5:
+                    kw[rng.choice(INT_FIELDS_32)] = rng.choice(INT_EDGES_32)
+                else:
+                    kw["schedule"] = rng.choice(SCHEDULE_EDGES)
             elif kind < 0.85:
                 kw["scale"] = rng.choice([float("inf"), float("nan"), -float("inf"), 1e38,
                                           3.5e38, 1e-45, "1.0", True, 10**400, -1e300])
@@ -1124,6 +1220,7 @@ def worker(text):
                    (f != "intermediate_dtype" or kw.get("intermediate_rows", 0) > 0))
                or (f == "struct_size" and v != ctypes.sizeof(_capi.RecurrentDesc))
                or (f == "abi_version" and v != _capi.ABI_VERSION)
+               or (f == "schedule" and v in RAW_BAD_SCHEDULES)
                or (f == "scale" and not math.isfinite(v) and
                    (case["raw"].get("has_scale", kw.get("scale") is not None)))]
         if bad:

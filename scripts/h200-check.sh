@@ -5,8 +5,9 @@
 # on the GPU against the fp64 reference (RMS-relative <= 2e-3 on o; on the
 # state <= 1e-5 for f32, 4e-3 for bf16, 1e-3 for f16) under the default and
 # 17 other schedules (and producer-warp, two-tokens-a-step and chunked-solve
-# schedules, on CUDA and tensor cores, where the example takes them). Writes the log to $OUT/h200-check.log and prints a
-# short table last.
+# schedules, on CUDA and tensor cores, where the example takes them), each a
+# gdn-run --schedule='#gdn.schedule<...>'. Writes the log to
+# $OUT/h200-check.log and prints a short table last.
 set -u
 out=${OUT:-/tmp}
 bin=/tmp/gdn-bin
@@ -44,24 +45,38 @@ if [ "${SCHEDULES:-1}" = 0 ]; then
   grep -c "FAILED" "$log" | sed 's/^/FAILED lines: /'
   exit $fails
 fi
-# rows-per-warp, warps-per-block, v-lanes, stage-tokens (0: automatic;
-# stage-tokens -1: none) (each valid for every example: V / (rows * v-lanes
-# * warps) is whole)
+# The schedules: parameters of a #gdn.schedule (the rest the cost model's),
+# passed as gdn-run --schedule='#gdn.schedule<...>'. Each job is one line of
+# words for xargs, whose quotes keep the attribute one argument. First the
+# thread mappings (columns_per_lane, warps, lanes_along_v) and staged_tokens
+# (0: none), each valid for every example: V / (columns_per_lane *
+# lanes_along_v * warps) is whole.
 jobs=$(mktemp -d)
 i=0
+job() {  # job SEED FILE PARAMETERS: one gdn-run --check line
+  i=$((i+1))
+  echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check '--schedule=#gdn.schedule<$3>' --seed=$1 $2"
+}
 for f in examples/*.mlir; do
-  for sched in "1 4 0 0" "2 4 0 0" "4 1 0 0" "4 2 0 0" "4 4 0 0" "8 1 0 0" "8 2 0 0" \
-               "1 2 0 0" "2 2 0 0" "4 4 1 0" "4 2 2 0" "2 2 8 0" \
-               "0 0 0 -1" "0 0 0 1" "0 0 0 3" "8 1 0 32" "1 1 0 5"; do
-    set -- $sched
-    i=$((i+1))
-    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check --rows-per-warp=$1 --warps-per-block=$2 --v-lanes=$3 --stage-tokens=$4 --seed=3 $f"
+  for sched in "columns_per_lane = 1, warps = 4" "columns_per_lane = 2, warps = 4" \
+               "columns_per_lane = 4, warps = 1" "columns_per_lane = 4, warps = 2" \
+               "columns_per_lane = 4, warps = 4" "columns_per_lane = 8, warps = 1" \
+               "columns_per_lane = 8, warps = 2" "columns_per_lane = 1, warps = 2" \
+               "columns_per_lane = 2, warps = 2" \
+               "columns_per_lane = 4, lanes_along_v = 1, warps = 4" \
+               "columns_per_lane = 4, lanes_along_v = 2, warps = 2" \
+               "columns_per_lane = 2, lanes_along_v = 8, warps = 2" \
+               "staged_tokens = 0" "staged_tokens = 1" "staged_tokens = 3" \
+               "columns_per_lane = 8, warps = 1, staged_tokens = 32" \
+               "columns_per_lane = 1, warps = 1, staged_tokens = 5"; do
+    job 3 "$f" "$sched"
   done
   # Staged kernels only: a producer warp (ring of 2-3 slots, several chunks
   # a sequence so slots are reused and phases flip, setmaxnreg) and the
   # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane).
-  # The chunked solve on tensor cores (chunked_solve = 2) also on the decode
-  # examples, staged (a chunk of 8 rows holding one token: padding rows).
+  # The chunked solve on tensor cores (solve = tensor_cores) also on the
+  # decode examples, staged (a chunk of 8 rows holding one token: padding
+  # rows).
   case $(basename "$f") in
     qwen3_next_mtp.mlir|kv_k128_v64.mlir|sglang_varlen_extend.mlir) extra=chunked ;;
     sglang_verify_t4.mlir|sglang_verify_tree.mlir|kimi_linear_kda_verify_t4.mlir) extra=ws ;;
@@ -69,23 +84,22 @@ for f in examples/*.mlir; do
     *) extra= ;;
   esac
   if [ "$extra" = decode ]; then
-    i=$((i+1))
-    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check --chunked-solve=2 --stage-tokens=8 --seed=5 $f"
+    job 5 "$f" "staged_tokens = 8, solve = tensor_cores"
     continue
   fi
-  [ -n "$extra" ] && for flags in "--pipeline-stages=2" "--pipeline-stages=3 --stage-tokens=2" \
-      "--pipeline-stages=2 --stage-tokens=1" \
-      "--pipeline-stages=2 --warps-per-block=4 --rows-per-warp=2 --consumer-registers=128" \
-      "--overlap-reductions=2" "--overlap-reductions=2 --stage-tokens=3 --pipeline-stages=2"; do
-    i=$((i+1))
-    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
+  [ -n "$extra" ] && for sched in "producer_stages = 2" \
+      "staged_tokens = 2, producer_stages = 3" "staged_tokens = 1, producer_stages = 2" \
+      "columns_per_lane = 2, warps = 4, producer_stages = 2, consumer_registers = 128" \
+      "reductions = token_pairs" \
+      "staged_tokens = 3, reductions = token_pairs, producer_stages = 2"; do
+    job 5 "$f" "$sched"
   done
-  [ "$extra" = chunked ] && for flags in "--chunked-solve=1" "--chunked-solve=1 --stage-tokens=3" \
-      "--chunked-solve=1 --rows-per-warp=1" "--chunked-solve=1 --rows-per-warp=2 --stage-tokens=8" \
-      "--chunked-solve=2" "--chunked-solve=2 --stage-tokens=8" "--chunked-solve=2 --warps-per-block=2" \
-      "--chunked-solve=2 --warps-per-block=1 --stage-tokens=8"; do
-    i=$((i+1))
-    echo "$(printf %04d $i) $bin/gdn-run --target=cuda --check $flags --seed=5 $f"
+  [ "$extra" = chunked ] && for sched in "solve = cuda_cores" \
+      "staged_tokens = 3, solve = cuda_cores" "columns_per_lane = 1, solve = cuda_cores" \
+      "columns_per_lane = 2, staged_tokens = 8, solve = cuda_cores" \
+      "solve = tensor_cores" "staged_tokens = 8, solve = tensor_cores" \
+      "warps = 2, solve = tensor_cores" "warps = 1, staged_tokens = 8, solve = tensor_cores"; do
+    job 5 "$f" "$sched"
   done
 done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'
 cat "$jobs"/*.log >> "$log"

@@ -5,9 +5,11 @@ to, so that a refactoring of the lowering can show it changed no kernel
 
 Cases: every function of every .mlir file in examples/, bench/sweeps/ and
 bench/profile/ under the default schedule, plus --count seeded random
-schedules over the same files drawn from scripts/fuzz-schedules.py's option
-table (read from there: one definition). Each case runs
-`gdn-run --emit=ptx [flags] --function=F FILE`; its fingerprint is the
+schedules over the same files drawn from scripts/fuzz-schedules.py's table
+of #gdn.schedule parameters and gdn-run flags (read from there, drawn by its
+draw(): one definition). Each case runs
+`gdn-run --emit=ptx [--chip=C] [--schedule='#gdn.schedule<...>'] --function=F
+FILE`; its fingerprint is the
 sha256 of the PTX, or "error: <first diagnostic line>" when gdn-run refuses
 the schedule (a refusal must stay a refusal).
 
@@ -33,12 +35,13 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
-def schedule_options():
+def fuzz_schedules():
+    """scripts/fuzz-schedules.py: its PARAMETERS and FLAGS tables and draw()."""
     spec = importlib.util.spec_from_file_location(
         "fuzz_schedules", os.path.join(ROOT, "scripts", "fuzz-schedules.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.OPTIONS
+    return module
 
 
 def cases(count, seed):
@@ -50,13 +53,11 @@ def cases(count, seed):
         for fn in re.findall(r"func\.func @([\w$.]+)", open(f).read()):
             out.append((rel, fn, ()))
     rng = random.Random(seed)
-    options = schedule_options()
+    schedules = fuzz_schedules()
     base = list(out)
     for _ in range(count):
         rel, fn, _ = rng.choice(base)
-        flags = tuple(f"--{name}={rng.choice(values)}" for name, values in options
-                      if rng.random() < 0.4)
-        out.append((rel, fn, flags))
+        out.append((rel, fn, tuple(schedules.draw(rng, p=0.4))))
     return out
 
 

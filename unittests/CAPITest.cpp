@@ -223,7 +223,7 @@ TEST(CAPITest, CudaKernelCompilesToPTXWithoutAGPUAndUsesTheDiskCache) {
   {
     Compiler comp;
     gdnRecurrentDesc d = smallDesc();
-    d.programmatic_launch = 1;
+    d.schedule = "#gdn.schedule<launch = programmatic>";
     gdnKernel k = nullptr;
     ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, "sm_90a", &k), GDN_OK)
         << gdnGetLastError();
@@ -268,22 +268,27 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   d.input_dtype = static_cast<gdnDType>(7);
   EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
             GDN_ERROR_INVALID_ARGUMENT);
-  // Schedule fields out of range, and a producer warp the kernel cannot take
-  // (its bulk copies need staged tokens): errors with messages, not kernels.
-  for (auto set : {+[](gdnRecurrentDesc &x) { x.chunked_solve = 3; },
-                   +[](gdnRecurrentDesc &x) { x.overlap_reductions = 3; },
-                   +[](gdnRecurrentDesc &x) { x.pipeline_stages = -2; },
-                   +[](gdnRecurrentDesc &x) { x.consumer_registers = -8; }}) {
+  // Schedules that are not one (out of range, an unknown parameter or enum
+  // case, text past the attribute into the op's), and a producer warp the
+  // kernel cannot take (its bulk copies need staged tokens): errors with
+  // messages, not kernels.
+  for (const char *bad :
+       {"#gdn.schedule<solve = three>", "#gdn.schedule<reductions = 3>",
+        "#gdn.schedule<producer_stages = -2>",
+        "#gdn.schedule<consumer_registers = -8>",
+        "#gdn.schedule<rows_per_warp = 2>", "{rows_per_warp = 2 : i64}",
+        "#gdn.schedule<warps = 2>} {x", "#gdn.layout<vk>"}) {
     d = smallDesc();
-    set(d);
+    d.schedule = bad;
     EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k),
-              GDN_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(gdnGetLastError()).find("gdnCompileDesc:"),
-              std::string::npos);
+              GDN_ERROR_INVALID_ARGUMENT)
+        << bad;
+    EXPECT_NE(std::string(gdnGetLastError()).find("gdnCompileDesc: schedule"),
+              std::string::npos)
+        << gdnGetLastError();
   }
   d = smallDesc();
-  d.pipeline_stages = 2;
-  d.stage_tokens = -1;
+  d.schedule = "#gdn.schedule<producer_stages = 2, staged_tokens = 0>";
   EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_ERROR_COMPILE);
   EXPECT_NE(std::string(gdnGetLastError()).find("needs staged tokens"),
             std::string::npos)
@@ -311,7 +316,13 @@ class LaunchTest : public ::testing::TestWithParam<int> {};
 TEST_P(LaunchTest, OnTheGPUOrAClearErrorWithoutOne) {
   Compiler comp;
   gdnRecurrentDesc d = smallDesc();
-  d.programmatic_launch = GetParam();
+  // 0: ordinary; 1, 2, 3: programmatic (the cost model's point, at the
+  // start, after the recurrence).
+  const char *launches[] = {"ordinary", "programmatic", "programmatic_at_start",
+                            "programmatic_after_recurrence"};
+  std::string schedule =
+      std::string("#gdn.schedule<launch = ") + launches[GetParam()] + ">";
+  d.schedule = schedule.c_str();
   gdnKernel k = nullptr;
   ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_OK);
   std::unique_ptr<::gdn::runtime::CudaDriver> drv;

@@ -5,7 +5,22 @@
 # notes ask). Writes $OUT/ncu-<example>-<schedule>.txt and prints the key
 # lines (duration, DRAM throughput, occupancy, registers, top stall).
 #   bash bench/profile/profile.sh FILE.mlir "gdn-run flags" ["flags" ...]
+# ("": the default schedule). A set of flags is split into words at blanks
+# outside <...> and quotes, so a schedule is one word, quoted or not:
+#   bash bench/profile/profile.sh F.mlir "" "--schedule=#gdn.schedule<columns_per_lane = 4>"
 set -u
+# words FLAGS: one gdn-run argument a line (blanks inside <...> and quotes
+# kept, the quotes removed).
+words() {
+  python3 -c '
+import re, sys
+word = re.compile(r"(?:[^\s<\x27\x22]+|<[^>]*>?|\x27[^\x27]*\x27?|\x22[^\x22]*\x22?)+")
+quoted = re.compile(r"\x27([^\x27]*)\x27?|\x22([^\x22]*)\x22?")
+for m in word.finditer(sys.argv[1]):
+    print(quoted.sub(lambda q: q.group(1) if q.group(1) is not None else q.group(2) or "",
+                     m.group(0)))
+' "$1"
+}
 out=${OUT:-/tmp}
 bin=/tmp/gdn-bin
 mkdir -p "$bin"
@@ -13,11 +28,13 @@ mkdir -p "$bin"
 chmod +x "$bin/gdn-run"
 f=$1; shift
 for flags in "$@"; do
-  tag=$(basename "$f" .mlir)-$(echo "$flags" | tr -c 'a-z0-9\n' '_' | sed 's/_*$//')
+  tag=$(basename "$f" .mlir)-$(echo "$flags" | tr -c 'a-z0-9\n' '_' | tr -s '_' | sed 's/^_*//; s/_*$//')
+  args=()
+  [ -n "$flags" ] && mapfile -t args < <(words "$flags")
   ncu --clock-control none --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
       --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
-      -k regex:recurrent -c 1 "$bin/gdn-run" --target=cuda $flags "$f" > "$out/ncu-$tag.txt" 2>&1
+      -k regex:recurrent -c 1 "$bin/gdn-run" --target=cuda ${args[@]+"${args[@]}"} "$f" > "$out/ncu-$tag.txt" 2>&1
   echo "== $tag"
   grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Limit Registers|Warp Cycles Per Issued Instruction|L1/TEX Hit Rate|L2 Hit Rate) " "$out/ncu-$tag.txt"
 done

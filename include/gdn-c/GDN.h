@@ -75,7 +75,7 @@ typedef enum gdnStateLayout {
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
  * undefined. gdnKernelArgumentName/Bytes describe each argument. */
-#define GDN_ABI_VERSION 3 /* of gdnRecurrentDesc; raised on every change */
+#define GDN_ABI_VERSION 4 /* of gdnRecurrentDesc; raised on every change */
 
 typedef struct gdnRecurrentDesc {
   uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
@@ -99,10 +99,6 @@ typedef struct gdnRecurrentDesc {
   int has_initial_state;
   int has_final_state;
   int state_in_place;   /* initial and final state are one argument */
-  int rows_per_warp;    /* GPU schedule: V columns per lane, rows_per_warp *
-                           v_lanes per warp (0: automatic) */
-  int warps_per_block;  /* GPU schedule: warps per CTA (0: automatic) */
-  int v_lanes;          /* GPU schedule: lanes of a warp along V (0: automatic) */
   int64_t num_slots;    /* > 0: the states are a pool [num_slots, HV, ...] */
   int state_index_bits; /* with a pool: state_indices [N] is int32 (32) or int64 (64) */
   gdnDType state_dtype; /* storage of the states (computed in f32, rounded once on store) */
@@ -116,10 +112,6 @@ typedef struct gdnRecurrentDesc {
   int intermediate_index_bits; /* 0: row n (batch-scoped, rows = N); 32/64: rows
                                   from intermediate_state_indices [N] (< 0: none) */
   gdnDType intermediate_dtype; /* storage of the intermediate states */
-  int stage_tokens;     /* GPU schedule: tokens staged in shared memory at a
-                           time (0: automatic, -1: none) */
-  int unroll_tokens;    /* GPU schedule: unroll factor of the staged token
-                           loop (0: automatic, -1: none) */
   int sm_count;         /* multiprocessors of the target device, for the cost
                            model (0: the chip's largest part, e.g. 132;
                            at most 4096) */
@@ -133,62 +125,6 @@ typedef struct gdnRecurrentDesc {
                             > 0): retrieve_parent_token [N, intermediate_steps]
                             is int32 (32) or int64 (64); step s starts from
                             the state after its parent step (see the op) */
-  int overlap_reductions; /* GPU schedule: a token's K-reductions side by
-                             side (1), also two staged tokens a step with
-                             all their state sums on the state before the
-                             pair (2; as 1 where tokens are not staged,
-                             with a tree or the chunked solve), or in turn
-                             with fewer registers (-1); 0: automatic */
-  int chunked_solve;     /* GPU schedule: a staged chunk's tokens solved at
-                            once in the WY form (final state only, no
-                            tree, decay and beta per head, no producer warp)
-                            on CUDA cores (1) or tensor cores (2: mma.sync,
-                            3xTF32; K <= 128 a multiple of 8, 8 or 16
-                            staged tokens), or token by token (-1);
-                            0: automatic */
-  int pipeline_stages;   /* GPU schedule: ring slots (<= 8) of a producer
-                            warp that feeds staged chunks (stage_tokens
-                            <= 32) with cp.async.bulk under full/empty
-                            mbarriers (sm_90, sm_90a); -1: none; 0:
-                            automatic (2 for verify and for the final state
-                            of 8 < T <= 16 on a tiny grid, N * HV <= 32 at
-                            V = 128; else none) */
-  int consumer_registers; /* GPU schedule: with a producer, registers of a
-                             consumer thread through setmaxnreg (sm_90a; a
-                             multiple of 8 in [24, 256], warps_per_block a
-                             multiple of 4; 0: none, never automatic) */
-  int l2_prefetch_distance; /* GPU schedule: thread 0 of each CTA prefetches into
-                            L2 (cp.async.bulk.prefetch, sm_90) the state
-                            tile of the CTA this many CTAs later in launch
-                            order (T = 1 or stage_tokens = -1, a vk initial
-                            state, no cu_seqlens), or on the tensor-core
-                            solve of a single chunk (no cu_seqlens) that
-                            CTA's staged q, k, v rows and gates
-                            (prefetch.global.L2, sm_90); -1: none; 0: automatic
-                            (the bandwidth-bound bf16/f16 decode; the
-                            tensor-core solve on a grid past its resident
-                            CTAs) */
-  int programmatic_launch; /* 1, 2 or 3: a kernel for programmatic dependent
-                              launch (sm_90+; gdnKernelLaunch then uses
-                              cuLaunchKernelEx with programmatic stream
-                              serialization): it may start while the previous
-                              kernel of the stream runs, and reads
-                              state_indices, cu_seqlens,
-                              intermediate_state_indices and the initial
-                              state before it waits for the previous kernel
-                              (griddepcontrol.wait; tensor-core CTAs of 4+
-                              warps read the state after it). Only where no
-                              kernel that may still run writes those: the
-                              previous kernel and, since a programmatic
-                              kernel lets the next launch early, every one
-                              back to the last launch without it (a chain
-                              of programmatic kernels touches each state
-                              once). The next
-                              kernel may launch where the cost model says
-                              (1: after the recurrence with a producer
-                              warp, else at the start), at this one's start
-                              (2) or once its recurrence is done (3). 0 or
-                              -1: off (never automatic) */
   /* Operands that are views (ABI 3). Strides in elements, outermost first;
      all zero: dense row-major. Else every entry used is set, and the layout
      rules of the op apply (docs/DESIGN.md, "Strided operands"): the
@@ -210,6 +146,14 @@ typedef struct gdnRecurrentDesc {
                                 per-slot record); 0: dense */
   int64_t intermediate_row_stride; /* likewise, rows of intermediate_states;
                                       0: dense */
+  /* The GPU schedule (ABI 4): NULL or "" for the cost model's, else the
+     text of a #gdn.schedule<...> attribute whose parameters pin those of the
+     kernel, e.g. "#gdn.schedule<columns_per_lane = 2, warps = 4>"
+     (docs/schedule.md lists every parameter). A text that is not one is
+     GDN_ERROR_INVALID_ARGUMENT with the parser's message; a schedule the
+     kernel cannot take is GDN_ERROR_COMPILE with the reason. Read during
+     gdnCompileDesc only. */
+  const char *schedule;
 } gdnRecurrentDesc;
 
 /* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets

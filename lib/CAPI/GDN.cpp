@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -137,7 +138,8 @@ std::string checkSizes(const gdnRecurrentDesc &d) {
 
 /// The MLIR text of a function `@gdn_recurrent` whose body is the described
 /// gdn.recurrent, with the argument order documented in gdn-c/GDN.h.
-std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
+std::string describeToMLIR(const gdnRecurrentDesc &d, StringRef schedule,
+                           std::string &error) {
   if (std::string e = checkSizes(d); !e.empty()) {
     error = e;
     return "";
@@ -338,6 +340,8 @@ std::string describeToMLIR(const gdnRecurrentDesc &d, std::string &error) {
   }
   if (d.layout == GDN_LAYOUT_VK)
     attr("state_layout = #gdn.layout<vk>");
+  if (!schedule.empty())
+    attr("gdn.schedule = " + schedule.str());
   if (!attrs.empty())
     body += " {" + attrs + "}";
   std::string text = "func.func @gdn_recurrent(";
@@ -536,40 +540,34 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: unknown target");
   std::string chipName = chip ? chip : "sm_90a";
-  // The warm path: a lookup keyed by the raw bytes of the description.
+  // The warm path: a lookup keyed by the raw bytes of the description (its
+  // schedule pointer zeroed) and the schedule's text.
+  std::string scheduleText = desc->schedule ? desc->schedule : "";
+  std::string bytes(reinterpret_cast<const char *>(desc), sizeof(*desc));
+  std::memset(bytes.data() + offsetof(gdnRecurrentDesc, schedule), 0,
+              sizeof(desc->schedule));
   std::string key = std::string(target == GDN_TARGET_CPU ? "desc-cpu" : "desc-cuda") +
-                    '\0' + chipName + '\0' +
-                    std::string(reinterpret_cast<const char *>(desc), sizeof(*desc));
+                    '\0' + chipName + '\0' + bytes + '\0' + scheduleText;
   std::lock_guard<std::mutex> lock(c->mu);
   auto it = c->kernels.find(key);
   if (it != c->kernels.end()) {
     *kernel = it->second.get();
     return ok();
   }
+  // The schedule alone first, so that its text cannot reach past the
+  // attribute into the op's; the op gets it as printed.
+  std::string schedule;
+  if (!StringRef(scheduleText).trim().empty()) {
+    std::string error;
+    ScheduleAttr attr = ScheduleAttr::parseText(scheduleText, &c->context, error);
+    if (!attr)
+      return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: schedule " + error);
+    llvm::raw_string_ostream(schedule) << attr;
+  }
   std::string error;
-  std::string text = describeToMLIR(*desc, error);
+  std::string text = describeToMLIR(*desc, schedule, error);
   if (!error.empty())
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompileDesc: " + error);
-  if (desc->rows_per_warp < 0 || desc->warps_per_block < 0 || desc->v_lanes < 0)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: rows_per_warp, warps_per_block and v_lanes must be >= 0");
-  if (desc->stage_tokens < -1 || desc->unroll_tokens < -1)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: stage_tokens and unroll_tokens must be >= -1");
-  if (desc->overlap_reductions < -1 || desc->overlap_reductions > 2)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: overlap_reductions must be -1, 0, 1 or 2");
-  if (desc->chunked_solve < -1 || desc->chunked_solve > 2)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: chunked_solve must be -1, 0, 1 or 2");
-  if (desc->pipeline_stages < -1 || desc->consumer_registers < 0 ||
-      desc->l2_prefetch_distance < -1)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: pipeline_stages and l2_prefetch_distance must be "
-                ">= -1 and consumer_registers >= 0");
-  if (desc->programmatic_launch < -1 || desc->programmatic_launch > 3)
-    return fail(GDN_ERROR_INVALID_ARGUMENT,
-                "gdnCompileDesc: programmatic_launch must be -1, 0, 1, 2 or 3");
   if (desc->sm_count < 0 || desc->sm_count > kMaxSMCount)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: sm_count must be in [0, " +
@@ -577,18 +575,7 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
                     llvm::Twine(desc->sm_count));
   GPUOptions options;
   options.chip = chipName;
-  options.rowsPerWarp = desc->rows_per_warp;
-  options.warpsPerBlock = desc->warps_per_block;
-  options.vLanes = desc->v_lanes;
-  options.stageTokens = desc->stage_tokens;
-  options.unrollTokens = desc->unroll_tokens;
   options.smCount = desc->sm_count;
-  options.overlapReductions = desc->overlap_reductions;
-  options.chunkedSolve = desc->chunked_solve;
-  options.pipelineStages = desc->pipeline_stages;
-  options.consumerRegisters = desc->consumer_registers;
-  options.l2PrefetchDistance = desc->l2_prefetch_distance;
-  options.programmaticLaunch = desc->programmatic_launch;
   return compile(c, text, "gdn_recurrent", target, options, key, kernel);
 }
 

@@ -354,18 +354,8 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   PassManager pm(module.getContext());
   LowerToPTXOptions ptxOptions;
   ptxOptions.chip = options.chip;
-  ptxOptions.rowsPerWarp = options.rowsPerWarp;
-  ptxOptions.warpsPerBlock = options.warpsPerBlock;
-  ptxOptions.vLanes = options.vLanes;
-  ptxOptions.stageTokens = options.stageTokens;
-  ptxOptions.unrollTokens = options.unrollTokens;
   ptxOptions.smCount = options.smCount;
-  ptxOptions.overlapReductions = options.overlapReductions;
-  ptxOptions.chunkedSolve = options.chunkedSolve;
-  ptxOptions.pipelineStages = options.pipelineStages;
-  ptxOptions.consumerRegisters = options.consumerRegisters;
-  ptxOptions.l2PrefetchDistance = options.l2PrefetchDistance;
-  ptxOptions.programmaticLaunch = options.programmaticLaunch;
+  ptxOptions.schedule = options.schedule;
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();

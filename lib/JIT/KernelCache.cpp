@@ -44,13 +44,8 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
   llvm::raw_string_ostream os(blob);
   os << "gdn-mlir " << GDN_VERSION_STRING << '\0' << GDN_BUILD_ID << '\0'
      << function << '\0'
-     << options.chip << '\0' << options.rowsPerWarp << '\0'
-     << options.warpsPerBlock << '\0' << options.vLanes << '\0'
-     << options.stageTokens << '\0' << options.unrollTokens << '\0'
-     << options.smCount << '\0' << options.overlapReductions << '\0'
-     << options.chunkedSolve << '\0' << options.pipelineStages << '\0'
-     << options.consumerRegisters << '\0' << options.l2PrefetchDistance << '\0'
-     << options.programmaticLaunch << '\0'
+     << options.chip << '\0' << options.smCount << '\0' << options.schedule
+     << '\0'
      << mlirText;
   llvm::XXH128_hash_t h = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(blob));
   return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +

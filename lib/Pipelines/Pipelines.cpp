@@ -17,17 +17,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   GDNSelectSchedulePassOptions scheduleOptions;
   scheduleOptions.chip = options.chip;
   scheduleOptions.smCount = options.smCount;
-  scheduleOptions.rowsPerWarp = options.rowsPerWarp;
-  scheduleOptions.warpsPerBlock = options.warpsPerBlock;
-  scheduleOptions.vLanes = options.vLanes;
-  scheduleOptions.stageTokens = options.stageTokens;
-  scheduleOptions.unrollTokens = options.unrollTokens;
-  scheduleOptions.overlapReductions = options.overlapReductions;
-  scheduleOptions.chunkedSolve = options.chunkedSolve;
-  scheduleOptions.pipelineStages = options.pipelineStages;
-  scheduleOptions.consumerRegisters = options.consumerRegisters;
-  scheduleOptions.l2PrefetchDistance = options.l2PrefetchDistance;
-  scheduleOptions.programmaticLaunch = options.programmaticLaunch;
+  scheduleOptions.schedule = options.schedule;
   pm.addPass(createGDNSelectSchedulePass(scheduleOptions));
   ConvertGDNToGPUPassOptions gpuOptions;
   gpuOptions.chip = options.chip;

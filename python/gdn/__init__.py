@@ -14,6 +14,7 @@ import operator
 
 from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
                     RecurrentDesc, check, lib, new_desc)
+from .schedule import schedule_text
 
 __all__ = ["Compiler", "Kernel", "GDNError", "version", "default_compiler"]
 
@@ -184,10 +185,7 @@ class Compiler:
                 intermediate_rows=0, intermediate_steps=0, intermediate_index_dtype=None,
                 intermediate_dtype="float32", parent_index_dtype=None,
                 per_key_decay=False, per_channel_beta=False,
-                rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
-                unroll_tokens=0, sm_count=0, overlap_reductions=0, chunked_solve=0,
-                pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
-                programmatic_launch=0, q_strides=None, k_strides=None, v_strides=None,
+                schedule=None, sm_count=0, q_strides=None, k_strides=None, v_strides=None,
                 gate_strides=None, beta_strides=None, state_slot_stride=0,
                 intermediate_row_stride=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
@@ -222,39 +220,17 @@ class Compiler:
         on store). num_slots > 0 makes the states a pool [num_slots, HV, ...] addressed by
         a state_indices argument [N] of state_index_dtype ("int32", "int64");
         an index < 0 is a padding row (no state touched, outputs zero).
-        rows_per_warp / warps_per_block / v_lanes / stage_tokens /
-        unroll_tokens override the GPU schedule (0: automatic; -1:
-        stage_tokens: no shared-memory staging, unroll_tokens: no unrolling).
+        schedule pins parameters of the GPU schedule (the rest: the cost
+        model's): None, the text of a #gdn.schedule<...> attribute, or a dict
+        of its parameters, e.g. {"columns_per_lane": 2, "reductions":
+        "in_turn"} (gdn.schedule.schedule_text; docs/schedule.md lists the
+        parameters, among them launch = "programmatic*": a kernel for
+        programmatic dependent launch, which Kernel.launch starts with
+        programmatic stream serialization). A text that is not a
+        #gdn.schedule is gdn.Error with the parser's message, a schedule the
+        kernel cannot take gdn.Error with the reason.
         sm_count: multiprocessors of the target device for the cost model
-        (0: the chip's largest part). overlap_reductions: a token's
-        K-reductions side by side (1), also two staged tokens a step with
-        every state sum of both on the state before the pair (2), or in turn
-        with fewer registers (-1); 0: automatic. chunked_solve: a staged chunk's tokens solved at once
-        in the WY form (final state only) on CUDA cores (1) or tensor cores
-        (2: mma.sync, 3xTF32), or token by token (-1); 0: automatic. pipeline_stages > 0: a producer warp feeds staged
-        chunks through a ring of that many slots (cp.async.bulk, mbarriers;
-        sm_90+); -1: none; 0: automatic (2 for verify and for the final
-        state of 8 < T <= 16 on a tiny grid, N * HV <= 32 at V = 128). consumer_registers > 0: setmaxnreg of the consumers under a
-        producer warpgroup (sm_90a; warps_per_block a multiple of 4); 0:
-        none. l2_prefetch_distance > 0: thread 0 of each CTA prefetches into L2
-        (cp.async.bulk.prefetch, sm_90+) the state tile of the CTA that many
-        CTAs later in launch order (T = 1 or stage_tokens = -1, vk layout,
-        an initial state, no cu_seqlens), or on the tensor-core solve of a
-        single chunk (no cu_seqlens) that CTA's staged q, k, v rows and
-        gates (prefetch.global.L2, sm_90+); -1: none; 0: automatic (the
-        bandwidth-bound bf16/f16 decode, at SMs x resident CTAs an SM; the
-        tensor-core solve on a grid past its resident CTAs, at SMs).
-        programmatic_launch = 1, 2 or 3 (sm_90+): a kernel for programmatic
-        dependent launch, which Kernel.launch starts with programmatic stream
-        serialization: it may begin while the previous kernel of the stream
-        runs and reads state_indices, cu_seqlens, the intermediate indices
-        and the initial state before waiting for it (tensor-core CTAs of 4+
-        warps: the state after it), so only where no kernel that may still
-        run writes them: the previous one and, as programmatic kernels let
-        the next launch early, every one back to the last launch without it
-        (a chain of programmatic kernels touches each state once);
-        the next kernel may launch where the cost model says (1), at this
-        one's start (2) or after its recurrence (3); 0 or -1: off.
+        (0: the chip's largest part).
         Views (strides in elements, outermost first; None: dense): q_strides,
         k_strides, v_strides (4 each), gate_strides and beta_strides (3 per
         head, 4 per channel) for operands that are views, e.g. of a fused
@@ -267,13 +243,7 @@ class Compiler:
                      per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
         flags = {name: _flag(name, value) for name, value in flags.items()}
         d = new_desc()
-        ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, rows_per_warp=rows_per_warp,
-                    warps_per_block=warps_per_block, v_lanes=v_lanes,
-                    stage_tokens=stage_tokens, unroll_tokens=unroll_tokens, sm_count=sm_count,
-                    overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
-                    pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
-                    l2_prefetch_distance=l2_prefetch_distance,
-                    programmatic_launch=programmatic_launch, num_slots=num_slots,
+        ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, sm_count=sm_count, num_slots=num_slots,
                     intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps)
         ints.update(state_slot_stride=state_slot_stride,
                     intermediate_row_stride=intermediate_row_stride)
@@ -300,6 +270,8 @@ class Compiler:
         if scale is not None:
             d.has_scale, d.scale = 1, _check_scale(scale)
         d.layout = _lookup(LAYOUTS, layout, "layout")
+        schedule = schedule_text(schedule)
+        d.schedule = schedule.encode() if schedule else None
         d.has_initial_state = flags["initial_state"]
         d.has_final_state = flags["final_state"]
         d.state_in_place = flags["state_in_place"]

@@ -39,29 +39,24 @@ class RecurrentDesc(ctypes.Structure):
         ("qk_l2norm", ctypes.c_int), ("has_scale", ctypes.c_int), ("scale", ctypes.c_float),
         ("layout", ctypes.c_int), ("has_initial_state", ctypes.c_int),
         ("has_final_state", ctypes.c_int), ("state_in_place", ctypes.c_int),
-        ("rows_per_warp", ctypes.c_int), ("warps_per_block", ctypes.c_int),
-        ("v_lanes", ctypes.c_int), ("num_slots", ctypes.c_int64),
+        ("num_slots", ctypes.c_int64),
         ("state_index_bits", ctypes.c_int), ("state_dtype", ctypes.c_int),
         ("allow_neg_eigval", ctypes.c_int), ("cu_seqlens_bits", ctypes.c_int),
         ("intermediate_rows", ctypes.c_int64), ("intermediate_steps", ctypes.c_int64),
         ("intermediate_index_bits", ctypes.c_int), ("intermediate_dtype", ctypes.c_int),
-        ("stage_tokens", ctypes.c_int), ("unroll_tokens", ctypes.c_int),
         ("sm_count", ctypes.c_int),
         ("per_key_decay", ctypes.c_int), ("per_channel_beta", ctypes.c_int),
-        ("parent_index_bits", ctypes.c_int), ("overlap_reductions", ctypes.c_int),
-        ("chunked_solve", ctypes.c_int), ("pipeline_stages", ctypes.c_int),
-        ("consumer_registers", ctypes.c_int),
-        ("l2_prefetch_distance", ctypes.c_int),
-        ("programmatic_launch", ctypes.c_int),
+        ("parent_index_bits", ctypes.c_int),
         ("q_strides", ctypes.c_int64 * 4), ("k_strides", ctypes.c_int64 * 4),
         ("v_strides", ctypes.c_int64 * 4), ("gate_strides", ctypes.c_int64 * 4),
         ("beta_strides", ctypes.c_int64 * 4), ("state_slot_stride", ctypes.c_int64),
         ("intermediate_row_stride", ctypes.c_int64),
+        ("schedule", ctypes.c_char_p),
     ]
 
 
 # GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 
 def new_desc():
@@ -115,7 +110,7 @@ for _name, (_res, _args) in _sigs.items():
 
 def check(status):
     if status != GDN_OK:
-        raise GDNError(status, _lib.gdnGetLastError().decode())
+        raise GDNError(status, _lib.gdnGetLastError().decode(errors="replace"))
 
 
 lib = _lib

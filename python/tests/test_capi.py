@@ -79,24 +79,28 @@ def test_compile_text_and_cuda_ptx_without_gpu():
 
 
 def test_schedule_options_reach_the_kernel():
-    """The C API's schedule fields reach the cost model: the device's SM count
-    (sm_count) and explicit warps; bad values are errors naming the field."""
+    """The C API's schedule reaches the cost model: the device's SM count
+    (sm_count) and pinned warps; bad values are errors naming the field or
+    the parameter."""
     c = gdn.Compiler()
     desc = dict(N=8, T=1, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
                 initial_state=True, final_state=True, state_in_place=True, target="cuda")
     assert ".maxntid 32, 1, 1" in c.compile(**desc).ptx        # 132 SMs: one-warp CTAs
     assert ".maxntid 128, 1, 1" in c.compile(sm_count=264, **desc).ptx
-    assert ".maxntid 64, 1, 1" in c.compile(warps_per_block=2, **desc).ptx
+    assert ".maxntid 64, 1, 1" in c.compile(schedule={"warps": 2}, **desc).ptx
     with pytest.raises(gdn.GDNError, match=r"sm_count must be in \[0, 4096\], got -1"):
         c.compile(sm_count=-1, **desc)
     with pytest.raises(gdn.GDNError, match=r"sm_count must be in \[0, 4096\], got 2147483647"):
         c.compile(sm_count=2**31 - 1, **desc)
-    with pytest.raises(gdn.GDNError, match="stage_tokens and unroll_tokens must be >= -1"):
-        c.compile(stage_tokens=-2, **desc)
+    with pytest.raises(gdn.GDNError, match=r"staged_tokens = -2 must be in \[0, 1048576\]"):
+        c.compile(schedule={"staged_tokens": -2}, **desc)
+    # The attribute's text works as well as the dict, and is the same kernel.
+    assert c.compile(schedule="#gdn.schedule<warps = 2>", **desc).ptx == \
+        c.compile(schedule={"warps": 2}, **desc).ptx
 
 
 def test_producer_warp_and_chunked_solve_reach_the_kernel():
-    """pipeline_stages, consumer_registers and chunked_solve reach the
+    """producer_stages, consumer_registers and solve reach the
     kernel (PTX, no GPU needed): a producer's bulk copies and mbarriers,
     setmaxnreg under a warpgroup producer, the chunked solve's barrier-only
     form and its tensor-core form (mma.sync, chosen for T = 12); where they
@@ -106,77 +110,80 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
                 initial_state=True, final_state=True, state_in_place=True, target="cuda")
     plain = c.compile(**desc).ptx
     assert "cp.async.bulk" not in plain and "mbarrier" not in plain
-    ws = c.compile(pipeline_stages=2, **desc).ptx
+    ws = c.compile(schedule={"producer_stages": 2}, **desc).ptx
     assert "cp.async.bulk.shared::cluster.global" in ws and "mbarrier.try_wait.parity" in ws
-    regs = c.compile(pipeline_stages=2, consumer_registers=128, warps_per_block=4,
-                     rows_per_warp=2, **desc).ptx
+    regs = c.compile(schedule={"producer_stages": 2, "consumer_registers": 128, "warps": 4,
+                               "columns_per_lane": 2}, **desc).ptx
     assert "setmaxnreg.inc.sync.aligned.u32 \t128;" in regs and ".minnctapersm 1" in regs
-    assert c.compile(chunked_solve=1, **desc).ptx != plain
+    assert c.compile(schedule={"solve": "cuda_cores"}, **desc).ptx != plain
     assert "mma.sync" not in plain
-    tc = c.compile(chunked_solve=2, **desc).ptx
+    tc = c.compile(schedule={"solve": "tensor_cores"}, **desc).ptx
     assert tc.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") > 0
-    # T = 12: the cost model takes the tensor cores itself; -1 keeps the loop.
+    # T = 12: the cost model takes the tensor cores itself; token_by_token
+    # keeps the loop.
     t12 = {**desc, "T": 12}
     assert "mma.sync" in c.compile(**t12).ptx
-    assert "mma.sync" not in c.compile(chunked_solve=-1, **t12).ptx
-    with pytest.raises(gdn.GDNError, match="rows-per-warp must be 2 and v-lanes 8") as e:
-        c.compile(chunked_solve=2, rows_per_warp=4, **desc)
+    assert "mma.sync" not in c.compile(schedule={"solve": "token_by_token"}, **t12).ptx
+    with pytest.raises(gdn.GDNError, match="columns_per_lane must be 2 and lanes_along_v 8") as e:
+        c.compile(schedule={"solve": "tensor_cores", "columns_per_lane": 4}, **desc)
     assert "see current operation" not in str(e.value)  # no generic dump of the op
     with pytest.raises(gdn.GDNError, match="needs staged tokens"):
-        c.compile(pipeline_stages=2, stage_tokens=-1, **desc)
-    with pytest.raises(gdn.GDNError, match="chunked-solve needs the final state only"):
-        c.compile(chunked_solve=1, intermediate_rows=8, intermediate_steps=4,
+        c.compile(schedule={"producer_stages": 2, "staged_tokens": 0}, **desc)
+    with pytest.raises(gdn.GDNError, match="solve = cuda_cores needs the final state only"):
+        c.compile(schedule={"solve": "cuda_cores"}, intermediate_rows=8, intermediate_steps=4,
                   **{**desc, "final_state": False, "state_in_place": False})
-    with pytest.raises(gdn.GDNError, match="chunked_solve must be -1, 0, 1 or 2"):
-        c.compile(chunked_solve=3, **desc)
+    with pytest.raises(gdn.GDNError, match="is not a #gdn.schedule"):
+        c.compile(schedule={"solve": "three"}, **desc)
 
 
 def test_two_tokens_a_step_reach_the_kernel():
-    """overlap_reductions = 2 reaches the kernel (PTX, no GPU needed): two
+    """reductions = token_pairs reaches the kernel (PTX, no GPU needed): two
     staged tokens a step hold more registers' worth of sums, so the PTX
     differs from the one-token loop; chosen by itself on a tiny grid (MTP
-    N = 1) but not with intermediate states (verify N = 1); 3 is refused."""
+    N = 1) but not with intermediate states (verify N = 1); an unknown case
+    is refused."""
     c = gdn.Compiler()
     mtp = dict(N=1, T=4, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
                initial_state=True, final_state=True, state_in_place=True, target="cuda")
-    one = c.compile(overlap_reductions=1, **mtp).ptx
-    two = c.compile(overlap_reductions=2, **mtp).ptx
+    one = c.compile(schedule={"reductions": "side_by_side"}, **mtp).ptx
+    two = c.compile(schedule={"reductions": "token_pairs"}, **mtp).ptx
     assert one != two
     assert c.compile(**mtp).ptx == two  # the cost model's choice at N = 1
     verify = {**mtp, "final_state": False, "state_in_place": False,
               "intermediate_rows": 1, "intermediate_steps": 4}
-    assert c.compile(**verify).ptx == c.compile(overlap_reductions=1, **verify).ptx
-    with pytest.raises(gdn.GDNError, match="overlap_reductions must be -1, 0, 1 or 2"):
-        c.compile(overlap_reductions=3, **mtp)
+    assert c.compile(**verify).ptx == c.compile(schedule={"reductions": "side_by_side"},
+                                                 **verify).ptx
+    with pytest.raises(gdn.GDNError, match="is not a #gdn.schedule"):
+        c.compile(schedule={"reductions": "three_at_once"}, **mtp)
 
 
 def test_l2_prefetch_reaches_the_kernel():
-    """l2_prefetch_distance reaches the kernel (PTX, no GPU needed): chosen
-    for the bandwidth-bound bf16 decode (N = 64), not at N = 1, off with -1,
-    pinned on an f32 decode; refused with staged tokens and below -1."""
+    """state_prefetch_distance reaches the kernel (PTX, no GPU needed): chosen
+    for the bandwidth-bound bf16 decode (N = 64), not at N = 1, off with 0,
+    pinned on an f32 decode; refused with staged tokens and below 0."""
     c = gdn.Compiler()
     desc = dict(N=64, T=1, H=16, HV=32, K=128, V=128, input_dtype="bfloat16", layout="vk",
                 state_dtype="bfloat16", initial_state=True, final_state=True,
                 state_in_place=True, target="cuda")
     prefetch = "cp.async.bulk.prefetch.L2.global"
     assert prefetch in c.compile(**desc).ptx
-    assert prefetch not in c.compile(l2_prefetch_distance=-1, **desc).ptx
+    assert prefetch not in c.compile(schedule={"state_prefetch_distance": 0}, **desc).ptx
     assert prefetch not in c.compile(**{**desc, "N": 1}).ptx
     f32 = {**desc, "state_dtype": "float32"}
     assert prefetch not in c.compile(**f32).ptx
-    assert prefetch in c.compile(l2_prefetch_distance=512, **f32).ptx
-    with pytest.raises(gdn.GDNError, match="l2-prefetch-distance = 512 needs a kernel without "
-                                           "staged tokens"):
-        c.compile(l2_prefetch_distance=512, **{**desc, "T": 4})
-    with pytest.raises(gdn.GDNError, match="prefetch_distance must be >= -1"):
-        c.compile(l2_prefetch_distance=-2, **desc)
+    assert prefetch in c.compile(schedule={"state_prefetch_distance": 512}, **f32).ptx
+    with pytest.raises(gdn.GDNError, match="state_prefetch_distance = 512 needs a kernel "
+                                           "without staged tokens"):
+        c.compile(schedule={"state_prefetch_distance": 512}, **{**desc, "T": 4})
+    with pytest.raises(gdn.GDNError, match=r"state_prefetch_distance = -2 must be in \[0,"):
+        c.compile(schedule={"state_prefetch_distance": -2}, **desc)
 
 
 def test_l2_prefetch_of_staged_inputs_on_tensor_cores():
-    """On the tensor-core solve of one chunk (FLA-style T = 12) the distance
-    prefetches a later CTA's q, k, v rows and gates (prefetch.global.L2, 8
-    lines a token): chosen at N = 64 (2048 CTAs), not at N = 8 (256, all
-    resident), off with -1, pinned at N = 8; refused with cu_seqlens and,
+    """On the tensor-core solve of one chunk (FLA-style T = 12)
+    input_prefetch_distance prefetches a later CTA's q, k, v rows and gates
+    (prefetch.global.L2, 8 lines a token): chosen at N = 64 (2048 CTAs), not
+    at N = 8 (256, all resident), off with 0, pinned at N = 8; refused with cu_seqlens and,
     where LLVM cannot select it (it aborted the process), below sm_90."""
     c = gdn.Compiler()
     desc = dict(N=64, T=12, H=16, HV=32, K=128, V=128, input_dtype="bfloat16",
@@ -185,58 +192,67 @@ def test_l2_prefetch_of_staged_inputs_on_tensor_cores():
     prefetch = "prefetch.global.L2"
     ptx = c.compile(**desc).ptx
     assert "mma.sync" in ptx and ptx.count(prefetch) == 8
-    assert prefetch not in c.compile(l2_prefetch_distance=-1, **desc).ptx
+    assert prefetch not in c.compile(schedule={"input_prefetch_distance": 0}, **desc).ptx
     assert prefetch not in c.compile(**{**desc, "N": 8}).ptx
-    assert c.compile(l2_prefetch_distance=7, **{**desc, "N": 8}).ptx.count(prefetch) == 8
+    assert c.compile(schedule={"input_prefetch_distance": 7},
+                     **{**desc, "N": 8}).ptx.count(prefetch) == 8
     sm80 = c.compile(chip="sm_80", **desc).ptx
     assert "mma.sync" in sm80 and prefetch not in sm80
     with pytest.raises(gdn.GDNError, match=r"needs prefetch.global.L2 \(sm_90 or sm_90a\)"):
-        c.compile(chip="sm_86", l2_prefetch_distance=7, **desc)
-    with pytest.raises(gdn.GDNError, match="or the tensor-core solve of a single chunk"):
-        c.compile(l2_prefetch_distance=7, chunked_solve=2, cu_seqlens_dtype="int32",
+        c.compile(chip="sm_86", schedule={"input_prefetch_distance": 7}, **desc)
+    with pytest.raises(gdn.GDNError, match="needs the tensor-core solve of a single chunk"):
+        c.compile(schedule={"input_prefetch_distance": 7, "solve": "tensor_cores"},
+                  cu_seqlens_dtype="int32",
                   **{**desc, "N": 2, "T": 24})
 
 
 def test_programmatic_launch_reaches_the_kernel():
-    """programmatic_launch reaches the kernel (PTX, no GPU needed): it lets
-    the next kernel launch and waits for the previous one; 1 lets it launch
-    after the recurrence with a producer warp (T = 12, N = 1), like 3, and at
-    the start without one, like 2; never by default; refused on sm_80 (no
-    griddepcontrol) and outside -1..3."""
+    """launch = programmatic* reaches the kernel (PTX, no GPU needed): it lets
+    the next kernel launch and waits for the previous one; programmatic lets
+    it launch after the recurrence with a producer warp (T = 12, N = 1), like
+    programmatic_after_recurrence, and at the start without one, like
+    programmatic_at_start; never by default; refused on sm_80 (no
+    griddepcontrol) and for an unknown mode."""
+    launch = lambda mode: {"launch": mode}
     c = gdn.Compiler()
     desc = dict(N=1, T=12, H=16, HV=32, K=128, V=128, input_dtype="bfloat16",
                 decay="log_space", beta="given", qk_l2norm=True, initial_state=True,
                 final_state=True, target="cuda")
-    ptx = c.compile(programmatic_launch=1, **desc).ptx
+    ptx = c.compile(schedule=launch("programmatic"), **desc).ptx
     assert ptx.count("griddepcontrol.wait;") == 2  # the consumers and the producer
-    late = c.compile(programmatic_launch=3, **desc).ptx  # after the recurrence
+    late = c.compile(schedule=launch("programmatic_after_recurrence"), **desc).ptx  # after the recurrence
     assert late == ptx
     assert late.index("griddepcontrol.wait;") < late.index("griddepcontrol.launch_dependents;")
-    early = c.compile(programmatic_launch=2, **desc).ptx  # at the start
+    early = c.compile(schedule=launch("programmatic_at_start"), **desc).ptx  # at the start
     assert early.index("griddepcontrol.launch_dependents;") < early.index("griddepcontrol.wait;")
     decode = {**desc, "T": 1}
-    assert c.compile(programmatic_launch=1, **decode).ptx == c.compile(
-        programmatic_launch=2, **decode).ptx
+    assert c.compile(schedule=launch("programmatic"), **decode).ptx == c.compile(
+        schedule=launch("programmatic_at_start"), **decode).ptx
     assert "griddepcontrol" not in c.compile(**desc).ptx
-    assert "griddepcontrol" not in c.compile(programmatic_launch=-1, **desc).ptx
+    assert "griddepcontrol" not in c.compile(schedule=launch("ordinary"), **desc).ptx
     with pytest.raises(gdn.GDNError, match="needs griddepcontrol"):
-        c.compile(programmatic_launch=1, chip="sm_80", **desc)
-    with pytest.raises(gdn.GDNError, match="programmatic_launch must be -1, 0, 1, 2 or 3"):
-        c.compile(programmatic_launch=4, **desc)
+        c.compile(schedule=launch("programmatic"), chip="sm_80", **desc)
+    with pytest.raises(gdn.GDNError, match="is not a #gdn.schedule"):
+        c.compile(schedule=launch("programmatic_twice"), **desc)
 
 
 def test_integers_that_do_not_fit_the_c_fields_are_errors():
     """Every integer keyword goes through a C int or int64 field: a value
     that does not fit is a ValueError naming it (ctypes alone would keep the
     low bits: 2**32 + 1 became a prefetch distance of 1), a non-integer a
-    TypeError."""
+    TypeError; a schedule parameter too large for the attribute is
+    gdn.GDNError."""
     c = gdn.Compiler()
     desc = dict(N=1, T=1, H=1, HV=1, K=32, V=8)
-    with pytest.raises(ValueError, match=r"l2_prefetch_distance = 4294967297 does not fit "
+    with pytest.raises(ValueError, match=r"sm_count = 4294967297 does not fit "
                                          r"the C API's 32-bit field"):
-        c.compile(l2_prefetch_distance=2**32 + 1, **desc)
-    with pytest.raises(ValueError, match="rows_per_warp = 2147483648 does not fit"):
-        c.compile(rows_per_warp=2**31, **desc)
+        c.compile(sm_count=2**32 + 1, **desc)
+    with pytest.raises(gdn.GDNError, match=r"state_prefetch_distance = 4294967297 must be in"):
+        c.compile(schedule={"state_prefetch_distance": 2**32 + 1}, **desc)
+    with pytest.raises(gdn.GDNError, match="is not a #gdn.schedule"):
+        c.compile(schedule={"columns_per_lane": 2**64}, **desc)
+    with pytest.raises(TypeError, match="schedule parameter warps must be an int"):
+        c.compile(schedule={"warps": 2.5}, **desc)
     with pytest.raises(ValueError, match="N = 18446744073709551616 does not fit the C API's "
                                          "64-bit field"):
         c.compile(**{**desc, "N": 2**64})

@@ -217,11 +217,12 @@ def test_programmatic_launch_is_dropped_after_the_ops_own_conversion():
                                              output_final_state=True)
         return [dict(key[2:]) for key in ops._kernels]
 
-    ops.set_schedule(programmatic_launch=1)
+    ops.set_schedule(launch="programmatic")
     try:
         h0 = torch.randn(N, HV, K, V, generator=g)
-        assert [d.get("programmatic_launch") for d in kernels_for(h0)] == [1]
-        assert [d.get("programmatic_launch") for d in kernels_for(h0.bfloat16())] == [None]
+        assert [d.get("schedule") for d in kernels_for(h0)] == [
+            "#gdn.schedule<launch = programmatic>"]
+        assert [d.get("schedule") for d in kernels_for(h0.bfloat16())] == [None]
     finally:
         ops.set_schedule()
         ops._kernels.clear()
@@ -252,7 +253,7 @@ def test_programmatic_launch_chain_equals_plain_launches():
             o.fill_(float("nan"))
 
     def run(programmatic):
-        ops.set_schedule(programmatic_launch=programmatic)
+        ops.set_schedule(launch=programmatic)
         try:
             chain()  # warm: compiles
             reset()
@@ -273,11 +274,11 @@ def test_programmatic_launch_chain_equals_plain_launches():
         finally:
             ops.set_schedule()
 
-    plain, plain_graph = run(0)
+    plain, plain_graph = run("ordinary")
     assert all(torch.isfinite(t).all() for t in plain)
     for got in plain_graph:
         assert all(torch.equal(a, b) for a, b in zip(plain, got))
-    for when in (2, 3):  # the next kernel launches at the start / after the recurrence
+    for when in ("programmatic_at_start", "programmatic_after_recurrence"):
         pdl, pdl_graph = run(when)
         for got in [pdl] + pdl_graph:
             assert all(torch.equal(a, b) for a, b in zip(plain, got))

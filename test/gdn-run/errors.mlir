@@ -9,14 +9,19 @@
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
-// RUN: not gdn-run --emit=ptx --v-lanes=32 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=LANES
-// Schedule options out of range (flags reach the cost model unchecked otherwise).
-// RUN: not gdn-run --emit=ptx --overlap-reductions=5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<lanes_along_v = 32>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=LANES
+// Schedules out of range or malformed (a --schedule or a schedule= option is
+// parsed and verified before it reaches the cost model), and sm-count.
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<reductions = 5>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
+// RUN: not gdn-run --target=cpu --schedule='#gdn.schedule<reductions = 5>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SWITCH
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = false>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=BOOL
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 1> #gdn.schedule<>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=TRAIL
+// RUN: gdn-run --emit=ptx --schedule='  #gdn.schedule<warps = 2>  ' %examples/qwen3_next_mtp.mlir | FileCheck %s --check-prefix=BLANKS
 // RUN: not gdn-run --emit=ptx --sm-count=-5 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMS
 // RUN: not gdn-run --emit=ptx --sm-count=9223372036854775807 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=SMSMAX
 // RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="sm-count=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=SMSMAX
-// RUN: not gdn-run --emit=ptx --rows-per-warp=9223372036854775807 %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=ROWSMAX
-// RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="chunked-solve=7" 2>&1 | FileCheck %s --check-prefix=CHUNKED
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 9223372036854775807>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=ROWSMAX
+// RUN: not gdn-opt %examples/qwen3_next_mtp.mlir -gdn-select-schedule="schedule={#gdn.schedule<solve = 7>}" 2>&1 | FileCheck %s --check-prefix=CHUNKED
 
 // GARBAGE: garbage.mlir:1:1: error: custom op 'this' is unknown
 // NOOP: error: no function holds a gdn.recurrent
@@ -26,14 +31,17 @@
 // MISSING: gdn-run: error: {{.*}}missing-file.mlir
 // TARGET: gdn-run: error: unknown --target='tpu' (expected auto, cuda or cpu)
 // EMIT: gdn-run: error: unknown --emit='llvm' (expected: ptx)
-// SWITCH: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: overlap-reductions = 5 must be -1, 0, 1 or 2
+// SWITCH: gdn-run: error: --schedule: '#gdn.schedule<reductions = 5>' is not a #gdn.schedule<...>: expected valid keyword or string
 // SMS: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = -5 must be in [0, 4096]
 // SMSMAX: error: 'gdn.recurrent' op cannot be lowered to the GPU: sm-count = 9223372036854775807 must be in [0, 4096]
-// ROWSMAX: error: 'gdn.recurrent' op cannot be lowered to the GPU: rows-per-warp = 9223372036854775807 must be in [0, 1048576]
-// CHUNKED: error: 'gdn.recurrent' op cannot be lowered to the GPU: chunked-solve = 7 must be -1, 0, 1 or 2
-// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / v-lanes = 32
+// ROWSMAX: gdn-run: error: --schedule: '#gdn.schedule<columns_per_lane = 9223372036854775807>' is not a #gdn.schedule<...>: #gdn.schedule columns_per_lane = 9223372036854775807 must be in [1, 1048576]
+// CHUNKED: qwen3_next_mtp.mlir:{{.*}}: error: gdn-select-schedule: option schedule = '#gdn.schedule<solve = 7>' is not a #gdn.schedule<...>: expected valid keyword or string
+// BOOL: gdn-run: error: --schedule: '#gdn.schedule<staged_tokens = false>' is not a #gdn.schedule<...>: expected an integer size, not 'false'
+// TRAIL: gdn-run: error: --schedule: '#gdn.schedule<warps = 1> #gdn.schedule<>' is not a #gdn.schedule<...>: text follows the attribute at offset 25
+// BLANKS: .maxntid 64, 1, 1
+// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / lanes_along_v = 32
 // The diagnostic alone, without the op's generic dump.
-// LANES: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold rows-per-warp * K / (32 / v-lanes) = 128 state values, more than 64
+// LANES: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold columns_per_lane * K / (32 / lanes_along_v) = 128 state values, more than 64
 // LANES-NOT: see current operation
 
 //--- garbage.mlir

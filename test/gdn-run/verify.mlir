@@ -7,7 +7,7 @@
 // RUN: gdn-run --target=cpu --check --seed=4 %t/batch.mlir | FileCheck %s --check-prefixes=CHECK,COMMIT
 // RUN: gdn-run --target=cpu --check --seed=5 %t/varlen.mlir | FileCheck %s
 // RUN: gdn-run --emit=ptx %t/batch.mlir > %t/batch.ptx
-// RUN: gdn-opt %t/batch.mlir -gdn-select-schedule="rows-per-warp=4 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: gdn-opt %t/batch.mlir -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, staged_tokens = 0>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
 // COMMIT: check final_state {{.*}} ok
 // CHECK: check intermediate {{.*}} ok
 // CHECK: check unwritten intermediate steps: 0 of {{[0-9]+}} changed  ok

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/InitAllGDN.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
 #include "gdn/JIT/Compiler.h"
 #include "gdn/Reference/Reference.h"
 #include "gdn/Runtime/CudaDriver.h"
@@ -62,58 +63,14 @@ static cl::opt<std::string> functionOpt(
     cl::init(""), cl::cat(category));
 static cl::opt<std::string> chipOpt("chip", cl::desc("GPU architecture"),
                                     cl::init("sm_90a"), cl::cat(category));
-static cl::opt<int64_t> rowsOpt("rows-per-warp",
-                                cl::desc("V columns of the state a lane holds (0: automatic)"),
-                                cl::init(0), cl::cat(category));
-static cl::opt<int64_t> warpsOpt("warps-per-block",
-                                 cl::desc("Warps per CTA (0: automatic)"),
-                                 cl::init(0), cl::cat(category));
-static cl::opt<int64_t> vLanesOpt("v-lanes",
-                                  cl::desc("Lanes of a warp along V (0: automatic)"),
-                                  cl::init(0), cl::cat(category));
-static cl::opt<int64_t> stageOpt(
-    "stage-tokens",
-    cl::desc("Tokens staged in shared memory at a time (0: automatic, -1: none)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> unrollOpt(
-    "unroll-tokens",
-    cl::desc("Unroll factor of the staged token loop (0: automatic, -1: none)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> overlapOpt(
-    "overlap-reductions",
-    cl::desc("A token's K-reductions side by side (1), also two staged "
-             "tokens a step (2), or in turn (-1); 0: automatic"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> chunkedSolveOpt(
-    "chunked-solve",
-    cl::desc("A staged chunk's tokens solved at once in the WY form on CUDA "
-             "cores (1) or tensor cores (2), or token by token (-1); 0: "
-             "automatic"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> pipelineOpt(
-    "pipeline-stages",
-    cl::desc("Ring slots of a producer warp feeding staged chunks with "
-             "cp.async.bulk and mbarriers (0: automatic, -1: none)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> consumerRegsOpt(
-    "consumer-registers",
-    cl::desc("setmaxnreg of the consumer warps under a producer warpgroup "
-             "(0: none)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> l2PrefetchOpt(
-    "l2-prefetch-distance",
-    cl::desc("L2 prefetch of the state tile (on the tensor-core solve of "
-             "one chunk: the staged inputs) of the CTA this many CTAs later "
-             "(0: automatic, -1: none)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> programmaticOpt(
-    "programmatic-launch",
-    cl::desc("Programmatic dependent launch: the kernel reads its initial "
-             "state before waiting for the previous kernel (--bench rotates "
-             "input sets, so no two kernels in a row share a state); the next "
-             "kernel launched where the cost model says (1), at this one's "
-             "start (2) or after its recurrence (3); 0: off"),
-    cl::init(0), cl::cat(category));
+static cl::opt<std::string> scheduleOpt(
+    "schedule",
+    cl::desc("A #gdn.schedule<...> pinning parameters of the GPU schedule "
+             "(the rest: the op's own, else the cost model's), e.g. "
+             "'#gdn.schedule<columns_per_lane = 2, warps = 4>'; with "
+             "launch = programmatic*, --bench rotates input sets, so no two "
+             "kernels in a row share a state"),
+    cl::init(""), cl::cat(category));
 static cl::opt<int64_t> smCountOpt(
     "sm-count",
     cl::desc("Multiprocessors of the target device, for the cost model (0: the chip's)"),
@@ -574,6 +531,13 @@ static int run(int argc, char **argv) {
   FailureOr<Signature> sig = analyze(*module, functionOpt);
   if (failed(sig))
     return 1;
+  // The schedule is checked whatever the target (the CPU lowering has no
+  // use for it, but a bad one is still a mistake).
+  if (!llvm::StringRef(scheduleOpt).trim().empty()) {
+    std::string error;
+    if (!ScheduleAttr::parseText(scheduleOpt, &context, error))
+      return fail("--schedule: " + error);
+  }
   const reference::Problem &p = sig->problem;
   if (parentsOpt != "random" && parentsOpt != "chain") {
     llvm::SmallVector<llvm::StringRef> items;
@@ -589,11 +553,7 @@ static int run(int argc, char **argv) {
                   " entries, got " + llvm::Twine(items.size()));
   }
 
-  GPUOptions gpuOptions{chipOpt,    rowsOpt,    warpsOpt,
-                        vLanesOpt,  stageOpt,   unrollOpt,
-                        smCountOpt, overlapOpt, chunkedSolveOpt,
-                        pipelineOpt, consumerRegsOpt, l2PrefetchOpt,
-                        programmaticOpt};
+  GPUOptions gpuOptions{chipOpt, smCountOpt, scheduleOpt};
   if (emitOpt == "ptx") {
     FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
     if (failed(kernel))

@@ -120,20 +120,14 @@ struct GPUKernel {
   bool programmaticLaunch = false;
 };
 
+/// How compileForGPU lowers: for `chip` (GPUTarget.h), with `smCount`
+/// multiprocessors (0: the chip's), and `schedule`, the text of a
+/// #gdn.schedule<...> whose parameters pin those of every gdn.recurrent
+/// (empty: the cost model's; gdn-select-schedule's option of that name).
 struct GPUOptions {
   std::string chip = "sm_90a";
-  int64_t rowsPerWarp = 0;
-  int64_t warpsPerBlock = 0;
-  int64_t vLanes = 0;
-  int64_t stageTokens = 0; ///< 0: automatic, -1: no staging
-  int64_t unrollTokens = 0; ///< 0: automatic, -1: no unrolling
-  int64_t smCount = 0; ///< multiprocessors of the device (0: the chip's)
-  int64_t overlapReductions = 0; ///< 0: automatic, 1: on, -1: off
-  int64_t chunkedSolve = 0; ///< 0: automatic, 1: CUDA cores, 2: tensor cores, -1: off
-  int64_t pipelineStages = 0;    ///< producer warp's ring slots (0/-1: none)
-  int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
-  int64_t l2PrefetchDistance = 0;  ///< L2 prefetch in CTAs (0: automatic, -1: none)
-  int64_t programmaticLaunch = 0;  ///< programmatic dependent launch: 1, 2, 3 (0/-1: off)
+  int64_t smCount = 0;
+  std::string schedule;
 };
 
 /// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of

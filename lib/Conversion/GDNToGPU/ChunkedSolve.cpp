@@ -1,7 +1,7 @@
 //===- ChunkedSolve.cpp - a staged chunk solved at once
 //--------------------===//
 //
-// Schedule `chunked_solve`: the tokens of a staged chunk solved together in
+// Schedule `solve = cuda_cores`: the tokens of a staged chunk solved together in
 // the WY / UT-transform form (KernelBuilder.h, chunkedSolve()).
 //
 //===----------------------------------------------------------------------===//

@@ -162,13 +162,9 @@ struct ConvertGDNToGPUPass
       op->erase();
       return success();
     }
-    // The schedule gdn-select-schedule pinned on the op, or the cost model's.
-    FailureOr<GPUScheduleOptions> options = scheduleOptionsOf(op);
-    if (failed(options))
-      return failure();
-    options->smCount = target->smCount;
-    options->bulkAsyncCopies = target->bulkAsyncCopies;
-    FailureOr<Schedule> s = selectGPUSchedule(op, *options);
+    // The schedule gdn-select-schedule pinned on the op, the cost model's
+    // for any parameter it leaves out.
+    FailureOr<Schedule> s = selectGPUSchedule(op, pinnedSchedule(op), *target);
     if (failed(s))
       return failure();
     auto d = op.getDims();
@@ -188,7 +184,7 @@ struct ConvertGDNToGPUPass
     if (s->consumerRegisters > 0) {
       if (!target->setMaxNReg)
         return op.emitOpError() << "cannot be lowered to the GPU: "
-                                   "consumer-registers (setmaxnreg) needs "
+                                   "consumer_registers (setmaxnreg) needs "
                                    "sm_90a, not "
                                 << chip;
       // setmaxnreg needs a register count fixed at entry: the exact block
@@ -204,8 +200,8 @@ struct ConvertGDNToGPUPass
     // Tensor-core CTAs of 4 or 8 warps: at most 128 registers a thread, so
     // 16 warps (4 or 2 CTAs) fit an SM as the schedule assumes. Left to
     // ptxas, the T = 12 vk kernel of 8 warps took 143 (one CTA an SM: N = 64
-    // 161 vs 105 us), kv on 4 warps 135 (N = 8 18.5 -> 21.1 us), for a few
-    // bytes of spill less (bench/results/2026-11-29-s8-tc-columns).
+    // 161 vs 105 us), kv on 4 warps 135 (N = 8 18.81 -> 21.05 us), for a few
+    // bytes of spill less (docs/cost-model.md#tensor-core-register-cap).
     if (s->tensorCores() && s->warps >= 4 && s->consumerRegisters == 0)
       kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                       b.getI32IntegerAttr(kTensorCoreRegisters));

@@ -88,7 +88,7 @@ void KernelBuilder::build() {
   // by the products after the Gram pass and the substitution. T = 12, N =
   // 64 / 256: 4-6% / 1-7% faster with 8 / 4 warps; with 2 warps (N = 1)
   // 2-4% slower, where the state's latency is the CTA's critical path
-  // (bench/results/2026-11-29-s5-sweeps/ab_t12.md).
+  // (docs/cost-model.md#tensor-core-late-state).
   bool lateState = s.tensorCores() && s.warps >= 4 && !op.isVarlen() &&
                    d.T <= s.chunk;
   if (s.tensorCores())
@@ -629,7 +629,7 @@ KernelBuilder::TokenInputs KernelBuilder::loadToken(Value t, Value j) {
     // Every load before the gates' math: under in-order issue an exp or a
     // sigmoid waiting on its input would hold the loads after it. (Only
     // with a pool: on a state in place at N = 1 this order measured 3-5%
-    // slower, 2.78 -> 2.91 us; bench/results/2026-12-02-s14-anchors.)
+    // slower, 2.78 -> 2.91 us; docs/cost-model.md#pool-decode-token-first.)
     Value vRaw = loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows);
     KernelMath::GateInputs gates = m.loadGates(op, tokenRow, t, hv);
     in.vf = extractAll(m.toF32(vRaw));
@@ -887,7 +887,8 @@ void KernelBuilder::waitForPreviousGrid() {
 }
 
 std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
-                                               int64_t threads) {
+                                               int64_t threads,
+                                               int64_t distance) {
   // Launch order: the x block index varies fastest, then y (hv), then z (n).
   int64_t blocksV = d.V / s.blockRows();
   int64_t total = blocksV * d.HV * d.N;
@@ -899,7 +900,7 @@ std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
                                 arith::MulIOp::create(b, loc, m.index(d.HV),
                                                       n))));
   Value later =
-      arith::AddIOp::create(b, loc, linear, m.index(s.l2PrefetchDistance));
+      arith::AddIOp::create(b, loc, linear, m.index(distance));
   Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
                                      m.index(threads));
   Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, later,
@@ -915,11 +916,12 @@ std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
 }
 
 void KernelBuilder::prefetchLaterInputs(Value tid, Value vBlock) {
-  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
+  if (s.inputPrefetchDistance <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread t < T: token t's rows, a prefetch a 128-byte line.
-  auto [laterV, laterHV, laterN] = laterBlock(tid, vBlock, d.T);
+  auto [laterV, laterHV, laterN] =
+      laterBlock(tid, vBlock, d.T, s.inputPrefetchDistance);
   Value laterH = arith::DivUIOp::create(b, loc, laterHV, m.index(d.HV / d.H));
   Value column0 = arith::MulIOp::create(b, loc, laterV, m.index(s.blockRows()));
   // mem[laterN, t, head, col + ...] over `width` elements (col null: the
@@ -960,11 +962,12 @@ void KernelBuilder::prefetchLaterInputs(Value tid, Value vBlock) {
 
 void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
   Value init = op.getInitialState();
-  if (s.l2PrefetchDistance <= 0) // the schedule checked the rest
+  if (s.statePrefetchDistance <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread 0: the later CTA's state tile, one bulk prefetch.
-  auto [laterV, laterHV, laterN] = laterBlock(tid, vBlock, 1);
+  auto [laterV, laterHV, laterN] =
+      laterBlock(tid, vBlock, 1, s.statePrefetchDistance);
   auto [row, rowValid] = m.emitStateSlot(op, laterN);
   if (rowValid) { // a padding row (slot < 0) has no state to fetch
     auto ifValid = scf::IfOp::create(b, loc, rowValid, false);

@@ -20,9 +20,9 @@
 //
 // Private to convert-gdn-to-gpu: KernelBuilder.cpp builds the kernel (state
 // tile, tokens, staging), WarpSpecialization.cpp its producer warp and ring
-// (schedule `pipeline_stages`), ChunkedSolve.cpp the chunked (WY) solve
-// (`chunked_solve` = 1) and TensorCoreSolve.cpp its tensor-core form
-// (`chunked_solve` = 2, with its own mapping: see there).
+// (schedule `producer_stages`), ChunkedSolve.cpp the chunked (WY) solve
+// (`solve = cuda_cores`) and TensorCoreSolve.cpp its tensor-core form
+// (`solve = tensor_cores`, with its own mapping: see there).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELBUILDER_H
@@ -61,23 +61,23 @@ private:
   /// Unrolled tokens overlap the next token's shared-memory loads, norms and
   /// gates with this token's dependent chain, at the cost of code size.
   void unrollTokenLoops();
-  /// Schedule l2_prefetch_distance > 0: thread 0 issues one bulk prefetch into
-  /// L2 (cp.async.bulk.prefetch.L2) of the initial-state tile (blockRows()
-  /// rows of K, contiguous in vk) of the CTA `l2PrefetchDistance` CTAs later in
-  /// launch order, if the grid has one (and, with a pool, its slot is >= 0).
-  /// Called after the CTA's own state loads are issued.
+  /// Schedule state_prefetch_distance > 0: thread 0 issues one bulk prefetch
+  /// into L2 (cp.async.bulk.prefetch.L2) of the initial-state tile
+  /// (blockRows() rows of K, contiguous in vk) of the CTA that many CTAs
+  /// later in launch order, if the grid has one (and, with a pool, its slot
+  /// is >= 0). Called after the CTA's own state loads are issued.
   void prefetchLaterState(Value tid, Value vBlock);
-  /// Schedule l2_prefetch_distance > 0 on the tensor-core solve of a single
-  /// chunk: thread t < T prefetches into L2 (prefetch.global.L2, a 128-byte
-  /// line each) token t's q, k and v rows and gates of the CTA
-  /// `l2PrefetchDistance` CTAs later in launch order, if the grid has one,
-  /// before this CTA's own loads.
+  /// Schedule input_prefetch_distance > 0 (the tensor-core solve of a single
+  /// chunk): thread t < T prefetches into L2 (prefetch.global.L2, a 128-byte
+  /// line each) token t's q, k and v rows and gates of the CTA that many CTAs
+  /// later in launch order, if the grid has one, before this CTA's own loads.
   void prefetchLaterInputs(Value tid, Value vBlock);
-  /// Opens `if (tid < threads && the CTA l2PrefetchDistance later exists)`
-  /// at the builder (the caller restores the insertion point) and returns
-  /// that CTA's (V block, hv, n).
-  std::array<Value, 3> laterBlock(Value tid, Value vBlock, int64_t threads);
-  /// Schedule programmatic_launch: griddepcontrol.wait, where a thread has
+  /// Opens `if (tid < threads && the CTA `distance` later exists)` at the
+  /// builder (the caller restores the insertion point) and returns that
+  /// CTA's (V block, hv, n).
+  std::array<Value, 3> laterBlock(Value tid, Value vBlock, int64_t threads,
+                                  int64_t distance);
+  /// Schedule launch = programmatic*: griddepcontrol.wait, where a thread has
   /// issued its initial-state loads and reads or writes nothing else yet (the
   /// previous kernel of the stream has then finished and its writes are
   /// visible).
@@ -339,7 +339,7 @@ private:
   /// change nothing, and their outputs are not stored.
   SmallVector<Value> chunkedSolve(Value c, Value count, ValueRange state);
 
-  /// The chunked solve on tensor cores (schedule chunked_solve = 2): the
+  /// The chunked solve on tensor cores (schedule solve = tensor_cores): the
   /// same math as chunkedSolve, in matrix form on the chunk's C tokens
   /// (rows past `count` zeros). With P = S0ᵀKᵀ and R = S0ᵀQᵀ ([V, C], raw
   /// k and q), Tm = (I + L)⁻¹ diag(beta) (L_ij = beta_i ik_i ik_j gram0_ij,

@@ -1,9 +1,9 @@
 //===- Schedule.cpp - GPU schedule of gdn.recurrent and its cost model ----===//
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -34,7 +34,7 @@ int64_t autoLanesV(RecurrentOp op, int64_t rows) {
 }
 
 /// The cost model of the default schedule (measured on the H200, see
-/// bench/results): decode is bound by memory latency at small N and by
+/// docs/cost-model.md): decode is bound by memory latency at small N and by
 /// bandwidth at large N. Few V columns a lane give many short warps, which
 /// hides latency when the problem is small; more columns a lane give more
 /// independent 16-byte loads in flight per thread, which wins once the grid
@@ -43,13 +43,13 @@ int64_t autoLanesV(RecurrentOp op, int64_t rows) {
 /// tokens (T > 1) each token is a dependent chain of reductions, and 4 or 8
 /// independent columns a lane beat more, shorter warps (T = 4 and 12, N = 1:
 /// 4 columns 7-14% faster than 1). Once 8 columns a lane fill the machine
-/// (T = 1), CTAs of one warp beat CTAs of four (N = 8 to 256: 2-8% faster,
-/// bench/results/2026-11-29-s2-sweep).
+/// (T = 1), CTAs of one warp beat CTAs of four (N = 8 to 256: 1.3-4.5%
+/// faster; docs/cost-model.md#columns-per-lane, #one-warp-ctas).
 constexpr int64_t kTargetWarps = 4096; // ~half the warp slots of 132 SMs,
                                        // scaled by the device's SM count
 
-/// State values a thread holds in registers at most (rows-per-warp * K /
-/// (32 / v-lanes)): what ptxas keeps without spilling (K = 256 with 4
+/// State values a thread holds in registers at most (columns_per_lane * K /
+/// (32 / lanes_along_v)): what ptxas keeps without spilling (K = 256 with 4
 /// columns a lane in vk is 32).
 constexpr int64_t kMaxStateValues = 64;
 
@@ -149,7 +149,7 @@ bool alignedSlots(Value state) {
 /// cold, bench_gdn "one_v_lane" vs default): T = 4 N = 1 / 8 / 64 / 256
 /// 8.73 -> 5.74 / 29.24 -> 26.01 / 185.87 -> 180.70 / 717.57 -> 710.19 us,
 /// T = 12 19.80 -> 10.30 / 65.60 -> 59.50 / 486.16 -> 479.36 / 1928.86 ->
-/// 1902.46 (bench/results/2026-12-02-s14-anchors, forms table). Trees, KDA
+/// 1902.46 (docs/cost-model.md#fp32-verify-one-v-lane). Trees, KDA
 /// and kv are unmeasured and keep the bf16 rules.
 bool fp32StepStates(RecurrentOp op) {
   Value inter = op.getIntermediateStates();
@@ -158,16 +158,17 @@ bool fp32StepStates(RecurrentOp op) {
          !op.hasPerChannelBeta();
 }
 
-/// The producer warp of `s` (pipeline_stages, consumer_registers) and its
+/// The producer warp of `s` (producer_stages, consumer_registers) and its
 /// checks: cp.async.bulk moves 16-byte multiples between 16-byte aligned
 /// addresses, so a token's q and k rows and the CTA's slice of v must be
 /// whole 16-byte multiples in identity layouts (the C API guarantees
 /// 16-byte aligned buffers); one producer lane computes each token's gates.
-LogicalResult selectWarpSpecialization(RecurrentOp op,
-                                       const GPUScheduleOptions &options,
+LogicalResult selectWarpSpecialization(RecurrentOp op, ScheduleAttr pins,
+                                       const GPUTarget &target,
                                        int64_t targetWarps, GPUSchedule &s) {
   auto d = op.getDims();
-  s.stages = options.pipelineStages > 0 ? options.pipelineStages : 0;
+  std::optional<int64_t> stagesPin = pins.getProducerStages();
+  s.stages = stagesPin.value_or(0);
   // Chosen on a tiny grid (tinyGrid: N * HV <= 32 at V = 128) only, for
   // verify (per-token states, EAGLE trees included) and for the final state
   // of 8 < T <= 16 bf16/f16 tokens (in place of the tensor cores). Since the
@@ -177,8 +178,8 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   // 6.07, final state T = 12 N = 1 6.77 vs 8.14 (kv); from N = 8 on it is
   // even or slower (verify T = 4 N = 8 / 64 / 256: 16.52 / 107.34 / 407.28 vs
   // 15.89 / 101.66 / 371.74; tree N = 8 18.25 vs 16.76;
-  // 2026-11-29-s6-bench, forms tables). (Before, with separate mul/add, it
-  // also won verify T <= 4 at N = 64 / 256 by 5% / 11%: -s3-final.)
+  // docs/cost-model.md#producer-warp). (Before, with separate mul/add, it
+  // also won verify T <= 4 at N = 64 / 256 by 5% / 11%.)
   // (Only where it is allowed: the chip, the copies, the ring in 48 KiB.)
   bool verify = op.getIntermediateStates() && tinyGrid(op, targetWarps) &&
                 !fp32StepStates(op);
@@ -187,31 +188,31 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                     d.T > 8 && d.T <= 16 &&
                     (qkType.isBF16() || qkType.isF16()) &&
                     tinyGrid(op, targetWarps);
-  s.consumerRegisters = options.consumerRegisters;
-  if (options.pipelineStages == 0 && options.bulkAsyncCopies && s.chunk > 0 &&
+  s.consumerRegisters = pins.getConsumerRegisters().value_or(0);
+  if (!stagesPin && target.bulkAsyncCopies && s.chunk > 0 &&
       s.chunk <= kWarpSize && !s.chunkedSolve && (verify || finalState) &&
       bulkCopies(op, s) && ringBytes(op, s, 2) <= 48 * 1024)
     s.stages = 2;
   if (s.consumerRegisters != 0 && s.stages == 0)
-    return op.emitOpError() << "cannot be lowered to the GPU: consumer-registers "
-                               "needs a producer warp (pipeline-stages > 0)";
+    return op.emitOpError() << "cannot be lowered to the GPU: consumer_registers "
+                               "needs a producer warp (producer_stages > 0)";
   if (s.stages == 0)
     return success();
   auto fail = [&]() {
-    return op.emitOpError() << "cannot be lowered to the GPU: pipeline-stages = "
+    return op.emitOpError() << "cannot be lowered to the GPU: producer_stages = "
                             << s.stages << " ";
   };
-  if (!options.bulkAsyncCopies)
+  if (!target.bulkAsyncCopies)
     return fail() << "needs bulk async copies and mbarrier transactions "
                      "(sm_90 or sm_90a)";
   if (s.stages > 8)
     return fail() << "must be at most 8";
   if (s.chunk == 0)
-    return fail() << "needs staged tokens (stage-tokens > 0)";
+    return fail() << "needs staged tokens (staged_tokens > 0)";
   if (s.chunkedSolve)
-    return fail() << "(a producer warp) and chunked-solve cannot be combined";
+    return fail() << "(a producer warp) and a chunked solve cannot be combined";
   if (s.chunk > kWarpSize)
-    return fail() << "needs stage-tokens <= 32 (one producer lane a token), not "
+    return fail() << "needs staged_tokens <= 32 (one producer lane a token), not "
                   << s.chunk;
   if (!bulkCopies(op, s))
     return fail() << "copies rows of q and k (" << d.K * elementBytes(op.getQ())
@@ -222,15 +223,15 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
                      "needs multiples of 16 bytes";
   int64_t bytes = ringBytes(op, s, s.stages);
   if (bytes > 48 * 1024)
-    return fail() << "with stage-tokens = " << s.chunk << " needs " << bytes
+    return fail() << "with staged_tokens = " << s.chunk << " needs " << bytes
                   << " bytes of shared memory, more than 48 KiB";
   if (s.consumerRegisters == 0)
     return success();
   if (s.warps % 4 != 0)
     return op.emitOpError()
-           << "cannot be lowered to the GPU: consumer-registers needs whole "
+           << "cannot be lowered to the GPU: consumer_registers needs whole "
               "consumer warpgroups (setmaxnreg acts on warpgroups), but "
-              "warps-per-block = "
+              "warps = "
            << s.warps << " is not a multiple of 4";
   // setmaxnreg takes multiples of 8 in [24, 256]; the producer warpgroup
   // keeps kProducerRegisters and the CTA's total stays within 64K.
@@ -239,14 +240,14 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
   if (s.consumerRegisters % 8 != 0 || s.consumerRegisters < 24 ||
       s.consumerRegisters > 256 || total > 65536)
     return op.emitOpError()
-           << "cannot be lowered to the GPU: consumer-registers = "
+           << "cannot be lowered to the GPU: consumer_registers = "
            << s.consumerRegisters
            << " must be a multiple of 8 in [24, 256] with the CTA's registers ("
            << total << ") at most 65536";
   return success();
 }
 
-/// The L2 prefetch of a later CTA's state tile (l2_prefetch_distance) and its
+/// The L2 prefetch of a later CTA's state tile (state_prefetch_distance) and its
 /// checks: a kernel without staged tokens (the state is read once, up
 /// front), an initial state in vk whose CTA tile (blockRows() whole rows of
 /// K) is one contiguous run of 16-byte multiples, a fixed batch (the grid is
@@ -260,9 +261,9 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
 /// 256 161.55 -> 138.99 (0.81 -> 0.95), 528 and 1848 within 0-3% of 924;
 /// gdn-run, 2112 gained half as much, 4224 was 6-17% slower. An f32 state
 /// (one-warp CTAs) gained <= 2% at 1056-4224: not chosen
-/// (bench/results/2026-11-29-s7-prefetch).
-/// On the tensor-core solve of a single chunk (a fixed batch) the distance
-/// prefetches the later CTA's staged inputs instead: its q, k and v rows
+/// (docs/cost-model.md#l2-state-prefetch).
+/// On the tensor-core solve of a single chunk (a fixed batch) the L2
+/// prefetch of the later CTA's staged inputs (input_prefetch_distance): its q, k and v rows
 /// and gates, 128-byte lines by `prefetch.global.L2` (sm_90: LLVM's NVPTX
 /// selects the intrinsic only there), so
 /// its staging barrier waits on L2 rather than behind the DRAM queue of the
@@ -270,9 +271,10 @@ LogicalResult selectWarpSpecialization(RecurrentOp op,
 /// holds (2 of 8 warps an SM), at one CTA an SM ahead. H200 gdn-run, FLA-style
 /// T = 12 kv (HV = 32, two rounds): N = 64 / 128 / 256 93.5 -> 91.3 / 178.2
 /// -> 172.2 / 349.3 -> 335.2 us at 132; at 264, 528 and 1056 0.1% faster to
-/// 2.3% slower than none (bench/results/2026-12-01-s11-phases).
-LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
-                             bool streaming, int64_t sms, GPUSchedule &s) {
+/// 2.3% slower than none (docs/cost-model.md#l2-input-prefetch).
+LogicalResult selectPrefetch(RecurrentOp op, ScheduleAttr pins,
+                             const GPUTarget &target, bool streaming,
+                             int64_t sms, GPUSchedule &s) {
   auto d = op.getDims();
   Value init = op.getInitialState();
   bool stateTile = s.chunk == 0 && !s.tensorCores() && s.stages == 0 &&
@@ -286,106 +288,105 @@ LogicalResult selectPrefetch(RecurrentOp op, const GPUScheduleOptions &options,
   // Tensor-core CTAs of 4 or more warps are capped at 128 registers.
   int64_t tensorCoreCTAs =
       sms * std::max<int64_t>(65536 / (128 * kWarpSize * s.warps), 1);
-  if (options.l2PrefetchDistance == 0 && streaming && stateTile &&
-      options.bulkAsyncCopies) {
+  std::optional<int64_t> statePin = pins.getStatePrefetchDistance();
+  std::optional<int64_t> inputPin = pins.getInputPrefetchDistance();
+  s.statePrefetchDistance = statePin.value_or(0);
+  s.inputPrefetchDistance = inputPin.value_or(0);
+  if (!statePin && streaming && stateTile && target.bulkAsyncCopies) {
     int64_t registers = llvm::alignTo(s.rows * s.kPerLane + 40, 8);
     int64_t perSM = std::min<int64_t>(
         {32, 64 / s.warps, 65536 / (registers * s.warps * kWarpSize)});
-    s.l2PrefetchDistance = sms * std::max<int64_t>(perSM, 1);
-  } else if (options.l2PrefetchDistance == 0 && stagedInputs &&
-             options.bulkAsyncCopies && s.warps >= 4 &&
-             d.N * d.HV * (d.V / s.blockRows()) > tensorCoreCTAs) {
-    s.l2PrefetchDistance = sms;
-  } else {
-    s.l2PrefetchDistance = std::max<int64_t>(options.l2PrefetchDistance, 0);
+    s.statePrefetchDistance = sms * std::max<int64_t>(perSM, 1);
   }
-  if (s.l2PrefetchDistance == 0 || options.l2PrefetchDistance <= 0)
-    return success();
-  auto fail = [&]() {
-    return op.emitOpError() << "cannot be lowered to the GPU: l2-prefetch-distance = "
-                            << s.l2PrefetchDistance << " ";
-  };
+  if (!inputPin && stagedInputs && target.bulkAsyncCopies && s.warps >= 4 &&
+      d.N * d.HV * (d.V / s.blockRows()) > tensorCoreCTAs)
+    s.inputPrefetchDistance = sms;
   // Both prefetches are sm_90 instructions to LLVM's NVPTX backend
   // (cp.async.bulk.prefetch, and prefetch.global.L2 with PTX 8.0).
-  if (!options.bulkAsyncCopies)
-    return fail() << (stagedInputs
-                          ? "needs prefetch.global.L2 (sm_90 or sm_90a)"
-                          : "needs cp.async.bulk.prefetch (sm_90 or sm_90a)");
-  if (stagedInputs)
-    return success();
-  if (!stateTile)
-    return fail() << "needs a kernel without staged tokens or tensor cores "
-                     "(stage-tokens = -1 or T = 1), an initial state in the vk "
-                     "layout (identity, a CTA's "
-                  << s.blockRows() << " rows of K a multiple of 16 bytes) and a "
-                     "fixed batch (no cu_seqlens), or the tensor-core solve of "
-                     "a single chunk (T <= stage-tokens) with a fixed batch "
-                     "and identity inputs";
+  if (statePin > 0) {
+    auto fail = [&]() {
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: state_prefetch_distance = "
+             << *statePin << " ";
+    };
+    if (!target.bulkAsyncCopies)
+      return fail() << "needs cp.async.bulk.prefetch (sm_90 or sm_90a)";
+    if (!stateTile)
+      return fail() << "needs a kernel without staged tokens or tensor cores "
+                       "(staged_tokens = 0 or T = 1), an initial state in the "
+                       "vk layout (identity, a CTA's "
+                    << s.blockRows()
+                    << " rows of K a multiple of 16 bytes) and a fixed batch "
+                       "(no cu_seqlens)";
+  }
+  if (inputPin > 0) {
+    auto fail = [&]() {
+      return op.emitOpError()
+             << "cannot be lowered to the GPU: input_prefetch_distance = "
+             << *inputPin << " ";
+    };
+    if (!target.bulkAsyncCopies)
+      return fail() << "needs prefetch.global.L2 (sm_90 or sm_90a)";
+    if (!stagedInputs)
+      return fail() << "needs the tensor-core solve of a single chunk "
+                       "(T <= staged_tokens) with a fixed batch (no "
+                       "cu_seqlens)";
+  }
   return success();
 }
 
 } // namespace
 
 FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
-                                              const GPUScheduleOptions &options) {
-  int64_t rowsOpt = options.rowsPerWarp, warpsOpt = options.warpsPerBlock;
-  int64_t lanesVOpt = options.vLanes, chunkOpt = options.stageTokens;
-  int64_t unrollOpt = options.unrollTokens;
-  // Options from any source (pass options, gdn-run flags, the C API) in
-  // range: a switch is -1, 0 or 1, a size >= 0 (>= -1 where -1 means none)
-  // and bounded, so that no product of the cost model overflows.
-  for (auto [name, value, lo, hi] :
-       {std::tuple<StringRef, int64_t, int64_t, int64_t>{
-            "overlap-reductions", options.overlapReductions, -1, 2},
-        {"chunked-solve", options.chunkedSolve, -1, 2},
-        {"rows-per-warp", options.rowsPerWarp, 0, kMaxScheduleSize},
-        {"warps-per-block", options.warpsPerBlock, 0, kMaxScheduleSize},
-        {"v-lanes", options.vLanes, 0, kMaxScheduleSize},
-        {"stage-tokens", options.stageTokens, -1, kMaxScheduleSize},
-        {"unroll-tokens", options.unrollTokens, -1, kMaxScheduleSize},
-        {"pipeline-stages", options.pipelineStages, -1, kMaxScheduleSize},
-        {"consumer-registers", options.consumerRegisters, 0, kMaxScheduleSize},
-        {"l2-prefetch-distance", options.l2PrefetchDistance, -1,
-         kMaxScheduleSize},
-        {"programmatic-launch", options.programmaticLaunch, -1, 3},
-        {"sm-count", options.smCount, 0, kMaxSMCount}})
-    if (value < lo || value > hi) {
-      InFlightDiagnostic diag = op.emitOpError()
-                                << "cannot be lowered to the GPU: " << name
-                                << " = " << value << " must be ";
-      if (hi <= 3) {
-        for (int64_t x = lo; x < hi; ++x)
-          diag << x << (x + 1 < hi ? ", " : " ");
-        return diag << "or " << hi;
-      }
-      return diag << "in [" << lo << ", " << hi << "]";
-    }
-  int64_t sms = options.smCount > 0 ? options.smCount : 132;
+                                              ScheduleAttr pins,
+                                              const GPUTarget &target,
+                                              int64_t smCount) {
+  if (!pins)
+    pins = ScheduleAttr::get(op.getContext());
+  // The pins (0: chosen where 0 is no legal value; sizes are in range, as
+  // the attribute's verifier checks them).
+  int64_t rowsOpt = pins.getColumnsPerLane().value_or(0);
+  int64_t warpsOpt = pins.getWarps().value_or(0);
+  int64_t lanesVOpt = pins.getLanesAlongV().value_or(0);
+  std::optional<int64_t> chunkPin = pins.getStagedTokens();
+  int64_t unrollOpt = pins.getUnrollTokens().value_or(0);
+  std::optional<Reductions> reductionsPin;
+  if (pins.getReductions())
+    reductionsPin = pins.getReductions().getValue();
+  std::optional<ChunkSolve> solvePin;
+  if (pins.getSolve())
+    solvePin = pins.getSolve().getValue();
+  std::optional<int64_t> stagesPin = pins.getProducerStages();
+  if (smCount < 0 || smCount > kMaxSMCount)
+    return op.emitOpError() << "cannot be lowered to the GPU: sm-count = "
+                            << smCount << " must be in [0, " << kMaxSMCount
+                            << "]";
+  int64_t sms = smCount > 0 ? smCount : target.smCount;
   int64_t targetWarps = kTargetWarps * sms / 132;
   auto d = op.getDims();
   GPUSchedule s{rowsOpt, warpsOpt, lanesVOpt, 0, 0, unrollOpt, false, false};
   // The chunked solve only when asked for: measured slower than the token
-  // loop everywhere (bench/results/2026-11-29-s3-final, forms table).
-  s.chunkedSolve = std::max<int64_t>(options.chunkedSolve, 0);
+  // loop everywhere (docs/cost-model.md#cuda-core-chunked-solve).
+  s.chunkedSolve = solvePin ? int64_t(*solvePin) : 0;
   // Chosen: the tensor-core solve for the final state of a fixed 8 < T <= 16
   // (more than one tile of tokens, one chunk) where its mapping is free: T = 12 measured 1.1x
   // (N = 1) to 1.7x (N = 64 / 256) faster than the token loop; T = 4 even
-  // to 9% slower (bench/results/2026-11-29-s4-tc/sweep_tc2.md). Varlen is
+  // to 9% slower (docs/cost-model.md#tensor-core-solve). Varlen is
   // not chosen (unmeasured; most of its chunks are partial), nor T > 16.
   // (One chunk of bf16 or f16 q and k, as measured: several chunks, or f32
   // q and k, hold up to 255 registers; a pinned warp count must divide V
   // into 16-column warps.) Not on a tiny grid, where the token loop fed by a
   // producer warp is faster since the kernels' fp32 math contracts to fma
   // (T = 12, N = 1, HV = 32: 6.77 vs 9.06 us kv, 7.63 vs 9.19 us vk; at N = 8
-  // the tensor cores keep 18.6 vs 28.5 us; 2026-11-29-s6-bench/sweep_s6.md).
+  // the tensor cores keep 18.6 vs 28.5 us; docs/cost-model.md#tensor-core-solve).
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
-  if (options.chunkedSolve == 0 && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
+  if (!solvePin && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
       !tinyGrid(op, targetWarps) &&
       (qkType.isBF16() || qkType.isF16()) &&
       (warpsOpt == 0 || (warpsOpt <= 8 && d.V % (16 * warpsOpt) == 0)) &&
-      (chunkOpt == 0 || chunkOpt == 16) && rowsOpt == 0 &&
-      lanesVOpt == 0 &&
-      options.pipelineStages <= 0 && options.consumerRegisters == 0 &&
+      (!chunkPin || chunkPin == 16) && rowsOpt == 0 && lanesVOpt == 0 &&
+      stagesPin.value_or(0) == 0 &&
+      pins.getConsumerRegisters().value_or(0) == 0 &&
       !op.getIntermediateStates() && !op.hasParentTable() &&
       !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
       d.K <= 128 && d.V % 32 == 0)
@@ -395,14 +396,14 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     // (TensorCoreSolve.cpp): 2 columns a lane, 8 lanes along V.
     if ((rowsOpt != 0 && rowsOpt != 2) || (lanesVOpt != 0 && lanesVOpt != 8))
       return op.emitOpError()
-             << "cannot be lowered to the GPU: chunked-solve = 2 (tensor "
-                "cores) maps 16 V columns to a warp: rows-per-warp must be 2 "
-                "and v-lanes 8 (or both left 0), not "
+             << "cannot be lowered to the GPU: solve = tensor_cores maps 16 "
+                "V columns to a warp: columns_per_lane must be 2 and "
+                "lanes_along_v 8 (or both left to the cost model), not "
              << rowsOpt << " and " << lanesVOpt;
     s.rows = 2;
     s.lanesV = 8;
   }
-  bool staged = chunkOpt == 0 ? autoChunk(op) > 0 : chunkOpt > 0;
+  bool staged = chunkPin ? *chunkPin > 0 : autoChunk(op) > 0;
   bool bandwidthBound = false;
   if (s.rows == 0) {
     // In kv the lanes along V grow as the columns a lane shrink, so the warp
@@ -419,7 +420,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     // (V a multiple of rows x lanes), whole keys a lane (K a multiple of the
     // lanes along K; a power of two of them, the only counts run on the GPU
     // so far), and a state tile within the register budget (a pinned
-    // v-lanes leaves fewer lanes along K, more keys a lane).
+    // lanes_along_v leaves fewer lanes along K, more keys a lane).
     auto fits = [&](int64_t r) {
       int64_t lanes = lanesFor(r);
       return lanes >= 1 && lanes <= kWarpSize && d.V % (r * lanes) == 0 &&
@@ -441,8 +442,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
         break;
       }
     }
-    // None fits (a pinned v-lanes with large K): the most columns that do,
-    // else one column (a pinned v-lanes: the smallest tile) or the first
+    // None fits (a pinned lanes_along_v with large K): the most columns that do,
+    // else one column (a pinned lanes_along_v: the smallest tile) or the first
     // candidate, refused below with the reason.
     for (int64_t r = candidates.back() / 2; s.rows == 0 && r >= 1; r /= 2)
       if (fits(r))
@@ -456,7 +457,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // machine (verify N = 8 / 64: 7% faster, varlen extend: 31%), 2 x 4 below
   // (verify N = 1: 5%, T = 12 N = 1: 8%); kv: 2 x 4 instead of 4 x 4 while
   // the grid is tiny (FLA-style N = 1, T = 4 / 12: 11-14% faster; from N = 8
-  // on slower). bench/results/2026-11-29-s3-forms/sweep_flags*.md.
+  // on slower). docs/cost-model.md#staged-v-lanes.
   // (Head sizes of real models only: K a power of two >= 64.)
   // (And a state tile within the register budget: 8 columns over 2 or 4
   // lanes hold 8 K / 32 values a thread, K <= 256.)
@@ -478,8 +479,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // HV = 32): 2 lanes along V, so a lane's K slice is 8 keys (16-byte bf16
   // loads) and each reduction one shuffle level shallower. Measured at N = 1
   // (HV = 32), warm in L2 (gdn-run): bf16 pool 2.95 -> 2.41 us, f32 in place
-  // 3.34 -> 3.22 us, 2 x 2 or 4 lanes slower (2026-11-29-s5-sweeps); cold
-  // (bench_gdn): 0.65 -> 0.67 / 0.75 -> 0.76 of a copy (-s5-final).
+  // 3.34 -> 3.22 us, 2 x 2 or 4 lanes slower; cold (bench_gdn): 0.65 ->
+  // 0.67 / 0.75 -> 0.76 of a copy (docs/cost-model.md#decode-two-v-lanes).
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
       s.rows == 1 && !bandwidthBound && d.K >= 64 && d.K % 16 == 0 &&
       d.V % (2 * std::max<int64_t>(warpsOpt, 1)) == 0)
@@ -491,11 +492,11 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // CTAs of 4 warps. Measured at K = 128
   // (gdn-run, bf16 pool, HV = 32): N = 64 37.20 -> 33.62 us, N = 256 132.96
   // -> 118.06 us; 2 lanes with 8 columns, or side by side alone, gained at
-  // most 3% (2026-11-29-s6-bench/sweep_s6.md). At N = 8 (1x the target) it
-  // was 3% slower (6.92 -> 7.12 us) and the KDA bf16 pool even (sweep_s6b.md).
+  // most 3%. At N = 8 (1x the target) it was 3% slower (6.92 -> 7.12 us)
+  // and the KDA bf16 pool even.
   // Not for KDA (a per-key decay; a per-channel beta likewise unmeasured):
   // bench_gdn cold, N = 64 / 256 49.17 -> 52.30 / 171.23 -> 186.27 us
-  // (2026-11-29-s6-bench/kda vs -s6-final).
+  // (docs/cost-model.md#decode-16-byte-slices).
   Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
   bool streaming = false; // the bandwidth-bound 2-byte decode below
   if (!staged && op.isVKLayout() && rowsOpt == 0 && lanesVOpt == 0 &&
@@ -511,21 +512,21 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   if (s.lanesV == 0)
     s.lanesV = autoLanesV(op, s.rows);
   if (s.lanesV < 1 || s.lanesV > kWarpSize || !llvm::isPowerOf2_64(s.lanesV))
-    return op.emitOpError() << "cannot be lowered to the GPU: v-lanes = "
+    return op.emitOpError() << "cannot be lowered to the GPU: lanes_along_v = "
                             << s.lanesV << " must be a power of two in [1, 32]";
   if (d.K % s.lanesK() != 0)
     return op.emitOpError() << "cannot be lowered to the GPU: K = " << d.K
-                            << " must be a multiple of 32 / v-lanes = "
+                            << " must be a multiple of 32 / lanes_along_v = "
                             << s.lanesK();
   s.kPerLane = d.K / s.lanesK();
   // Side-by-side reductions shorten a token's dependent chain (N = 1: 4-18%
   // faster, FLA-style N = 8: 18%) but hold more registers, which costs
   // bandwidth once the grid is bandwidth-bound (bf16 pool decode and verify,
-  // N >= 8: 5-13% slower); bench/results/2026-11-29-s2-final vs -final2.
+  // N >= 8: 5-13% slower); docs/cost-model.md#overlap-reductions.
   // KDA (per-key decay, per-channel beta) is built in the side-by-side form
   // only.
-  s.overlapReductions = options.overlapReductions > 0 ||
-                        (options.overlapReductions == 0 && !bandwidthBound) ||
+  s.overlapReductions = (reductionsPin && *reductionsPin != Reductions::in_turn) ||
+                        (!reductionsPin && !bandwidthBound) ||
                         op.hasPerKeyDecay() || op.hasPerChannelBeta();
   if (s.warps == 0 && bandwidthBound && op.isVKLayout() && !staged)
     s.warps = 1;
@@ -534,7 +535,7 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // varlen), since the 128-register cap, 8 warps are the fastest at every N
   // measured (T = 12, HV = 32: N = 2 / 4 / 8 by 8 / 14 / 3% over the 2 / 2 /
   // 4 warps of the rule before, N = 16 by 5% and N >= 64 by 3-7% over 4;
-  // bench/results/2026-11-29-s9-compile-warps/ab.md, -s8-tc-columns/). Several chunks hold more registers (varlen on
+  // docs/cost-model.md#tensor-core-warps). Several chunks hold more registers (varlen on
   // 8 warps spills 36 bytes under the cap): there the most warps that still
   // give two CTAs an SM, else 2.
   if (s.warps == 0 && s.tensorCores()) {
@@ -556,14 +557,14 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       }
   }
   if (s.rows < 1 || s.rows > 16 || s.warps < 1 || s.warps > 32)
-    return op.emitOpError() << "cannot be lowered to the GPU: rows-per-warp = "
-                            << s.rows << " must be in [1, 16] and warps-per-block = "
+    return op.emitOpError() << "cannot be lowered to the GPU: columns_per_lane = "
+                            << s.rows << " must be in [1, 16] and warps = "
                             << s.warps << " in [1, 32]";
   // The state tile lives in registers: keep it within a budget that ptxas
   // can hold without spilling (K = 256 with R = 4 in vk is 32 values).
   if (s.rows * s.kPerLane > kMaxStateValues)
     return op.emitOpError() << "cannot be lowered to the GPU: a thread would "
-                               "hold rows-per-warp * K / (32 / v-lanes) = "
+                               "hold columns_per_lane * K / (32 / lanes_along_v) = "
                             << s.rows * s.kPerLane
                             << " state values, more than " << kMaxStateValues
                             << " (K = " << d.K << " must be at most "
@@ -571,29 +572,29 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
                             << " for this schedule)";
   if (d.V % s.blockRows() != 0)
     return op.emitOpError() << "cannot be lowered to the GPU: V = " << d.V
-                            << " is not a multiple of rows-per-warp * v-lanes * "
-                               "warps-per-block = "
+                            << " is not a multiple of columns_per_lane * "
+                               "lanes_along_v * warps = "
                             << s.blockRows();
   if (d.V / s.blockRows() > std::numeric_limits<int32_t>::max())
-    return op.emitOpError() << "cannot be lowered to the GPU: V / (rows-per-warp * "
-                               "v-lanes * warps-per-block) = "
+    return op.emitOpError() << "cannot be lowered to the GPU: V / (columns_per_lane * "
+                               "lanes_along_v * warps) = "
                             << d.V / s.blockRows()
                             << " blocks exceed the grid limit 2^31 - 1";
-  if (chunkOpt == 0) {
+  if (!chunkPin) {
     s.chunk = autoChunk(op);
     if (s.tensorCores()) // whole mma tiles of 8 tokens
       s.chunk = llvm::alignTo(s.chunk, 8);
     while (s.chunk > 1 && stagingBytes(op, s, s.chunk) > kMaxStagingBytes)
       s.chunk /= 2;
-  } else if (chunkOpt < 0) {
-    s.chunk = 0; // inputs straight from global memory
   } else {
-    s.chunk = chunkOpt;
+    s.chunk = *chunkPin; // 0: inputs straight from global memory
   }
   if (s.chunkedSolve) {
     auto refuse = [&](StringRef why) {
       return op.emitOpError()
-             << "cannot be lowered to the GPU: chunked-solve needs " << why;
+             << "cannot be lowered to the GPU: solve = "
+             << stringifyChunkSolve(ChunkSolve(s.chunkedSolve)) << " needs "
+             << why;
     };
     if (op.hasParentTable())
       return refuse("a chain of tokens (no parent table, EAGLE tree)");
@@ -604,48 +605,46 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
     if (op.hasPerChannelBeta())
       return refuse("a beta per head (no per-channel beta)");
     if (s.chunk == 0)
-      return refuse(chunkOpt == 0
-                        ? "tokens staged in shared memory (stage-tokens > 0: "
+      return refuse(!chunkPin
+                        ? "tokens staged in shared memory (staged_tokens > 0: "
                           "a single token is not staged unless asked)"
-                        : "tokens staged in shared memory (stage-tokens > 0)");
+                        : "tokens staged in shared memory (staged_tokens > 0)");
     if (s.tensorCores() && s.chunk != 8 && s.chunk != 16)
-      return refuse("stage-tokens = 8 or 16 on tensor cores (mma tiles of 8 "
+      return refuse("staged_tokens = 8 or 16 on tensor cores (mma tiles of 8 "
                     "tokens), not " +
                     std::to_string(s.chunk));
     if (s.tensorCores() && d.K % 8 != 0)
       return refuse("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
   }
-  // Two staged tokens a step (overlap_reductions = 2), where a token chain
+  // Two staged tokens a step (reductions = token_pairs), where a token chain
   // of the side-by-side form is the whole kernel: a tiny grid, no
   // intermediate states (with them 20% slower: verify T = 4 N = 1 4.26 ->
   // 5.14 us) and no tree. H200: T = 12 N = 1 6.52 -> 6.34 us, MTP T = 4
   // N = 1 5.16 -> 4.93; forced on wider grids 4-12% slower
-  // (bench/results/2026-11-29-s9-pairs). Staged token loops only; never
+  // (docs/cost-model.md#token-pairs). Staged token loops only; never
   // with the chunked solve.
   bool pairable = s.overlapReductions && s.chunk > 0 && !s.chunkedSolve &&
                   !op.hasParentTable();
   s.pairTokens =
-      pairable && (options.overlapReductions == 2 ||
-                   (options.overlapReductions == 0 &&
+      pairable && (reductionsPin == Reductions::token_pairs ||
+                   (!reductionsPin &&
                     tinyGrid(op, targetWarps) && !op.getIntermediateStates()));
   if (s.unroll == 0)
     s.unroll = kAutoUnroll;
-  else if (s.unroll < 0)
-    s.unroll = 1;
   if (s.unroll > 64)
-    return op.emitOpError() << "cannot be lowered to the GPU: unroll-tokens = "
+    return op.emitOpError() << "cannot be lowered to the GPU: unroll_tokens = "
                             << s.unroll << " must be at most 64";
   if (s.chunk > s.warps * kWarpSize)
-    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+    return op.emitOpError() << "cannot be lowered to the GPU: staged_tokens = "
                             << s.chunk << " exceeds the " << s.warps * kWarpSize
                             << " threads of a CTA";
   if (stagingBytes(op, s, s.chunk) > 48 * 1024)
-    return op.emitOpError() << "cannot be lowered to the GPU: stage-tokens = "
+    return op.emitOpError() << "cannot be lowered to the GPU: staged_tokens = "
                             << s.chunk << " needs "
                             << stagingBytes(op, s, s.chunk)
                             << " bytes of shared memory, more than 48 KiB";
-  if (failed(selectWarpSpecialization(op, options, targetWarps, s)) ||
-      failed(selectPrefetch(op, options, streaming, sms, s)))
+  if (failed(selectWarpSpecialization(op, pins, target, targetWarps, s)) ||
+      failed(selectPrefetch(op, pins, target, streaming, sms, s)))
     return failure();
   // Programmatic launch, once asked for: the next kernel may launch at this
   // one's start, so its CTAs load their states while this grid runs, except
@@ -656,15 +655,15 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // 3.13 -> 1.91 / 8.45 -> 7.16 (2.88 / 10.51), T = 12 N = 64 (tensor cores)
   // 109.9 -> 111.7 (156.8); with a producer: T = 12 N = 1 6.76 -> 6.96 (at
   // the start 10.68), verify T = 4 N = 1 4.22 -> 3.68 (5.52)
-  // (bench/results/2026-11-29-s8-programmatic).
-  s.programmaticLaunch = std::max<int64_t>(options.programmaticLaunch, 0);
-  if (s.programmaticLaunch == 1)
+  // (docs/cost-model.md#programmatic-launch).
+  s.programmaticLaunch =
+      pins.getLaunch() ? int64_t(pins.getLaunch().getValue()) : 0;
+  if (s.programmaticLaunch == int64_t(LaunchMode::programmatic))
     s.programmaticLaunch = s.stages > 0 ? GPUSchedule::kLaunchAfterRecurrence
                                         : GPUSchedule::kLaunchAtStart;
-  if (s.programmaticLaunch && !options.bulkAsyncCopies)
-    return op.emitOpError() << "cannot be lowered to the GPU: "
-                               "programmatic-launch = "
-                            << options.programmaticLaunch
+  if (s.programmaticLaunch && !target.bulkAsyncCopies)
+    return op.emitOpError() << "cannot be lowered to the GPU: launch = "
+                            << stringifyLaunchMode(pins.getLaunch().getValue())
                             << " needs griddepcontrol (sm_90 or sm_90a)";
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
@@ -679,72 +678,18 @@ bool gdn::producerNorms(RecurrentOp op, const GPUSchedule &s) {
          !s.chunkedSolve && !op.hasPerKeyDecay();
 }
 
-DictionaryAttr gdn::scheduleToAttr(MLIRContext *context, const GPUSchedule &s) {
-  Builder b(context);
-  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  return b.getDictionaryAttr({
-      b.getNamedAttr("rows_per_warp", i64(s.rows)),
-      b.getNamedAttr("warps_per_block", i64(s.warps)),
-      b.getNamedAttr("v_lanes", i64(s.lanesV)),
-      b.getNamedAttr("stage_tokens", i64(s.chunk > 0 ? s.chunk : -1)),
-      b.getNamedAttr("unroll_tokens", i64(s.unroll)),
-      b.getNamedAttr("overlap_reductions",
-                     i64(s.pairTokens ? 2 : s.overlapReductions ? 1 : -1)),
-      b.getNamedAttr("chunked_solve", i64(s.chunkedSolve ? s.chunkedSolve : -1)),
-      b.getNamedAttr("pipeline_stages", i64(s.stages > 0 ? s.stages : -1)),
-      b.getNamedAttr("consumer_registers", i64(s.consumerRegisters)),
-      b.getNamedAttr("l2_prefetch_distance",
-                     i64(s.l2PrefetchDistance > 0 ? s.l2PrefetchDistance : -1)),
-      b.getNamedAttr("programmatic_launch",
-                     i64(s.programmaticLaunch ? s.programmaticLaunch : -1)),
-  });
+ScheduleAttr gdn::toScheduleAttr(MLIRContext *context, const GPUSchedule &s) {
+  Reductions reductions = s.pairTokens          ? Reductions::token_pairs
+                          : s.overlapReductions ? Reductions::side_by_side
+                                                : Reductions::in_turn;
+  return ScheduleAttr::get(
+      context, s.rows, s.lanesV, s.warps, s.chunk, s.unroll,
+      ReductionsAttr::get(context, reductions),
+      ChunkSolveAttr::get(context, ChunkSolve(s.chunkedSolve)), s.stages,
+      s.consumerRegisters, s.statePrefetchDistance, s.inputPrefetchDistance,
+      LaunchModeAttr::get(context, LaunchMode(s.programmaticLaunch)));
 }
 
-FailureOr<GPUScheduleOptions> gdn::scheduleOptionsOf(RecurrentOp op) {
-  GPUScheduleOptions options;
-  Attribute attr = op->getAttr(kScheduleAttrName);
-  if (!attr)
-    return options;
-  auto dict = dyn_cast<DictionaryAttr>(attr);
-  if (!dict)
-    return op.emitOpError() << "'" << kScheduleAttrName
-                            << "' must be a dictionary of i64 schedule options";
-  for (NamedAttribute entry : dict) {
-    auto value = dyn_cast<IntegerAttr>(entry.getValue());
-    int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
-                         .Case("rows_per_warp", &options.rowsPerWarp)
-                         .Case("warps_per_block", &options.warpsPerBlock)
-                         .Case("v_lanes", &options.vLanes)
-                         .Case("stage_tokens", &options.stageTokens)
-                         .Case("unroll_tokens", &options.unrollTokens)
-                         .Case("overlap_reductions", &options.overlapReductions)
-                         .Case("chunked_solve", &options.chunkedSolve)
-                         .Case("pipeline_stages", &options.pipelineStages)
-                         .Case("consumer_registers", &options.consumerRegisters)
-                         .Case("l2_prefetch_distance", &options.l2PrefetchDistance)
-                         .Case("programmatic_launch", &options.programmaticLaunch)
-                         .Default(nullptr);
-    // i64 only: a narrower entry reads sign-extended (true : i1 as -1).
-    if (!field || !value || !value.getType().isSignlessInteger(64))
-      return op.emitOpError()
-             << "'" << kScheduleAttrName << "' entry '" << entry.getName().getValue()
-             << "' is not an i64 rows_per_warp, warps_per_block, v_lanes, "
-                "stage_tokens, unroll_tokens, overlap_reductions, chunked_solve, "
-                "pipeline_stages, consumer_registers, l2_prefetch_distance or "
-                "programmatic_launch";
-    *field = value.getInt();
-  }
-  if (options.rowsPerWarp < 0 || options.warpsPerBlock < 0 || options.vLanes < 0 ||
-      options.stageTokens < -1 || options.unrollTokens < -1 ||
-      options.pipelineStages < -1 || options.consumerRegisters < 0 ||
-      options.l2PrefetchDistance < -1 ||
-      options.overlapReductions < -1 || options.overlapReductions > 2 ||
-      options.chunkedSolve < -1 || options.chunkedSolve > 2 ||
-      options.programmaticLaunch < -1 || options.programmaticLaunch > 3)
-    return op.emitOpError() << "'" << kScheduleAttrName
-                            << "' holds a negative size (or "
-                               "overlap_reductions outside -1, 0, 1, 2, "
-                               "chunked_solve outside -1, 0, 1, 2 or "
-                               "programmatic_launch outside -1, 0, 1, 2, 3)";
-  return options;
+ScheduleAttr gdn::pinnedSchedule(RecurrentOp op) {
+  return op->getAttrOfType<ScheduleAttr>(GDNDialect::kScheduleAttrName);
 }

@@ -1,8 +1,9 @@
 //===- SelectSchedule.cpp - gdn-select-schedule ---------------------------===//
 //
-// Pins the GPU schedule of every gdn.recurrent as the `gdn.schedule`
-// attribute: the pass options and any entries already on the op, the cost
-// model (Schedule.cpp) for the rest. convert-gdn-to-gpu builds that kernel.
+// Pins the GPU schedule of every gdn.recurrent as a complete #gdn.schedule
+// in its `gdn.schedule` attribute: the option's parameters, then any the op
+// already has, the cost model (Schedule.cpp) for the rest.
+// convert-gdn-to-gpu builds that kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
@@ -29,38 +30,36 @@ struct GDNSelectSchedulePass
   using Base::Base;
 
   void runOnOperation() override {
+    const GPUTarget *target = lookupGPUTarget(chip);
+    ScheduleAttr pins;
+    if (!StringRef(schedule).trim().empty()) {
+      std::string error;
+      pins = ScheduleAttr::parseText(schedule, &getContext(), error);
+      if (!pins) {
+        emitError(getOperation().getLoc())
+            << "gdn-select-schedule: option schedule = " << error;
+        return signalPassFailure();
+      }
+    }
     WalkResult result = getOperation().walk([&](RecurrentOp op) {
-      FailureOr<GPUScheduleOptions> options = scheduleOptionsOf(op);
-      if (failed(options))
-        return WalkResult::interrupt();
-      auto pin = [](int64_t &field, int64_t option) {
-        if (option != 0)
-          field = option;
-      };
-      pin(options->rowsPerWarp, rowsPerWarp);
-      pin(options->warpsPerBlock, warpsPerBlock);
-      pin(options->vLanes, vLanes);
-      pin(options->stageTokens, stageTokens);
-      pin(options->unrollTokens, unrollTokens);
-      pin(options->overlapReductions, overlapReductions);
-      pin(options->chunkedSolve, chunkedSolve);
-      pin(options->pipelineStages, pipelineStages);
-      pin(options->consumerRegisters, consumerRegisters);
-      pin(options->l2PrefetchDistance, l2PrefetchDistance);
-      pin(options->programmaticLaunch, programmaticLaunch);
-      const GPUTarget *target = lookupGPUTarget(chip);
       if (!target) {
         op.emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
                          << chip << "' (supported: " << supportedGPUChips()
                          << ")";
         return WalkResult::interrupt();
       }
-      options->smCount = smCount != 0 ? int64_t(smCount) : target->smCount;
-      options->bulkAsyncCopies = target->bulkAsyncCopies;
-      FailureOr<GPUSchedule> schedule = selectGPUSchedule(op, *options);
-      if (failed(schedule))
+      // The option's parameters over the op's own.
+      ScheduleAttr opPins = pinnedSchedule(op);
+      if (opPins)
+        opPins = opPins.pinnedBy(pins);
+      else
+        opPins = pins;
+      FailureOr<GPUSchedule> s =
+          selectGPUSchedule(op, opPins, *target, smCount);
+      if (failed(s))
         return WalkResult::interrupt();
-      op->setAttr(kScheduleAttrName, scheduleToAttr(op.getContext(), *schedule));
+      op->setAttr(GDNDialect::kScheduleAttrName,
+                  toScheduleAttr(op.getContext(), *s));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -1,6 +1,6 @@
 //===- TensorCoreSolve.cpp - the chunked solve on tensor cores ------------===//
 //
-// Schedule `chunked_solve` = 2: a staged chunk's tokens solved at once
+// Schedule `solve = tensor_cores`: a staged chunk's tokens solved at once
 // (KernelBuilder.h, tensorCoreSolve()) with the state tile held as the
 // accumulators of m16n8k8 tf32 mma.sync.
 //

@@ -1,7 +1,7 @@
 //===- WarpSpecialization.cpp - producer warp and chunk ring
 //---------------===//
 //
-// Schedule `pipeline_stages`: a producer warp fills a ring of staged chunks
+// Schedule `producer_stages`: a producer warp fills a ring of staged chunks
 // with cp.async.bulk under full/empty mbarriers, with the tokens' gates and
 // norm factors, while the consumer warps run the tokens;
 // `consumer_registers` adds setmaxnreg (KernelBuilder.h).

@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 
 from .. import default_compiler
+from ..schedule import schedule_text
 from ._checks import _view_strides
 
 _DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -18,28 +19,16 @@ _kernels = {}
 _schedule = {}
 
 
-def set_schedule(rows_per_warp=0, warps_per_block=0, v_lanes=0, stage_tokens=0,
-                 unroll_tokens=0, overlap_reductions=0, chunked_solve=0,
-                 pipeline_stages=0, consumer_registers=0, l2_prefetch_distance=0,
-                 programmatic_launch=0):
-    """Overrides the GPU schedule of the kernels compiled from now on (0:
-    automatic; -1: stage_tokens: no shared-memory staging, unroll_tokens: no
-    unrolling). overlap_reductions: a token's K-reductions side by side (1,
-    a shorter dependent chain; 2: also two staged tokens a step) or in turn
-    (-1, fewer registers); 0: the cost model's choice (side by side unless
-    the grid is bandwidth-bound, two a step on tiny grids without
-    intermediate states; KDA is always side by side). chunked_solve, pipeline_stages, consumer_registers,
-    l2_prefetch_distance, programmatic_launch:
-    see gdn.Compiler.compile. Used by the benchmarks to sweep schedules."""
+def set_schedule(schedule=None, **parameters):
+    """Pins parameters of the GPU schedule of the kernels compiled from now
+    on: a dict and/or keywords of #gdn.schedule parameters
+    (gdn.schedule.schedule_text, docs/schedule.md), e.g.
+    set_schedule(columns_per_lane=2, reductions="in_turn");
+    set_schedule() leaves every parameter to the cost model again. Used by
+    the benchmarks to sweep schedules."""
     _schedule.clear()
-    given = dict(rows_per_warp=rows_per_warp, warps_per_block=warps_per_block,
-                 v_lanes=v_lanes, stage_tokens=stage_tokens, unroll_tokens=unroll_tokens,
-                 overlap_reductions=overlap_reductions, chunked_solve=chunked_solve,
-                 pipeline_stages=pipeline_stages, consumer_registers=consumer_registers,
-                 l2_prefetch_distance=l2_prefetch_distance,
-                 programmatic_launch=programmatic_launch)
-    if any(given.values()):
-        _schedule.update(given)
+    _schedule.update(schedule or {})
+    _schedule.update(parameters)
 
 
 def _chip(device):
@@ -48,9 +37,11 @@ def _chip(device):
 
 
 def _kernel(device, fresh_early_inputs=False, **desc):
-    desc.update(_schedule)
+    schedule = dict(_schedule)
     if fresh_early_inputs:  # written by the kernel just before: no early read
-        desc.pop("programmatic_launch", None)
+        schedule.pop("launch", None)
+    if schedule:
+        desc["schedule"] = schedule_text(schedule)
     key = (device.type, device.index) + tuple(sorted(desc.items()))
     k = _kernels.get(key)
     if k is None:

@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=1 rows-per-warp=1 warps-per-block=1" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 1, warps = 1, solve = cuda_cores>}" -convert-gdn-to-gpu | FileCheck %s
 // The chunked (WY) solve of a staged chunk: q, k, v and the log gates staged
 // (rows past the chunk's tokens zero-filled), the chunk's Gram matrices once a
 // CTA ([2, C, C], one K loop per (i, j) pair) and the per-token decays and
@@ -71,6 +71,6 @@ func.func @varlen(%q: memref<1x6x1x32xbf16>, %k: memref<1x6x1x32xbf16>,
       v(%v : memref<1x6x2x16xbf16>) cu_seqlens(%cu : memref<3xi32>)
       initial_state(%state : memref<2x2x16x32xf32>)
       final_state(%state : memref<2x2x16x32xf32>) o(%o : memref<1x6x2x16xbf16>)
-      {gdn.schedule = {stage_tokens = 4 : i64}, state_layout = #gdn.layout<vk>}
+      {gdn.schedule = #gdn.schedule<staged_tokens = 4>, state_layout = #gdn.layout<vk>}
   return
 }

@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2>}" -convert-gdn-to-gpu | FileCheck %s
 
 // KDA decode (T = 1, no staging), vk: each lane owns the 4 key rows at k0
 // and the 4 V columns at v0. The per-key gate input a is one vector load at

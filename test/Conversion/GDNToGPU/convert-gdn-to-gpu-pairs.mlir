@@ -1,6 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
 
-// Two staged tokens a step (overlap_reductions = 2). T = 3 in one chunk of
+// Two staged tokens a step (reductions = token_pairs). T = 3 in one chunk of
 // 4: the pair loop runs j = 0 only (to count - 1 = 2, step 2), then the odd
 // last token on its own (a fixed T: no runtime test). A pair's shuffle
 // trees (32 lanes along K, 5 levels each) all read the state before the
@@ -24,7 +24,7 @@ func.func @pairs(%q: memref<1x3x1x32xf32>, %k: memref<1x3x1x32xf32>, %v: memref<
       initial_state(%s : memref<1x1x32x32xf32>) final_state(%s : memref<1x1x32x32xf32>)
       o(%o : memref<1x3x1x32xf32>)
       {state_layout = #gdn.layout<vk>,
-       gdn.schedule = {overlap_reductions = 2 : i64, stage_tokens = 4 : i64, rows_per_warp = 1 : i64}}
+       gdn.schedule = #gdn.schedule<columns_per_lane = 1, staged_tokens = 4, reductions = token_pairs>}
   return
 }
 
@@ -55,7 +55,7 @@ func.func @chunks(%q: memref<1x6x1x32xf32>, %k: memref<1x6x1x32xf32>, %v: memref
       initial_state(%s : memref<1x1x32x32xf32>) final_state(%s : memref<1x1x32x32xf32>)
       o(%o : memref<1x6x1x32xf32>)
       {state_layout = #gdn.layout<vk>,
-       gdn.schedule = {overlap_reductions = 2 : i64, stage_tokens = 4 : i64, rows_per_warp = 1 : i64}}
+       gdn.schedule = #gdn.schedule<columns_per_lane = 1, staged_tokens = 4, reductions = token_pairs>}
   return
 }
 
@@ -77,7 +77,7 @@ func.func @unrolled_pairs(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v
       initial_state(%s : memref<1x1x32x32xf32>) final_state(%s : memref<1x1x32x32xf32>)
       o(%o : memref<1x4x1x32xf32>)
       {state_layout = #gdn.layout<vk>,
-       gdn.schedule = {overlap_reductions = 2 : i64, stage_tokens = 4 : i64, rows_per_warp = 1 : i64,
-                       unroll_tokens = 4 : i64}}
+       gdn.schedule = #gdn.schedule<columns_per_lane = 1, staged_tokens = 4, unroll_tokens = 4,
+                                    reductions = token_pairs>}
   return
 }

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" -convert-gdn-to-gpu | FileCheck %s --check-prefix=BF16
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=BF16
 // A state pool: the kernel reads sequence n's slot from state_indices; a
 // padding row (slot < 0) starts from zeros, stores nothing and writes zero
 // outputs. One token (decode): the token's inputs load first, then the state

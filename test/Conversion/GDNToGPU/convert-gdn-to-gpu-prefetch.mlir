@@ -1,6 +1,6 @@
 // RUN: gdn-opt %s -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 
-// The bandwidth-bound bf16 pool decode (l2_prefetch_distance = 924): after
+// The bandwidth-bound bf16 pool decode (state_prefetch_distance = 924): after
 // its own state loads, thread 0 finds the CTA 924 later in launch order
 // (x = V block fastest, then hv, then n), reads that sequence's pool slot
 // and, unless it is padding (< 0), prefetches its 32 rows x 128 keys x 2
@@ -29,7 +29,7 @@ func.func @pool_decode_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128
 }
 
 // The tensor-core solve of a single chunk (FLA-style T = 12 N = 64,
-// l2_prefetch_distance = 132): before its own staging loads, thread t < 12
+// input_prefetch_distance = 132): before its own staging loads, thread t < 12
 // of a CTA with a CTA 132 later in launch order (of 2048) prefetches into L2
 // token t's rows of that CTA's sequence and heads: q and k (256 bytes, two
 // lines each), its V block of v (two lines), g and beta (one each).

@@ -1,6 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
 
-// programmatic_launch = 2: every thread lets the next kernel launch first
+// launch = programmatic_at_start: every thread lets the next kernel launch first
 // thing (griddepcontrol.launch_dependents), issues its state loads, and
 // waits for the previous kernel (griddepcontrol.wait, inline PTX with a
 // memory clobber so LLVM moves no load of the previous kernel's outputs above
@@ -21,7 +21,7 @@ func.func @decode(%q: memref<2x1x16x128xbf16>, %k: memref<2x1x16x128xbf16>,
       v(%v : memref<2x1x32x128xbf16>) g(%g : memref<2x1x32xf32>)
       initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>)
       o(%o : memref<2x1x32x128xbf16>)
-      {state_layout = #gdn.layout<vk>, gdn.schedule = {programmatic_launch = 2 : i64}}
+      {state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<launch = programmatic_at_start>}
   return
 }
 
@@ -46,13 +46,13 @@ func.func @producer(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>,
       v(%v : memref<1x12x32x128xbf16>) g(%g : memref<1x12x32xf32>) beta(%beta : memref<1x12x32xbf16>)
       initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
       o(%o : memref<1x12x32x128xbf16>)
-      {qk_l2norm, gdn.schedule = {programmatic_launch = 2 : i64, pipeline_stages = 2 : i64, overlap_reductions = 1 : i64}}
+      {qk_l2norm, gdn.schedule = #gdn.schedule<reductions = side_by_side, producer_stages = 2, launch = programmatic_at_start>}
   return
 }
 
 // -----
 
-// programmatic_launch = 3: the next kernel may launch once the recurrence is
+// launch = programmatic_after_recurrence: the next kernel may launch once the recurrence is
 // done, before the final state store.
 // CHECK-LABEL: gpu.func @late_recurrent
 // CHECK-NOT: nvvm.griddepcontrol
@@ -68,6 +68,6 @@ func.func @late(%q: memref<2x1x16x128xbf16>, %k: memref<2x1x16x128xbf16>,
       v(%v : memref<2x1x32x128xbf16>) g(%g : memref<2x1x32xf32>)
       initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>)
       o(%o : memref<2x1x32x128xbf16>)
-      {state_layout = #gdn.layout<vk>, gdn.schedule = {programmatic_launch = 3 : i64}}
+      {state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<launch = programmatic_after_recurrence>}
   return
 }

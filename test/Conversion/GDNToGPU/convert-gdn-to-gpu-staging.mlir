@@ -1,11 +1,11 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2 unroll-tokens=4" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=LOOP
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="overlap-reductions=1 rows-per-warp=4 warps-per-block=2 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, unroll_tokens = 4, reductions = side_by_side>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, reductions = side_by_side>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=LOOP
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, staged_tokens = 0, reductions = side_by_side>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
 
 // Token staging: with T > 1 a chunk of tokens' q, k, v (this CTA's 8 V
 // columns) and gates goes through shared memory, every load issued before one
 // barrier; the token loop then reads shared memory only. A fixed T = 4 fits
-// one chunk, whose tokens are unrolled with unroll-tokens=4 and by default
+// one chunk, whose tokens are unrolled with unroll_tokens = 4 and by default
 // stay a loop (unrolling measured slower from N = 8 on).
 // CHECK-LABEL: func.func @mtp
 // CHECK: gpu.func @mtp_recurrent({{.*}}) workgroup(%[[QS:.*]] : memref<4x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[KS:.*]] : memref<4x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VS:.*]] : memref<4x8xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[DS:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BS:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
@@ -71,7 +71,7 @@ func.func @varlen(%q: memref<1x9x1x32xf32>, %k: memref<1x9x1x32xf32>, %v: memref
 
 // -----
 
-// T = 12: one chunk of 12 tokens, its loop unrolled by 4 (unroll-tokens):
+// T = 12: one chunk of 12 tokens, its loop unrolled by 4 (unroll_tokens):
 // three iterations of four tokens each.
 // CHECK-LABEL: func.func @dflash
 // CHECK: gpu.barrier

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -gdn-select-schedule="chunked-solve=2 warps-per-block=8" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -gdn-select-schedule="chunked-solve=2 warps-per-block=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 8, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 2, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
 // Where the tensor-core solve of a single chunk loads the state: in CTAs of
 // 4 or more warps after the chunk's staging loads (q, k, v, gates), before
 // the staging barrier; in CTAs of 2 warps first (KernelBuilder::build()).

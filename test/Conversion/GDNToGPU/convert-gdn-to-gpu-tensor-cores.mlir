@@ -1,7 +1,7 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" | FileCheck %s --check-prefix=SCHED
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chunked-solve=2" -convert-gdn-to-gpu | FileCheck %s --check-prefix=CONST
-// The chunked solve on tensor cores (chunked_solve = 2): 16 V columns a
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores>}" | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=CONST
+// The chunked solve on tensor cores (solve = tensor_cores): 16 V columns a
 // warp (2 a lane x 8 lanes along V), chunks of whole 8-token mma tiles (T =
 // 3 takes 8 rows, 5 of them zeros), q and k rows padded by 16 bytes in
 // shared memory, the solve's matrices [2, C, C + 4] and token factors
@@ -15,7 +15,7 @@
 // its diagonal, q's norms, is used) is not formed: 4 + 8 + 3 + 3 + 4 = 22.
 
 // SCHED-LABEL: func.func @f32qk
-// SCHED: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}rows_per_warp = 2 : i64, stage_tokens = 8 : i64, {{.*}}v_lanes = 8 : i64, warps_per_block = 1 : i64}
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 1, staged_tokens = 8, {{.*}}solve = tensor_cores,
 // CHECK-LABEL: gpu.func @f32qk_recurrent
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x20xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<3x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x12xf32, #gpu.address_space<workgroup>>{{.*}}memref<5x8xf32, #gpu.address_space<workgroup>>
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
@@ -49,7 +49,7 @@ func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
 // -----
 
 // SCHED-LABEL: func.func @bf16qk
-// SCHED: chunked_solve = 2 : i64
+// SCHED: solve = tensor_cores,
 // CHECK-LABEL: gpu.func @bf16qk_recurrent
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-22: nvvm.mma.sync
@@ -104,6 +104,6 @@ func.func @qnorms(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
       beta(%beta : memref<1x3x1xf32>)
       initial_state(%state : memref<1x1x16x64xf32>)
       final_state(%state : memref<1x1x16x64xf32>) o(%o : memref<1x3x1x64xbf16>)
-      {state_layout = #gdn.layout<kv>, qk_l2norm, gdn.schedule = {warps_per_block = 4 : i64}}
+      {state_layout = #gdn.layout<kv>, qk_l2norm, gdn.schedule = #gdn.schedule<warps = 4>}
   return
 }

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 pipeline-stages=-1" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, producer_stages = 0>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, staged_tokens = 0>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=OFF
 
 // EAGLE tree verify: before a token's math the state tile is replaced by the
 // parent's stored state (intermediate_states[row, p], the elements this thread

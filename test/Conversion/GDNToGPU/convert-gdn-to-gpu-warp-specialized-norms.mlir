@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 v-lanes=4 warps-per-block=4 stage-tokens=12 pipeline-stages=2" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 v-lanes=4 warps-per-block=4 stage-tokens=12 pipeline-stages=2 overlap-reductions=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=INTURN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 12, producer_stages = 2>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 12, reductions = in_turn, producer_stages = 2>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=INTURN
 
 // The producer warp computes each staged token's norm factors once a CTA
 // (FLA-style T = 12 kv, the default schedule of bench/sweeps/fla_t12_n1_kv
@@ -41,7 +41,7 @@
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: gpu.return
 
-// Tokens in turn (overlap-reductions off) normalize q and k in the token.
+// Tokens in turn (reductions = in_turn) normalize q and k in the token.
 // INTURN-LABEL: func.func @fla
 // INTURN-NOT: x4xf32, #gpu.address_space<workgroup>
 // INTURN: rsqrt.approx

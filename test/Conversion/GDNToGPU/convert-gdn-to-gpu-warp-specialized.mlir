@@ -1,7 +1,7 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 warps-per-block=2 stage-tokens=2 pipeline-stages=2 overlap-reductions=1" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 warps-per-block=4 stage-tokens=2 pipeline-stages=3 consumer-registers=128 overlap-reductions=1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=REGS
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, warps = 2, staged_tokens = 2, reductions = side_by_side, producer_stages = 2>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 2, warps = 4, staged_tokens = 2, reductions = side_by_side, producer_stages = 3, consumer_registers = 128>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=REGS
 
-// A producer warp (pipeline-stages): the CTA's 2 consumer warps plus one
+// A producer warp (producer_stages): the CTA's 2 consumer warps plus one
 // producer warp (96 threads). T = 4 in chunks of 2 tokens through a ring of
 // 2 slots, so q, k and v buffers hold 2 x 2 rows. Thread 0 initializes each
 // slot's `full` mbarrier for the 32 producer lanes and its `empty` one for
@@ -55,7 +55,7 @@
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: gpu.return
 
-// With consumer-registers the producer is a warpgroup (4 consumer warps + 4
+// With consumer_registers the producer is a warpgroup (4 consumer warps + 4
 // = 256 threads, the register count fixed at entry by reqntid and minctasm =
 // 1, no known_block_size), that gives registers back while the consumers
 // take 128 each. Its producer keeps to its 24 registers: the consumers

@@ -1,6 +1,6 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 stage-tokens=-1" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=2 warps-per-block=1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCHED
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4 stage-tokens=-1 overlap-reductions=-1" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TURN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, staged_tokens = 0>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 2, warps = 1>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4, staged_tokens = 0, reductions = in_turn>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TURN
 
 // kv layout, K = 32, V = 64: a warp's lanes split 4 along V (4 columns each:
 // 64 contiguous bytes of a key row) and 8 along K (4 key rows each); 4 warps
@@ -25,7 +25,7 @@
 // CHECK: scf.if
 // CHECK: vector.store %{{.*}} : memref<3x1x2x64xf32>, vector<4xf32>
 // CHECK-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<3x2x32x64xf32>, vector<4xf32>
-// In turn (overlap-reductions=-1, chosen when bandwidth-bound): decay, then
+// In turn (reductions = in_turn, chosen when bandwidth-bound): decay, then
 // S^T k, the update, then S^T q: 4 columns x 2 trees x 3 steps, no k·q.
 // TURN-LABEL: func.func @kv
 // TURN: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;"

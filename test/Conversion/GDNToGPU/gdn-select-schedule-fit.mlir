@@ -7,7 +7,7 @@
 // for a power of two of keys stays a diagnostic: gdn-run/errors.mlir.)
 
 // CHECK-LABEL: func.func @vk_k512_t4
-// CHECK: rows_per_warp = 4 : i64, {{.*}}v_lanes = 1 : i64
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1,
 // GPU-LABEL: func.func @vk_k512_t4
 // GPU: gpu.launch_func
 func.func @vk_k512_t4(%q: memref<1x4x16x512xbf16>,

@@ -1,18 +1,17 @@
-// RUN: gdn-opt %s -gdn-select-schedule="v-lanes=4" | FileCheck %s --check-prefix=L4
-// RUN: gdn-opt %s -gdn-select-schedule="v-lanes=8" | FileCheck %s --check-prefix=L8
-// RUN: not gdn-opt %s -gdn-select-schedule="v-lanes=32" 2>&1 | FileCheck %s --check-prefix=L32
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<lanes_along_v = 4>}" | FileCheck %s --check-prefix=L4
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<lanes_along_v = 8>}" | FileCheck %s --check-prefix=L8
+// RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<lanes_along_v = 32>}" 2>&1 | FileCheck %s --check-prefix=L32
 
-// A pinned v-lanes leaves 32 / v-lanes lanes along K, so a lane holds more
-// keys of each column: the automatic columns a lane are the most whose state
-// tile still fits 64 registers (rows-per-warp * K / (32 / v-lanes)). Verify
-// at N = 64 (a grid that takes 8 columns a lane unpinned) once pinned
-// v-lanes = 4 asked for 8 x 128 / 8 = 128 values and failed.
-// L4: rows_per_warp = 4 : i64
-// L4-SAME: v_lanes = 4 : i64
-// L8: rows_per_warp = 2 : i64
-// L8-SAME: v_lanes = 8 : i64
-// v-lanes = 32 leaves one lane along K: no column count fits.
-// L32: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold rows-per-warp * K / (32 / v-lanes) = 128 state values, more than 64
+// A pinned lanes_along_v leaves 32 / lanes_along_v lanes along K, so a lane
+// holds more keys of each column: the automatic columns a lane are the most
+// whose state tile still fits 64 registers (columns_per_lane * K /
+// (32 / lanes_along_v)). Verify at N = 64 (a grid that takes 8 columns a
+// lane unpinned) once pinned lanes_along_v = 4 asked for 8 x 128 / 8 = 128
+// values and failed.
+// L4: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4,
+// L8: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8,
+// lanes_along_v = 32 leaves one lane along K: no column count fits.
+// L32: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold columns_per_lane * K / (32 / lanes_along_v) = 128 state values, more than 64
 func.func @verify(%q: memref<64x4x16x128xbf16>,
     %k: memref<64x4x16x128xbf16>,
     %v: memref<64x4x32x128xbf16>,

@@ -1,6 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule=chip=sm_80 | FileCheck %s --check-prefix=SM80
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
-// RUN: not gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_80 pipeline-stages=2" 2>&1 | FileCheck %s --check-prefix=PINNED
+// RUN: not gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_80 schedule={#gdn.schedule<producer_stages = 2>}" 2>&1 | FileCheck %s --check-prefix=PINNED
 
 // Where the cost model's producer warp (verify on a tiny grid, N = 1) may
 // not go: a chip
@@ -8,10 +8,10 @@
 // one is a diagnostic), and a ring over 48 KiB (a per-key decay and f32
 // inputs, 16 tokens a slot: no producer, the staged chunk alone fits).
 // SM80-LABEL: func.func @verify
-// SM80: pipeline_stages = -1
+// SM80: producer_stages = 0,
 // CHECK-LABEL: func.func @verify
-// CHECK: pipeline_stages = 2
-// PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: pipeline-stages = 2 needs bulk async copies and mbarrier transactions (sm_90 or sm_90a)
+// CHECK: producer_stages = 2,
+// PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: producer_stages = 2 needs bulk async copies and mbarrier transactions (sm_90 or sm_90a)
 func.func @verify(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -43,7 +43,7 @@ func.func @verify(%q: memref<1x4x16x128xbf16>,
 // -----
 
 // CHECK-LABEL: func.func @kda_verify
-// CHECK: pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 16 : i64
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, {{.*}}staged_tokens = 16, {{.*}}producer_stages = 0, {{.*}}launch = ordinary>
 func.func @kda_verify(%q: memref<1x16x32x128xf32>,
     %k: memref<1x16x32x128xf32>,
     %v: memref<1x16x32x128xf32>,
@@ -70,7 +70,7 @@ func.func @kda_verify(%q: memref<1x16x32x128xf32>,
 // tiny grid only: N = 1 with one, N = 8 (4096 warps of 8 columns) and 64
 // without.
 // CHECK-LABEL: func.func @verify_tree_n1
-// CHECK: pipeline_stages = 2
+// CHECK: producer_stages = 2,
 func.func @verify_tree_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -104,7 +104,7 @@ func.func @verify_tree_n1(%q: memref<1x4x16x128xbf16>,
 // -----
 
 // CHECK-LABEL: func.func @verify_tree_n64
-// CHECK: pipeline_stages = -1
+// CHECK: producer_stages = 0,
 func.func @verify_tree_n64(%q: memref<64x4x16x128xbf16>,
     %k: memref<64x4x16x128xbf16>,
     %v: memref<64x4x32x128xbf16>,
@@ -141,9 +141,9 @@ func.func @verify_tree_n64(%q: memref<64x4x16x128xbf16>,
 // along V and no producer warp, on a tiny grid (N = 1: 4 columns a lane) as
 // on a full one (N = 8: 8 columns a lane). Schedule.cpp, fp32StepStates.
 // CHECK-LABEL: func.func @verify_f32_steps_N1
-// CHECK: overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, {{.*}}producer_stages = 0, {{.*}}launch = ordinary>
 // CHECK-LABEL: func.func @verify_f32_steps_N8
-// CHECK: overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, {{.*}}producer_stages = 0, {{.*}}launch = ordinary>
 func.func @verify_f32_steps_N1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,

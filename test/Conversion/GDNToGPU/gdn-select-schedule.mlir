@@ -1,6 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="sm-count=16" | FileCheck %s --check-prefix=SMALL
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="rows-per-warp=4" | FileCheck %s --check-prefix=PIN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4>}" | FileCheck %s --check-prefix=PIN
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule -one-shot-bufferize="bufferize-function-boundaries" -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
 
 // The cost model's choice becomes the op's gdn.schedule: N = 1 decode keeps
@@ -9,11 +9,11 @@
 // CTAs, and being bandwidth-bound takes its reductions in turn (fewer
 // registers) rather than side by side.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 1 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 1, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>, state_layout = #gdn.layout<vk>}
 // SMALL-LABEL: func.func @decode_n1
-// SMALL: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// SMALL: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // PIN-LABEL: func.func @decode_n1
-// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64,
+// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, {{.*}}reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // GPU-LABEL: func.func @decode_n1
 // GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c16, %c32{{.*}}, %c1{{.*}}) threads in (%c128
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
@@ -26,14 +26,15 @@ func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %
 
 // -----
 
-// Entries already on the op are pinned (here 2 columns a lane, one warp, no
-// staging), the rest chosen; a pass option overrides a pinned entry; and
-// convert-gdn-to-gpu builds exactly the pinned kernel (V / 2 = 64 CTAs of one
-// warp per head). The tensor form gets a schedule as well.
+// Parameters already on the op are pinned (here 2 columns a lane, one warp,
+// no staging), the rest chosen; a parameter of the pass's schedule option
+// overrides a pinned one; and convert-gdn-to-gpu builds exactly the pinned
+// kernel (V / 2 = 64 CTAs of one warp per head). The tensor form gets a
+// schedule as well.
 // CHECK-LABEL: func.func @pinned
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // PIN-LABEL: func.func @pinned
-// PIN: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // GPU-LABEL: func.func @pinned
 // GPU: gpu.launch_func @gdn_kernels::@pinned_recurrent blocks in (%c64, %c32{{.*}}, %c1{{.*}}) threads in (%c32
 func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
@@ -41,7 +42,7 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
   gdn.recurrent q(%q : memref<1x4x16x128xbf16>) k(%k : memref<1x4x16x128xbf16>) v(%v : memref<1x4x32x128xbf16>)
       initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>)
       o(%o : memref<1x4x32x128xbf16>)
-      {gdn.schedule = {rows_per_warp = 2 : i64, warps_per_block = 1 : i64, stage_tokens = -1 : i64},
+      {gdn.schedule = #gdn.schedule<columns_per_lane = 2, warps = 1, staged_tokens = 0>,
        state_layout = #gdn.layout<vk>}
   return
 }
@@ -54,7 +55,7 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
 // GPU-LABEL: func.func @tensor_form
 // GPU: gpu.launch_func @gdn_kernels::@tensor_form_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64
 // CHECK-LABEL: func.func @tensor_form
-// CHECK: gdn.recurrent {{.*}}gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 2 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 2 : i64}
+// CHECK: gdn.recurrent {{.*}}gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 2, staged_tokens = 4, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: tensor<2x4x2x32xf32>,
                        %o: tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32> {
   %r = gdn.recurrent q(%q : tensor<2x4x2x32xf32>) k(%k : tensor<2x4x2x32xf32>) v(%v : tensor<2x4x2x32xf32>)
@@ -68,8 +69,8 @@ func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: t
 // reductions in turn (fewer registers) — except with a per-key decay (KDA),
 // which is built side by side only.
 // CHECK-LABEL: func.func @bandwidth_bound
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                            %g: memref<64x1x32xf32>, %gk: memref<64x1x32x128xf32>,
                            %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
@@ -93,16 +94,16 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 // prefetch.mlir); at N = 8 (1x) it keeps 8 columns on one lane in one-warp
 // CTAs, as an f32 state does (above).
 // CHECK-LABEL: func.func @bandwidth_bound_bf16
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = 924 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 924, input_prefetch_distance = 0, launch = ordinary>
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // K = 64 (4 keys a lane over 16 lanes: no whole 16-byte slice) keeps 8
 // columns on one lane too.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_k64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // KDA (a decay per key) keeps 8 columns on one lane, side by side, at N = 64.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_kda
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 8 : i64, stage_tokens = -1 : i64, unroll_tokens = 1 : i64, v_lanes = 1 : i64, warps_per_block = 1 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                 %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
                                 %o: memref<64x1x32x128xbf16>) {
@@ -150,11 +151,11 @@ func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
 // tiny grid (N = 1) only.
 // CHECK-LABEL: func.func @verify_n1
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 1 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // CHECK-LABEL: func.func @verify_n8
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // CHECK-LABEL: func.func @verify_n64
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = -1 : i64, pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 4 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 func.func @verify_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -244,7 +245,7 @@ func.func @verify_n64(%q: memref<64x4x16x128xbf16>,
 // Verify with T = 12 at N = 64: no producer (the grid is past the machine's
 // target warps and T > 4).
 // CHECK-LABEL: func.func @verify_t12_n64
-// CHECK: pipeline_stages = -1 : i64, programmatic_launch = -1 : i64, rows_per_warp = 4 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 2 : i64
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, {{.*}}staged_tokens = 12, unroll_tokens = 1, {{.*}}producer_stages = 0, {{.*}}launch = ordinary>
 func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
     %k: memref<64x12x16x128xbf16>,
     %v: memref<64x12x32x128xbf16>,
@@ -278,14 +279,14 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 // Final state only, kv, T = 12 (FLA's layout): on a tiny grid (N = 1, HV =
 // 32) the token loop fed by a producer warp through a 2-slot ring, 2 columns
 // x 4 lanes a warp, all 12 tokens one chunk, two tokens a step
-// (overlap_reductions = 2: a tiny grid, no intermediate states); from N = 8
+// (reductions = token_pairs: a tiny grid, no intermediate states); from N = 8
 // the chunked solve on
 // tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 8 warps a CTA
 // (one chunk: the most warps, though 256 CTAs are less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, consumer_registers = 0 : i64, l2_prefetch_distance = -1 : i64, overlap_reductions = 2 : i64, pipeline_stages = 2 : i64, programmatic_launch = -1 : i64, rows_per_warp = 2 : i64, stage_tokens = 12 : i64, unroll_tokens = 1 : i64, v_lanes = 4 : i64, warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 12, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, launch = ordinary>
 // CHECK-LABEL: func.func @fla_t12_n8
-// CHECK: gdn.schedule = {chunked_solve = 2 : i64, {{.*}}pipeline_stages = -1 : i64, {{.*}}warps_per_block = 8 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, {{.*}}solve = tensor_cores, producer_stages = 0,
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,
                %g: memref<1x12x32xf32>, %beta: memref<1x12x32xbf16>,
                %h0: memref<1x32x128x128xf32>, %ht: memref<1x32x128x128xf32>, %o: memref<1x12x32x128xbf16>) {
@@ -312,7 +313,7 @@ func.func @fla_t12_n8(%q: memref<8x12x16x128xbf16>, %k: memref<8x12x16x128xbf16>
 // 16: 2 lanes x 16 along K), not the vk default of one (K = 16 is not a
 // multiple of 32 lanes).
 // CHECK-LABEL: func.func @vk_k16
-// CHECK: v_lanes = 2 : i64
+// CHECK: lanes_along_v = 2,
 func.func @vk_k16(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>, %v: memref<1x3x1x64xbf16>,
                   %s: memref<1x1x64x16xf32>, %o: memref<1x3x1x64xbf16>) {
   gdn.recurrent q(%q : memref<1x3x1x16xbf16>) k(%k : memref<1x3x1x16xbf16>) v(%v : memref<1x3x1x64xbf16>)
@@ -327,11 +328,11 @@ func.func @vk_k16(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>, %v: memr
 // the token loop at T = 12 (the tensor cores are chosen only where the pins
 // allow them).
 // CHECK-LABEL: func.func @t12_pinned_warps
-// CHECK: gdn.schedule = {chunked_solve = -1 : i64, {{.*}}warps_per_block = 4 : i64}
+// CHECK: gdn.schedule = #gdn.schedule<{{.*}}warps = 4, {{.*}}solve = token_by_token,
 func.func @t12_pinned_warps(%q: memref<1x12x1x128xbf16>, %k: memref<1x12x1x128xbf16>, %v: memref<1x12x1x32xbf16>,
                             %s: memref<1x1x32x128xf32>, %o: memref<1x12x1x32xbf16>) {
   gdn.recurrent q(%q : memref<1x12x1x128xbf16>) k(%k : memref<1x12x1x128xbf16>) v(%v : memref<1x12x1x32xbf16>)
       initial_state(%s : memref<1x1x32x128xf32>) final_state(%s : memref<1x1x32x128xf32>)
-      o(%o : memref<1x12x1x32xbf16>) {gdn.schedule = {warps_per_block = 4 : i64}, state_layout = #gdn.layout<vk>}
+      o(%o : memref<1x12x1x32xbf16>) {gdn.schedule = #gdn.schedule<warps = 4>, state_layout = #gdn.layout<vk>}
   return
 }

@@ -1,6 +1,6 @@
-// RUN: gdn-opt %s --gdn-lower-to-ptx="rows-per-warp=4" | FileCheck %s --check-prefix=IR
-// RUN: gdn-run --emit=ptx --rows-per-warp=4 %s | FileCheck %s
-// RUN: gdn-run --emit=ptx --rows-per-warp=4 %s | FileCheck %s --check-prefix=FAST --implicit-check-not=sqrt.rn --implicit-check-not=rcp.rn --implicit-check-not=div.rn
+// RUN: gdn-opt %s --gdn-lower-to-ptx="schedule={#gdn.schedule<columns_per_lane = 4>}" | FileCheck %s --check-prefix=IR
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4>' %s | FileCheck %s
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4>' %s | FileCheck %s --check-prefix=FAST --implicit-check-not=sqrt.rn --implicit-check-not=rcp.rn --implicit-check-not=div.rn
 // RUN: gdn-opt %s --gdn-lower-to-ptx --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=STEPS
 // The whole path from gdn.recurrent to PTX: the host function keeps a
 // gpu.launch_func and the kernel module becomes a gpu.binary holding PTX.

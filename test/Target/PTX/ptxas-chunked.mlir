@@ -3,20 +3,20 @@
 // spills: the MTP example (T = 4, one chunk), T = 12 in one chunk and in
 // chunks of 8 (a partial last chunk), 1, 2 and 4 columns a lane, kv, varlen.
 // RUN: split-file %s %t
-// RUN: gdn-run --emit=ptx --chunked-solve=1 %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = cuda_cores>' %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
 // RUN: FileCheck %s --check-prefix=SOLVE < %t.mtp.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.mtp.ptx -o %t.mtp.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 --rows-per-warp=1 %t/t12.mlir > %t.r1.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 1, solve = cuda_cores>' %t/t12.mlir > %t.r1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 --rows-per-warp=2 %t/t12.mlir > %t.r2.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 2, solve = cuda_cores>' %t/t12.mlir > %t.r2.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r2.ptx -o %t.r2.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 --rows-per-warp=4 %t/t12.mlir > %t.r4.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4, solve = cuda_cores>' %t/t12.mlir > %t.r4.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r4.ptx -o %t.r4.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 --rows-per-warp=4 --stage-tokens=8 %t/t12.mlir > %t.c8.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4, staged_tokens = 8, solve = cuda_cores>' %t/t12.mlir > %t.c8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.c8.ptx -o %t.c8.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 %examples/kv_k128_v64.mlir > %t.kv.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = cuda_cores>' %examples/kv_k128_v64.mlir > %t.kv.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=1 %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = cuda_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'

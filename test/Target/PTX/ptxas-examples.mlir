@@ -21,7 +21,7 @@
 // PREFETCH: cp.async.bulk.prefetch.L2.global [%rd{{[0-9]+}}], %r{{[0-9]+}};
 // Programmatic dependent launch on the producer-fed T = 12 token loop: the
 // next kernel may launch after the recurrence.
-// RUN: gdn-run --emit=ptx --programmatic-launch=1 %examples/../bench/sweeps/fla_t12_n1_kv.mlir > %t.pdl.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<launch = programmatic>' %examples/../bench/sweeps/fla_t12_n1_kv.mlir > %t.pdl.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pdl.ptx -o %t.pdl.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PDL < %t.pdl.ptx
 // PDL: griddepcontrol.wait;
@@ -47,15 +47,15 @@
 // barrier) the only global loads are the reloads of a parent's or the
 // initial state, 16-byte vectors (8 bf16: K / 16 a lane, 2 lanes along V) as
 // loadState reads them; no second barrier.
-// RUN: gdn-run --emit=ptx --pipeline-stages=-1 %examples/sglang_verify_tree.mlir > %t.tree.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<producer_stages = 0>' %examples/sglang_verify_tree.mlir > %t.tree.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.tree.ptx -o %t.tree.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=TREE < %t.tree.ptx
-// RUN: gdn-run --emit=ptx --stage-tokens=-1 %examples/sglang_verify_tree.mlir > %t.tree-global.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 0>' %examples/sglang_verify_tree.mlir > %t.tree-global.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.tree-global.ptx -o %t.tree-global.cubin 2>&1 | FileCheck %s
 // The schedules the options can pick assemble as well.
-// RUN: gdn-run --emit=ptx --rows-per-warp=1 --warps-per-block=8 %examples/qwen3_next_decode.mlir > %t.r1.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 1, warps = 8>' %examples/qwen3_next_decode.mlir > %t.r1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r1.ptx -o %t.r1.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --rows-per-warp=8 --warps-per-block=2 %examples/qwen3_next_decode.mlir > %t.r8.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 8, warps = 2>' %examples/qwen3_next_decode.mlir > %t.r8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r8.ptx -o %t.r8.cubin 2>&1 | FileCheck %s
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'

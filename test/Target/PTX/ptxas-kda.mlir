@@ -7,15 +7,15 @@
 // RUN: gdn-run --emit=ptx %t/staged.mlir > %t.staged.ptx
 // RUN: FileCheck %s --check-prefix=STAGED < %t.staged.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.staged.ptx -o %t.staged.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --stage-tokens=-1 %t/staged.mlir > %t.global.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 0>' %t/staged.mlir > %t.global.ptx
 // RUN: FileCheck %s --check-prefix=GLOBAL --implicit-check-not=bar.sync --implicit-check-not=.shared < %t.global.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.global.ptx -o %t.global.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --rows-per-warp=2 --v-lanes=8 --warps-per-block=2 %t/staged.mlir > %t.lanes.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2>' %t/staged.mlir > %t.lanes.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.lanes.ptx -o %t.lanes.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %t/varlen.mlir > %t.varlen.ptx
 // RUN: FileCheck %s --check-prefix=STAGED < %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --rows-per-warp=8 --warps-per-block=1 --stage-tokens=3 %t/varlen.mlir > %t.varlen8.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 8, warps = 1, staged_tokens = 3>' %t/varlen.mlir > %t.varlen8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen8.ptx -o %t.varlen8.cubin 2>&1 | FileCheck %s
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'

@@ -1,5 +1,5 @@
 // REQUIRES: ptxas
-// The chunked solve on tensor cores (chunked-solve=2) assembles for sm_90a
+// The chunked solve on tensor cores (solve = tensor_cores) assembles for sm_90a
 // with no stack frame and no spills (the state is K / 2 = 64 accumulator
 // registers a thread at K = 128): T = 12 in one chunk of 16 (312 mma: the
 // Gram products K Kᵀ, Q Qᵀ, Q Kᵀ 3 x 16 key tiles x 2 token tiles, P and R
@@ -13,23 +13,23 @@
 // staged pool decode spills 4: CAP), and varlen on 2 warps spills 4 bytes
 // at 168 registers (FEW).
 // RUN: split-file %s %t
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=2 %t/t12.mlir > %t.t12.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %t/t12.mlir > %t.t12.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.t12.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.t12.ptx -o %t.t12.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=2 %t/t12.mlir > %t.w8.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.w8.ptx
 // RUN: FileCheck %s --check-prefix=MAXNREG < %t.w8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.w8.ptx -o %t.w8.cubin 2>&1 | FileCheck %s --check-prefix=CAP
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=1 %t/t12.mlir > %t.w1.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 1, solve = tensor_cores>' %t/t12.mlir > %t.w1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.w1.ptx -o %t.w1.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=2 %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %examples/qwen3_next_mtp.mlir > %t.mtp.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.mtp.ptx -o %t.mtp.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --warps-per-block=2 %examples/kv_k128_v64.mlir > %t.kv.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/kv_k128_v64.mlir > %t.kv.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --chunked-solve=2 %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --stage-tokens=8 %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 8, solve = tensor_cores>' %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s --check-prefix=CAP
-// RUN: gdn-run --emit=ptx --chunked-solve=2 --l2-prefetch-distance=1 %t/t12.mlir > %t.pf.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, input_prefetch_distance = 1>' %t/t12.mlir > %t.pf.ptx
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t.pf.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pf.ptx -o %t.pf.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // A grid past the resident CTAs (N = 64) on sm_80: no input prefetch
@@ -39,7 +39,7 @@
 // RUN: FileCheck %s --check-prefix=SM80GRID < %t.sm80n64.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm80n64.ptx -o %t.sm80n64.cubin
 // RUN: gdn-run --emit=ptx %t/t12n64.mlir | FileCheck %s --check-prefix=PREFETCH
-// RUN: gdn-run --emit=ptx --chip=sm_80 --chunked-solve=2 %t/t12.mlir > %t.sm80.ptx
+// RUN: gdn-run --emit=ptx --chip=sm_80 --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
@@ -53,8 +53,8 @@
 // FEW: {{[0-9]|1[0-6]}} bytes spill stores, {{[0-9]|1[0-6]}} bytes spill loads
 // SM80: Compiling entry function '{{.*}}_recurrent' for 'sm_80'
 // SM80: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// The staged inputs' L2 prefetch of a later CTA (l2_prefetch_distance on
-// tensor cores), before the CTA's own loads: q, k and v two lines each,
+// The staged inputs' L2 prefetch of a later CTA (input_prefetch_distance,
+// on tensor cores), before the CTA's own loads: q, k and v two lines each,
 // the gates a and b one each.
 // SM80GRID: .target sm_80
 // SM80GRID: mma.sync

@@ -28,7 +28,7 @@ struct GPUTarget {
   /// prefetch.global.L2 as LLVM selects it, and griddepcontrol (sm_90 and
   /// sm_90a): a producer warp, the L2 prefetches and programmatic launch.
   bool bulkAsyncCopies;
-  /// setmaxnreg (sm_90a only): consumer-registers.
+  /// setmaxnreg (sm_90a only): consumer_registers.
   bool setMaxNReg;
 };
 

@@ -1,14 +1,17 @@
 //===- Schedule.h - GPU schedule of gdn.recurrent and its cost model -*- C++ -*-===//
 //
 // The thread-to-data mapping of a gdn.recurrent GPU kernel, chosen by a cost
-// model measured on the H200 (bench/results) or given explicitly, and carried
-// from gdn-select-schedule to convert-gdn-to-gpu as the discardable attribute
-// `gdn.schedule` on the op.
+// model measured on the H200 (docs/cost-model.md) or pinned by a
+// #gdn.schedule, and carried from gdn-select-schedule to convert-gdn-to-gpu
+// as the discardable attribute `gdn.schedule` on the op. GPUSchedule is the
+// kernel builder's resolved view of a complete #gdn.schedule.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_CONVERSION_GDNTOGPU_SCHEDULE_H
 #define GDN_CONVERSION_GDNTOGPU_SCHEDULE_H
 
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"
 
@@ -16,7 +19,7 @@
 
 namespace mlir {
 namespace gdn {
-class RecurrentOp;
+struct GPUTarget;
 
 constexpr int64_t kWarpSize = 32;
 /// Registers a producer thread keeps under setmaxnreg (the instruction's
@@ -28,12 +31,12 @@ constexpr int64_t kProducerRegisters = 24;
 /// V and 32 / lanesV along K, each lane holding `rows` V columns x kPerLane
 /// key rows of the state in registers.
 struct GPUSchedule {
-  int64_t rows;     ///< R: V columns per lane
-  int64_t warps;    ///< W: warps per CTA
-  int64_t lanesV;   ///< lanes of a warp along V (the rest go along K)
+  int64_t rows;     ///< R: V columns per lane (columns_per_lane)
+  int64_t warps;    ///< W: consumer warps per CTA (warps)
+  int64_t lanesV;   ///< lanes of a warp along V, the rest along K (lanes_along_v)
   int64_t kPerLane; ///< KL = K / (32 / lanesV)
-  int64_t chunk;    ///< tokens staged in shared memory at a time (0: none)
-  int64_t unroll;   ///< unroll factor of the staged token loop (1: a loop)
+  int64_t chunk;    ///< staged_tokens (0: none)
+  int64_t unroll;   ///< unroll_tokens (1: a loop)
   /// A token's K-reductions side by side on the carried state (one shuffle
   /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
   /// registers): see KernelBuilder.cpp's token().
@@ -48,7 +51,8 @@ struct GPUSchedule {
   /// the rank-C update) on tensor cores in split (3xTF32) precision
   /// (TensorCoreSolve.cpp).
   int64_t chunkedSolve;
-  static constexpr int64_t kCudaCoreSolve = 1, kTensorCoreSolve = 2;
+  static constexpr int64_t kCudaCoreSolve = int64_t(ChunkSolve::cuda_cores),
+                           kTensorCoreSolve = int64_t(ChunkSolve::tensor_cores);
   bool tensorCores() const { return chunkedSolve == kTensorCoreSolve; }
   /// Warp specialization: slots of the shared-memory ring a producer warp
   /// fills with bulk async copies (cp.async.bulk) of each chunk's tokens,
@@ -60,12 +64,16 @@ struct GPUSchedule {
   /// setmaxnreg). The producer is then a whole warpgroup (4 warps, one of
   /// them copying) and `warps` a multiple of 4.
   int64_t consumerRegisters = 0;
-  /// L2 prefetch distance, in CTAs (0: none): thread 0 of each CTA issues a
-  /// bulk prefetch into L2 (cp.async.bulk.prefetch.L2, sm_90) of the state
-  /// tile of the CTA this many CTAs later in launch order, so a
-  /// bandwidth-bound grid keeps DRAM reads in flight beyond what its
-  /// resident CTAs' registers hold. Kernels without staged tokens only.
-  int64_t l2PrefetchDistance = 0;
+  /// L2 prefetch distance of state tiles, in CTAs (0: none): thread 0 of
+  /// each CTA issues a bulk prefetch into L2 (cp.async.bulk.prefetch.L2,
+  /// sm_90) of the state tile of the CTA this many CTAs later in launch
+  /// order, so a bandwidth-bound grid keeps DRAM reads in flight beyond what
+  /// its resident CTAs' registers hold. Kernels without staged tokens only.
+  int64_t statePrefetchDistance = 0;
+  /// L2 prefetch distance of staged inputs, in CTAs (0: none): on the
+  /// tensor-core solve of a single chunk, thread t < T prefetches token t's
+  /// q, k, v rows and gates of the CTA this many later (prefetch.global.L2).
+  int64_t inputPrefetchDistance = 0;
   /// Programmatic dependent launch (sm_90; 0: none): the kernel is launched
   /// with programmatic stream serialization, so it may start while the
   /// previous kernel of the stream runs. Each CTA issues its reads of the
@@ -82,13 +90,15 @@ struct GPUSchedule {
   /// (griddepcontrol.launch_dependents) at its start (kLaunchAtStart) or once
   /// its recurrence is done, before its state store (kLaunchAfterRecurrence).
   int64_t programmaticLaunch = 0;
-  static constexpr int64_t kLaunchAtStart = 2;
-  static constexpr int64_t kLaunchAfterRecurrence = 3;
+  static constexpr int64_t kLaunchAtStart =
+      int64_t(LaunchMode::programmatic_at_start);
+  static constexpr int64_t kLaunchAfterRecurrence =
+      int64_t(LaunchMode::programmatic_after_recurrence);
   /// Staged tokens two at a time, every state sum of both on the state
   /// before the first, so one shuffle tree deep for the pair
-  /// (overlap_reductions = 2; KernelBuilder::tokenPair). Only with staged
+  /// (reductions = token_pairs; KernelBuilder::tokenPair). Only with staged
   /// tokens in the side-by-side form, no tree and no chunked solve: a pinned
-  /// 2 elsewhere is built (and reported) as 1. unroll_tokens still counts
+  /// token_pairs elsewhere is built (and reported) as side_by_side. unroll_tokens still counts
   /// tokens, two an iteration of the pair loop.
   bool pairTokens = false;
   int64_t lanesK() const { return kWarpSize / lanesV; }
@@ -106,66 +116,36 @@ struct GPUSchedule {
 /// L2-norm factors and k·q (KernelBuilder::stageNorms), once a CTA instead of
 /// once a consumer warp: with a producer that keeps its registers (no
 /// consumer_registers: setmaxnreg leaves it 24), tokens in the side-by-side
-/// form (overlap_reductions) and a decay per head (KDA scales k and q by
+/// form (reductions = side_by_side) and a decay per head (KDA scales k and q by
 /// per-key decays first).
 bool producerNorms(RecurrentOp op, const GPUSchedule &s);
 
-/// Overrides of the cost model: 0 = chosen by the model; stageTokens and
-/// unrollTokens -1 = off (no shared-memory staging, no unrolling). smCount:
-/// multiprocessors of the target device (0: the chip's, GPUTarget.h).
-struct GPUScheduleOptions {
-  int64_t rowsPerWarp = 0;
-  int64_t warpsPerBlock = 0;
-  int64_t vLanes = 0;
-  int64_t stageTokens = 0;
-  int64_t unrollTokens = 0;
-  int64_t overlapReductions = 0; ///< 0: chosen, 1: on, -1: off
-  /// 0: chosen (off), 1: CUDA cores, 2: tensor cores, -1: off
-  int64_t chunkedSolve = 0;
-  int64_t pipelineStages = 0;    ///< ring slots of a producer warp (-1: none)
-  int64_t consumerRegisters = 0; ///< setmaxnreg of the consumers (0: none)
-  int64_t l2PrefetchDistance = 0;  ///< L2 prefetch distance in CTAs (-1: none)
-  /// Programmatic dependent launch, never chosen: 1 on, the next kernel
-  /// launched where the cost model says; 2 at this one's start; 3 after its
-  /// recurrence; 0 or -1 off.
-  int64_t programmaticLaunch = 0;
-  int64_t smCount = 0;
-  /// The target has bulk async copies and mbarrier transactions
-  /// (GPUTarget::bulkAsyncCopies): without them neither a producer warp nor
-  /// an L2 prefetch is chosen or allowed, nor a programmatic launch.
-  bool bulkAsyncCopies = true;
-};
-
 /// The largest SM count the cost model takes (sm-count; its products of
-/// warps and SMs stay far from overflow), and the largest value of any other
-/// size of the schedule options (columns, warps, lanes, tokens, stages,
-/// registers, prefetch distance): larger ones are diagnostics.
+/// warps and SMs stay far from overflow): larger ones are diagnostics.
 constexpr int64_t kMaxSMCount = 4096;
-constexpr int64_t kMaxScheduleSize = int64_t(1) << 20;
 
-/// Picks the schedule of `op` (cost model for every option left 0) and checks
-/// that the kernel can take it (shapes divide, the state tile fits in
-/// registers, the staging buffers in shared memory, the grid in its limits).
-/// Failures are diagnostics on the op.
-FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op,
-                                         const GPUScheduleOptions &options);
+/// Picks the schedule of `op`: every parameter `pins` (a #gdn.schedule, may
+/// be null) leaves absent chosen by the cost model for `target` with
+/// `smCount` multiprocessors (0: the chip's), then checks that the kernel can
+/// take it (shapes divide, the state tile fits in registers, the staging
+/// buffers in shared memory, the grid in its limits, the chip has the
+/// instructions). Failures are diagnostics on the op.
+FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op, ScheduleAttr pins,
+                                         const GPUTarget &target,
+                                         int64_t smCount = 0);
 
-/// The name of the attribute gdn-select-schedule attaches to gdn.recurrent.
-constexpr StringLiteral kScheduleAttrName = "gdn.schedule";
+/// `schedule` as a complete #gdn.schedule (every parameter present): what
+/// gdn-select-schedule attaches, and what selectGPUSchedule turns back into
+/// the same schedule.
+ScheduleAttr toScheduleAttr(MLIRContext *context, const GPUSchedule &schedule);
+
+/// The #gdn.schedule pinned on `op` (the `gdn.schedule` attribute, which the
+/// dialect verifies), or a null attribute.
+ScheduleAttr pinnedSchedule(RecurrentOp op);
+
 /// Unit attribute of a gpu.launch_func whose kernel expects a programmatic
 /// dependent launch (GPUSchedule::programmaticLaunch).
 constexpr StringLiteral kProgrammaticLaunchAttrName = "gdn.programmatic_launch";
-
-/// `schedule` as the attribute's dictionary {rows_per_warp, warps_per_block,
-/// v_lanes, stage_tokens (-1: none), unroll_tokens, overlap_reductions (1 or
-/// -1), chunked_solve (1 CUDA cores, 2 tensor cores or -1), pipeline_stages
-/// (-1: no producer warp), consumer_registers (0: no setmaxnreg),
-/// l2_prefetch_distance (-1: no L2 prefetch)} (all i64).
-DictionaryAttr scheduleToAttr(MLIRContext *context, const GPUSchedule &schedule);
-
-/// The explicit options an op's `gdn.schedule` attribute pins (all options 0
-/// when the op has none); a malformed attribute is a diagnostic on the op.
-FailureOr<GPUScheduleOptions> scheduleOptionsOf(RecurrentOp op);
 
 } // namespace gdn
 } // namespace mlir

@@ -24,4 +24,160 @@ def GDN_StateLayoutAttr : EnumAttr<GDN_Dialect, GDN_StateLayout, "layout"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+
+//===----------------------------------------------------------------------===//
+// GPU schedule
+//===----------------------------------------------------------------------===//
+
+def GDN_Reductions : I32EnumAttr<"Reductions",
+    "order of a token's K-reductions in a GPU kernel", [
+      I32EnumAttrCase<"in_turn", 0>,
+      I32EnumAttrCase<"side_by_side", 1>,
+      I32EnumAttrCase<"token_pairs", 2>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::gdn";
+  let description = [{
+    `in_turn`: decay, Sᵀk, update, Sᵀq one after another (fewest registers).
+    `side_by_side`: a token's K-reductions on the carried state at once, one
+    shuffle tree deep. `token_pairs`: staged tokens two at a time, every
+    state sum of both on the state before the pair (side by side where
+    tokens are not staged, with a tree or a chunked solve).
+  }];
+}
+def GDN_ReductionsAttr : EnumAttr<GDN_Dialect, GDN_Reductions, "reductions"> {
+  let assemblyFormat = "`` $value";
+}
+
+def GDN_ChunkSolve : I32EnumAttr<"ChunkSolve",
+    "how a GPU kernel solves a staged chunk of tokens", [
+      I32EnumAttrCase<"token_by_token", 0>,
+      I32EnumAttrCase<"cuda_cores", 1>,
+      I32EnumAttrCase<"tensor_cores", 2>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::gdn";
+  let description = [{
+    `token_by_token`: the token loop. `cuda_cores`: a chunk's tokens at once
+    in the WY (UT-transform) form, Gram matrices in shared memory and a
+    forward substitution in registers (ChunkedSolve.cpp). `tensor_cores`:
+    the same with the state tile as mma.sync accumulator fragments, split
+    3xTF32 precision (TensorCoreSolve.cpp). docs/DESIGN.md has the math.
+  }];
+}
+def GDN_ChunkSolveAttr : EnumAttr<GDN_Dialect, GDN_ChunkSolve, "solve"> {
+  let assemblyFormat = "`` $value";
+}
+
+def GDN_LaunchMode : I32EnumAttr<"LaunchMode",
+    "how a GPU kernel is launched after the previous kernel of its stream", [
+      I32EnumAttrCase<"ordinary", 0>,
+      I32EnumAttrCase<"programmatic", 1>,
+      I32EnumAttrCase<"programmatic_at_start", 2>,
+      I32EnumAttrCase<"programmatic_after_recurrence", 3>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::gdn";
+  let description = [{
+    `ordinary`: after the previous kernel finished. The others: programmatic
+    dependent launch (griddepcontrol, sm_90): the kernel reads the state slot,
+    cu_seqlens, the intermediate row and the initial state before it waits
+    for the previous kernel, so only where no kernel that may still run
+    writes them; it lets the next kernel launch at its own start
+    (`programmatic_at_start`), once its recurrence is done, before its state
+    store (`programmatic_after_recurrence`), or where the cost model says
+    (`programmatic`, a pin only: the chosen schedule names the point).
+  }];
+}
+def GDN_LaunchModeAttr : EnumAttr<GDN_Dialect, GDN_LaunchMode, "launch"> {
+  let assemblyFormat = "`` $value";
+}
+
+// A size: an integer literal (not `true` / `false`, which the generic
+// integer parser reads as -1 / 0).
+class GDN_SizeParameter<string desc>
+    : OptionalParameter<"std::optional<int64_t>", desc> {
+  let parser = [{ ::mlir::gdn::parseScheduleSize($_parser) }];
+}
+
+def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "the GPU schedule of a gdn.recurrent kernel";
+  let description = [{
+    The thread-to-data mapping and the pipeline of the GPU kernel of one
+    `gdn.recurrent`, carried on the op as the discardable attribute
+    `gdn.schedule` from `gdn-select-schedule` to `convert-gdn-to-gpu`, and
+    the one way a host (the C API, Python, gdn-run, the pass pipelines) pins
+    a schedule. Every parameter is optional: an absent one is the cost
+    model's choice (docs/cost-model.md); `gdn-select-schedule` writes all of
+    them. The kernel runs one CTA per (sequence n, value head hv, block of
+    `columns_per_lane * lanes_along_v * warps` V columns); a warp's lanes
+    split `lanes_along_v` along V and `32 / lanes_along_v` along K.
+
+    | parameter | meaning | none |
+    |---|---|---|
+    | `columns_per_lane` | V columns of the state a lane holds (1-16) | |
+    | `lanes_along_v` | lanes of a warp along V, a power of two (1-32) | |
+    | `warps` | consumer warps per CTA (1-32) | |
+    | `staged_tokens` | tokens whose q, k, v and gates go through shared memory at a time | 0 |
+    | `unroll_tokens` | unroll factor of the staged token loop (1-64) | 1 |
+    | `reductions` | `in_turn`, `side_by_side` or `token_pairs` | |
+    | `solve` | `token_by_token`, `cuda_cores` or `tensor_cores` (a staged chunk at once, WY form) | |
+    | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
+    | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
+    | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
+    | `input_prefetch_distance` | CTAs ahead whose q, k, v rows and gates are prefetched into L2 (prefetch.global.L2; the tensor-core solve of one chunk) | 0 |
+    | `launch` | `ordinary` or a programmatic dependent launch (`LaunchMode`) | |
+
+    Sizes are checked here (at least 0, or 1 where 0 means nothing; at most
+    2^20); what a given op's kernel can take (shapes that divide, registers,
+    shared memory, the chip) is checked by the passes, as diagnostics on the
+    op.
+
+    ```mlir
+    gdn.recurrent ... {gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2>}
+    ```
+  }];
+  let parameters = (ins
+    GDN_SizeParameter<"V columns of the state a lane holds">:$columns_per_lane,
+    GDN_SizeParameter<"lanes of a warp along V">:$lanes_along_v,
+    GDN_SizeParameter<"consumer warps per CTA">:$warps,
+    GDN_SizeParameter<"tokens staged in shared memory at a time (0: none)">:$staged_tokens,
+    GDN_SizeParameter<"unroll factor of the staged token loop (1: a loop)">:$unroll_tokens,
+    OptionalParameter<"ReductionsAttr", "order of a token's K-reductions">:$reductions,
+    OptionalParameter<"ChunkSolveAttr", "how a staged chunk is solved">:$solve,
+    GDN_SizeParameter<"ring slots of a producer warp (0: none)">:$producer_stages,
+    GDN_SizeParameter<"setmaxnreg of the consumers (0: none)">:$consumer_registers,
+    GDN_SizeParameter<"L2 prefetch distance of state tiles in CTAs (0: none)">:$state_prefetch_distance,
+    GDN_SizeParameter<"L2 prefetch distance of staged inputs in CTAs (0: none)">:$input_prefetch_distance,
+    OptionalParameter<"LaunchModeAttr", "launch after the previous kernel">:$launch
+  );
+  let builders = [
+    // #gdn.schedule<>: every parameter the cost model's choice.
+    AttrBuilder<(ins), [{
+      return $_get($_ctxt, std::nullopt, std::nullopt, std::nullopt,
+                   std::nullopt, std::nullopt, ReductionsAttr(),
+                   ChunkSolveAttr(), std::nullopt, std::nullopt, std::nullopt,
+                   std::nullopt, LaunchModeAttr());
+    }]>
+  ];
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// This schedule with every parameter `pins` holds replaced by its value.
+    ScheduleAttr pinnedBy(ScheduleAttr pins) const;
+    /// The largest value of a size parameter: larger ones are diagnostics
+    /// (the cost model's products of sizes stay far from overflow).
+    static constexpr int64_t kMaxSize = int64_t(1) << 20;
+    /// `text` (surrounding blanks ignored) as a #gdn.schedule, or a null
+    /// attribute and `error` set to why not: the parser's or verifier's
+    /// first diagnostic, text after the attribute, another attribute. The
+    /// one parse of a schedule a host passes (gdn-select-schedule's option,
+    /// the C API, gdn-run).
+    static ScheduleAttr parseText(::llvm::StringRef text,
+                                  ::mlir::MLIRContext *context,
+                                  std::string &error);
+  }];
+}
+
 #endif // GDN_ATTRS_TD

@@ -18,6 +18,13 @@ def GDN_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::gdn";
   let useDefaultAttributePrinterParser = 1;
+  // `gdn.schedule` on an op must be a #gdn.schedule (GDNAttrs.cpp).
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attribute of gdn.recurrent that pins its GPU
+    /// schedule (a #gdn.schedule).
+    static constexpr ::llvm::StringLiteral kScheduleAttrName = "gdn.schedule";
+  }];
 }
 
 #endif // GDN_DIALECT_TD

@@ -1,0 +1,121 @@
+//===- GDNAttrs.cpp - gdn dialect attributes ------------------------------===//
+//
+// #gdn.schedule: its checks and its merge. The parser and printer are
+// generated (GDNAttrs.td, `struct(params)`).
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+FailureOr<std::optional<int64_t>> mlir::gdn::parseScheduleSize(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (succeeded(parser.parseOptionalKeyword(&keyword)))
+    return parser.emitError(loc) << "expected an integer size, not '"
+                                 << keyword << "'";
+  int64_t value;
+  if (parser.parseInteger(value))
+    return failure();
+  return std::optional<int64_t>(value);
+}
+
+ScheduleAttr ScheduleAttr::parseText(StringRef text, MLIRContext *context,
+                                     std::string &error) {
+  text = text.trim();
+  std::string first;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &d) {
+    if (first.empty())
+      first = d.str();
+    return success();
+  });
+  size_t numRead = 0;
+  Attribute attr = parseAttribute(text, context, Type(), &numRead);
+  auto schedule = dyn_cast_or_null<ScheduleAttr>(attr);
+  if (schedule && numRead == text.size())
+    return schedule;
+  llvm::raw_string_ostream os(error);
+  os << "'";
+  llvm::printEscapedString(text, os);
+  os << "' is not a #gdn.schedule<...>: ";
+  if (!first.empty())
+    os << first;
+  else if (!attr)
+    os << "it does not parse";
+  else if (!schedule)
+    os << "it is another attribute, " << attr;
+  else
+    os << "text follows the attribute at offset " << numRead;
+  return {};
+}
+
+LogicalResult ScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError,
+    std::optional<int64_t> columnsPerLane, std::optional<int64_t> lanesAlongV,
+    std::optional<int64_t> warps, std::optional<int64_t> stagedTokens,
+    std::optional<int64_t> unrollTokens, ReductionsAttr, ChunkSolveAttr,
+    std::optional<int64_t> producerStages,
+    std::optional<int64_t> consumerRegisters,
+    std::optional<int64_t> statePrefetchDistance,
+    std::optional<int64_t> inputPrefetchDistance, LaunchModeAttr) {
+  // The smallest value of each size: 1 where a count of 0 means nothing,
+  // 0 where 0 means none of it.
+  for (auto [name, value, lo] :
+       {std::tuple<StringRef, std::optional<int64_t>, int64_t>{
+            "columns_per_lane", columnsPerLane, 1},
+        {"lanes_along_v", lanesAlongV, 1},
+        {"warps", warps, 1},
+        {"staged_tokens", stagedTokens, 0},
+        {"unroll_tokens", unrollTokens, 1},
+        {"producer_stages", producerStages, 0},
+        {"consumer_registers", consumerRegisters, 0},
+        {"state_prefetch_distance", statePrefetchDistance, 0},
+        {"input_prefetch_distance", inputPrefetchDistance, 0}})
+    if (value && (*value < lo || *value > kMaxSize))
+      return emitError() << "#gdn.schedule " << name << " = " << *value
+                         << " must be in [" << lo << ", " << kMaxSize << "]";
+  return success();
+}
+
+ScheduleAttr ScheduleAttr::pinnedBy(ScheduleAttr pins) const {
+  if (!pins)
+    return *this;
+  auto pick = [](auto pinned, auto own) { return pinned ? pinned : own; };
+  return ScheduleAttr::get(
+      getContext(), pick(pins.getColumnsPerLane(), getColumnsPerLane()),
+      pick(pins.getLanesAlongV(), getLanesAlongV()),
+      pick(pins.getWarps(), getWarps()),
+      pick(pins.getStagedTokens(), getStagedTokens()),
+      pick(pins.getUnrollTokens(), getUnrollTokens()),
+      pick(pins.getReductions(), getReductions()),
+      pick(pins.getSolve(), getSolve()),
+      pick(pins.getProducerStages(), getProducerStages()),
+      pick(pins.getConsumerRegisters(), getConsumerRegisters()),
+      pick(pins.getStatePrefetchDistance(), getStatePrefetchDistance()),
+      pick(pins.getInputPrefetchDistance(), getInputPrefetchDistance()),
+      pick(pins.getLaunch(), getLaunch()));
+}
+
+LogicalResult GDNDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != kScheduleAttrName)
+    return success();
+  if (!isa<RecurrentOp>(op))
+    return op->emitError() << "'" << kScheduleAttrName
+                           << "' is only meaningful on gdn.recurrent";
+  if (!isa<ScheduleAttr>(attr.getValue()))
+    return op->emitError() << "'" << kScheduleAttrName
+                           << "' must be a #gdn.schedule<...>, not "
+                           << attr.getValue();
+  return success();
+}
