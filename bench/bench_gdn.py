@@ -76,7 +76,7 @@ SCHEDULES_TN = [dict(stage_tokens=-1), dict(unroll_tokens=4), dict(unroll_tokens
 # states): the chunked (WY) solve of a staged chunk on CUDA cores and on
 # tensor cores, the token loop (no chunked solve), a producer warp feeding a
 # 2-slot ring (cp.async.bulk, mbarriers) or none, and one lane along V (the
-# cost model's choice before 2026-11-29-s3) without a producer.
+# cost model's choice before session 3) without a producer.
 FORMS = {"chunked": dict(chunked_solve=1),
          "tensor_cores": dict(chunked_solve=2),
          "token_loop": dict(chunked_solve=-1),
@@ -680,7 +680,7 @@ def _md(text):
 # A kernel at this fraction of a cold copy of its bytes or more is bound by
 # memory bandwidth: what is left between it and a faster anchor is about the
 # spread of repeated runs (the same kernel moved 0.4-1 % between the two runs
-# of bench/results/2026-12-02-s14-anchors and its before/).
+# of bench/results/anchors and its before/).
 COPY_BOUND = 0.95
 
 
@@ -847,7 +847,7 @@ if __name__ == "__main__":
                    help="no timing: one call of gdn and of each anchor a point, for Nsight "
                         "Compute (ncu -k regex:'recurrent|fused' --set full python3 "
                         "bench/bench_gdn.py --profile --only verify --Ts 4 --hv 32 --Ns 16)")
-    p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
+    p.add_argument("--out", default=os.environ.get("OUT", "bench/results/anchors"))
     p.add_argument("--site", default=None,
                    help="a site directory holding the anchors (pip install --target; "
                         "scripts/anchor-site.sh builds one), put first on sys.path; without "
