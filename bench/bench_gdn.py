@@ -678,7 +678,7 @@ def _md(text):
 # A kernel at this fraction of a cold copy of its bytes or more is bound by
 # memory bandwidth: what is left between it and a faster anchor is about the
 # spread of repeated runs (the same kernel moved 0.4-1 % between the two runs
-# of bench/results/2026-12-02-s14-anchors and its before/).
+# of bench/results/anchors and its before/).
 COPY_BOUND = 0.95
 
 
@@ -844,7 +844,7 @@ if __name__ == "__main__":
                    help="no timing: one call of gdn and of each anchor a point, for Nsight "
                         "Compute (ncu -k regex:'recurrent|fused' --set full python3 "
                         "bench/bench_gdn.py --profile --only verify --Ts 4 --hv 32 --Ns 16)")
-    p.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
+    p.add_argument("--out", default=os.environ.get("OUT", "bench/results/anchors"))
     p.add_argument("--site", default=None,
                    help="a site directory holding the anchors (pip install --target; "
                         "scripts/anchor-site.sh builds one), put first on sys.path; without "

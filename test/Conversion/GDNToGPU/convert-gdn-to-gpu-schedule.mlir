@@ -1,7 +1,8 @@
 // RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
 // The default schedule's cost model: V columns a lane = the most of 8, 4, 2, 1
-// that still leaves >= 4096 warps (bench/results: few columns hide latency at
-// small N, more columns keep more loads in flight at large N).
+// that still leaves >= 4096 warps (docs/cost-model.md#columns-per-lane: few
+// columns hide latency at small N, more columns keep more loads in flight at
+// large N).
 
 // Qwen3-Next decode, N = 1: 32 x 128 value rows -> 1 column a lane over 2
 // lanes along V (a grid this small: shallower reductions), 2048 warps, 16
