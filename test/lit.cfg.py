@@ -25,6 +25,11 @@ llvm_config.add_tool_substitutions(tools, [config.gdn_tools_dir, config.llvm_too
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+    # Blackwell (sm_100a) needs CUDA 12.8's ptxas or newer.
+    import subprocess as _sp
+    _help = _sp.run([config.ptxas, "--help"], capture_output=True, text=True).stdout
+    if "sm_100a" in _help:
+        config.available_features.add("ptxas-sm100a")
 
 # GPU tests (REQUIRES: cuda) run only where a CUDA driver and device exist;
 # CPU-only CI reports them UNSUPPORTED.

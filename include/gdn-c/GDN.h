@@ -180,6 +180,12 @@ const char *gdnVersion(void);
 /* The last error of the calling thread ("" if none). */
 const char *gdnGetLastError(void);
 
+/* The chip name gdn builds for on a CUDA device of compute capability
+ * major.minor (e.g. 9, 0 -> "sm_90a": the arch-specific variant where gdn
+ * has one), to pass as `chip`; NULL when gdn does not build for it. The
+ * string is static. */
+const char *gdnChipForDevice(int major, int minor);
+
 /* Creates a compiler: an MLIR context, an in-memory kernel cache and the disk
  * cache directory ($GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else
  * ~/.cache/gdn-mlir; GDN_CACHE_DIR=off disables the disk cache). */

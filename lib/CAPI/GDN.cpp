@@ -1,6 +1,7 @@
 //===- GDN.cpp - C API of the gdn compiler and runtime --------------------===//
 #include "gdn-c/GDN.h"
 
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/InitAllGDN.h"
 #include "gdn/JIT/Compiler.h"
@@ -415,6 +416,11 @@ bool isLive(const void *handle) {
 } // namespace
 
 extern "C" const char *gdnVersion(void) { return GDN_VERSION_STRING; }
+
+extern "C" const char *gdnChipForDevice(int major, int minor) {
+  const GPUTarget *target = chipForDevice(major, minor);
+  return target ? target->chip.data() : nullptr;
+}
 extern "C" const char *gdnGetLastError(void) { return lastError.c_str(); }
 
 extern "C" gdnStatus gdnCompilerCreate(gdnCompiler *compiler) {

@@ -85,6 +85,7 @@ _p = ctypes.c_void_p
 _sigs = {
     "gdnVersion": (ctypes.c_char_p, []),
     "gdnGetLastError": (ctypes.c_char_p, []),
+    "gdnChipForDevice": (ctypes.c_char_p, [ctypes.c_int, ctypes.c_int]),
     "gdnCompilerCreate": (ctypes.c_int, [ctypes.POINTER(_p)]),
     "gdnCompilerDestroy": (None, [_p]),
     "gdnCompileText": (ctypes.c_int, [_p, ctypes.c_char_p, ctypes.c_char_p,

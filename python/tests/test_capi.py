@@ -198,7 +198,7 @@ def test_l2_prefetch_of_staged_inputs_on_tensor_cores():
                      **{**desc, "N": 8}).ptx.count(prefetch) == 8
     sm80 = c.compile(chip="sm_80", **desc).ptx
     assert "mma.sync" in sm80 and prefetch not in sm80
-    with pytest.raises(gdn.GDNError, match=r"needs prefetch.global.L2 \(sm_90 or sm_90a\)"):
+    with pytest.raises(gdn.GDNError, match=r"needs prefetch.global.L2 \(sm_90 on\)"):
         c.compile(chip="sm_86", schedule={"input_prefetch_distance": 7}, **desc)
     with pytest.raises(gdn.GDNError, match="needs the tensor-core solve of a single chunk"):
         c.compile(schedule={"input_prefetch_distance": 7, "solve": "tensor_cores"},
@@ -480,3 +480,15 @@ def test_eagle_tree_through_the_c_api():
     with pytest.raises(ValueError, match="parent_index_dtype = 'int32' needs intermediate_rows"):
         gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
                                parent_index_dtype="int32")
+
+
+def test_chip_for_device_reads_the_target_table():
+    """gdnChipForDevice maps a compute capability to the chip gdn builds for
+    (the arch-specific variant where the table has one) and None where it has
+    no row; the torch ops pick their chip through it."""
+    from gdn._capi import lib
+    assert lib.gdnChipForDevice(9, 0) == b"sm_90a"
+    assert lib.gdnChipForDevice(8, 0) == b"sm_80"
+    assert lib.gdnChipForDevice(10, 0) == b"sm_100a"
+    assert lib.gdnChipForDevice(7, 5) is None
+    assert lib.gdnChipForDevice(-1, 99) is None

@@ -116,7 +116,8 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "Target GPU architecture: sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a">
+           "Target GPU architecture: a row of GPUTarget.cpp (sm_80, sm_86, "
+           "sm_87, sm_89, sm_90, sm_90a, sm_100, sm_100a)">
   ];
 }
 

@@ -63,16 +63,18 @@ std::string kernelName(StringRef name) {
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
 /// with exactly this target (an earlier run of the pass), else a new one whose
 /// name the symbol table makes unique.
-gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip) {
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
+                                         const GPUTarget &target) {
   MLIRContext *ctx = module.getContext();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(ctx));
   // O2, not O3: the same PTX for every kernel (examples/, bench/sweeps/),
   // while O3's codegen runs GVN twice where O2 runs EarlyCSE (and its opt
   // pipeline adds nothing these straight-line kernels use): -15% compile time.
-  auto target = NVVM::NVVMTargetAttr::get(
-      ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", chip, "+ptx80");
-  ArrayAttr targets = ArrayAttr::get(ctx, {target});
+  auto nvvm = NVVM::NVVMTargetAttr::get(
+      ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", target.chip,
+      target.ptxFeatures);
+  ArrayAttr targets = ArrayAttr::get(ctx, {nvvm});
   if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
     if (existing.getTargetsAttr() == targets)
       return existing;
@@ -123,7 +125,7 @@ struct ConvertGDNToGPUPass
       auto parent = op->getParentOfType<ModuleOp>();
       auto &entry = modules[parent];
       if (!entry.first) {
-        entry.first = getOrCreateKernelModule(parent, chip);
+        entry.first = getOrCreateKernelModule(parent, *target);
         tables.push_back(std::make_unique<SymbolTable>(entry.first));
         entry.second = tables.back().get();
       }
@@ -185,7 +187,8 @@ struct ConvertGDNToGPUPass
       if (!target->setMaxNReg)
         return op.emitOpError() << "cannot be lowered to the GPU: "
                                    "consumer_registers (setmaxnreg) needs "
-                                   "sm_90a, not "
+                                   "an arch-specific chip (sm_90a, sm_100a), "
+                                   "not "
                                 << chip;
       // setmaxnreg needs a register count fixed at entry: the exact block
       // size and one CTA an SM guaranteed (known_block_size must then go:

@@ -10,13 +10,15 @@ using namespace mlir::gdn;
 // Every supported chip, in the order diagnostics list them. Other chip names would reach LLVM unchecked (unknown processors abort
 // there), hence a closed list.
 static constexpr GPUTarget kGPUTargets[] = {
-    // chip      SMs  bulk   setmaxnreg
-    {"sm_80", 108, false, false}, // A100
-    {"sm_86", 84, false, false},  // RTX A6000 / RTX 3090 class
-    {"sm_87", 16, false, false},  // Jetson AGX Orin
-    {"sm_89", 128, false, false}, // RTX 4090 / L40 class
-    {"sm_90", 132, true, false},  // H100 SXM / H200
-    {"sm_90a", 132, true, true},  // H100 SXM / H200, arch-specific features
+    // chip     cc  arch   PTX      SMs  bulk   gdc    maxnreg mma   measured
+    {"sm_80", 80, false, "+ptx80", 108, false, false, false, true, false}, // A100
+    {"sm_86", 86, false, "+ptx80", 84, false, false, false, true, false}, // RTX A6000, 3090
+    {"sm_87", 87, false, "+ptx80", 16, false, false, false, true, false}, // Jetson AGX Orin
+    {"sm_89", 89, false, "+ptx80", 128, false, false, false, true, false}, // RTX 4090, L40
+    {"sm_90", 90, false, "+ptx80", 132, true, true, false, true, false},  // H100 SXM, H200
+    {"sm_90a", 90, true, "+ptx80", 132, true, true, true, true, true},    // H100 SXM, H200
+    {"sm_100", 100, false, "+ptx86", 148, true, true, false, true, false}, // B200
+    {"sm_100a", 100, true, "+ptx86", 148, true, true, true, true, false},  // B200
 };
 
 const GPUTarget *gdn::lookupGPUTarget(StringRef chip) {
@@ -29,4 +31,17 @@ std::string gdn::supportedGPUChips() {
   return llvm::join(llvm::map_range(kGPUTargets,
                                     [](const GPUTarget &t) { return t.chip; }),
                     ", ");
+}
+
+const GPUTarget *gdn::chipForDevice(int major, int minor) {
+  // A capability is major.minor with one minor digit (no row reads -1.99
+  // as 8.9).
+  if (major < 0 || major > 100 || minor < 0 || minor > 9)
+    return nullptr;
+  const GPUTarget *found = nullptr;
+  for (const GPUTarget &t : kGPUTargets)
+    if (t.computeCapability == major * 10 + minor &&
+        (!found || t.archSpecific))
+      found = &t;
+  return found;
 }

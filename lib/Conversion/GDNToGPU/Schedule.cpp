@@ -204,7 +204,7 @@ LogicalResult selectWarpSpecialization(RecurrentOp op, ScheduleAttr pins,
   };
   if (!target.bulkAsyncCopies)
     return fail() << "needs bulk async copies and mbarrier transactions "
-                     "(sm_90 or sm_90a)";
+                     "(sm_90 on)";
   if (s.stages > 8)
     return fail() << "must be at most 8";
   if (s.chunk == 0)
@@ -310,7 +310,7 @@ LogicalResult selectPrefetch(RecurrentOp op, ScheduleAttr pins,
              << *statePin << " ";
     };
     if (!target.bulkAsyncCopies)
-      return fail() << "needs cp.async.bulk.prefetch (sm_90 or sm_90a)";
+      return fail() << "needs cp.async.bulk.prefetch (sm_90 on)";
     if (!stateTile)
       return fail() << "needs a kernel without staged tokens or tensor cores "
                        "(staged_tokens = 0 or T = 1), an initial state in the "
@@ -326,7 +326,7 @@ LogicalResult selectPrefetch(RecurrentOp op, ScheduleAttr pins,
              << *inputPin << " ";
     };
     if (!target.bulkAsyncCopies)
-      return fail() << "needs prefetch.global.L2 (sm_90 or sm_90a)";
+      return fail() << "needs prefetch.global.L2 (sm_90 on)";
     if (!stagedInputs)
       return fail() << "needs the tensor-core solve of a single chunk "
                        "(T <= staged_tokens) with a fixed batch (no "
@@ -380,7 +380,8 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   // (T = 12, N = 1, HV = 32: 6.77 vs 9.06 us kv, 7.63 vs 9.19 us vk; at N = 8
   // the tensor cores keep 18.6 vs 28.5 us; docs/cost-model.md#tensor-core-solve).
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
-  if (!solvePin && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
+  if (!solvePin && target.mmaSyncTF32 && !op.isVarlen() && d.T > 8 &&
+      d.T <= 16 &&
       !tinyGrid(op, targetWarps) &&
       (qkType.isBF16() || qkType.isF16()) &&
       (warpsOpt == 0 || (warpsOpt <= 8 && d.V % (16 * warpsOpt) == 0)) &&
@@ -391,6 +392,11 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
       !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
       d.K <= 128 && d.V % 32 == 0)
     s.chunkedSolve = GPUSchedule::kTensorCoreSolve;
+  if (s.tensorCores() && !target.mmaSyncTF32)
+    return op.emitOpError() << "cannot be lowered to the GPU: solve = "
+                               "tensor_cores needs mma.sync with tf32 "
+                               "operands (sm_80 on), not "
+                            << target.chip;
   if (s.tensorCores()) {
     // A warp holds 16 V columns x K keys as m16n8k8 accumulator fragments
     // (TensorCoreSolve.cpp): 2 columns a lane, 8 lanes along V.
@@ -661,10 +667,10 @@ FailureOr<GPUSchedule> gdn::selectGPUSchedule(RecurrentOp op,
   if (s.programmaticLaunch == int64_t(LaunchMode::programmatic))
     s.programmaticLaunch = s.stages > 0 ? GPUSchedule::kLaunchAfterRecurrence
                                         : GPUSchedule::kLaunchAtStart;
-  if (s.programmaticLaunch && !target.bulkAsyncCopies)
+  if (s.programmaticLaunch && !target.gridDependencyControl)
     return op.emitOpError() << "cannot be lowered to the GPU: launch = "
                             << stringifyLaunchMode(pins.getLaunch().getValue())
-                            << " needs griddepcontrol (sm_90 or sm_90a)";
+                            << " needs griddepcontrol (sm_90 on)";
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV

@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 
 from .. import default_compiler
+from .._capi import lib
 from ..schedule import schedule_text
 from ._checks import _view_strides
 
@@ -32,8 +33,12 @@ def set_schedule(schedule=None, **parameters):
 
 
 def _chip(device):
+    """The chip gdn builds for on `device` (the C API's table of chips:
+    sm_90a for compute capability 9.0); an unsupported device's own name,
+    which the compiler then refuses listing the supported ones."""
     major, minor = torch.cuda.get_device_capability(device)
-    return f"sm_{major}{minor}a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+    chip = lib.gdnChipForDevice(major, minor)
+    return chip.decode() if chip else f"sm_{major}{minor}"
 
 
 def _kernel(device, fresh_early_inputs=False, **desc):

@@ -3,7 +3,7 @@
 // A gdn.commit the grid cannot take, or for a chip the pass does not build
 // for, gets a diagnostic, not a crash.
 
-// CHIP: error: 'gdn.commit' op cannot be lowered to the GPU: unsupported chip 'sm_70' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
+// CHIP: error: 'gdn.commit' op cannot be lowered to the GPU: unsupported chip 'sm_70' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_100a)
 
 func.func @too_many_rows(%buf: memref<70000x1x1x8x4xf32>, %acc: memref<70000xi32>, %s: memref<70000x1x8x4xf32>) {
   // expected-error @+1 {{cannot be lowered to the GPU: N = 70000 and HV = 1 must each be at most 65535 (grid limits)}}

@@ -5,14 +5,14 @@
 // RUN: gdn-opt %s -convert-gdn-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // Chip names LLVM would abort on (unknown processor, PTX ISA too old).
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
-// RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_100" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+// RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_120" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s --gdn-lower-to-ptx="chip=sm_9999" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -gdn-select-schedule="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 1, staged_tokens = 64>}" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<staged_tokens = 4096>}" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=STAGESMEM
 // Bad pass options are diagnostics with a location, never an LLVM abort.
 
-// CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+9]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)
+// CHIP: convert-gdn-to-gpu-options.mlir:[[@LINE+9]]:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_100a)
 // BADCHIP: error: 'gdn.recurrent' op cannot be lowered to the GPU: unsupported chip 'gfx90a'
 // ROWS: error: 'gdn.recurrent' op cannot be lowered to the GPU: V = 8 is not a multiple of columns_per_lane * lanes_along_v * warps = 3
 // WARPS: error: 'gdn.recurrent' op cannot be lowered to the GPU: columns_per_lane = 4 must be in [1, 16] and warps = 64 in [1, 32]

@@ -18,7 +18,7 @@
 // SM66: state_prefetch_distance = 0, input_prefetch_distance = 66,
 // SM80-LABEL: func.func @tensor_cores_n64
 // SM80: state_prefetch_distance = 0, input_prefetch_distance = 0,
-// SM80PIN: input_prefetch_distance = 100 needs prefetch.global.L2 (sm_90 or sm_90a)
+// SM80PIN: input_prefetch_distance = 100 needs prefetch.global.L2 (sm_90 on)
 // NONE-LABEL: func.func @tensor_cores_n64
 // NONE: state_prefetch_distance = 0, input_prefetch_distance = 0,
 // PINNED-LABEL: func.func @tensor_cores_n64

@@ -19,7 +19,7 @@
 // SM66: state_prefetch_distance = 462, input_prefetch_distance = 0,
 // SM80-LABEL: func.func @bf16_n64
 // SM80: state_prefetch_distance = 0, input_prefetch_distance = 0,
-// SM80PIN: state_prefetch_distance = 100 needs cp.async.bulk.prefetch (sm_90 or sm_90a)
+// SM80PIN: state_prefetch_distance = 100 needs cp.async.bulk.prefetch (sm_90 on)
 // NONE-LABEL: func.func @bf16_n64
 // NONE: state_prefetch_distance = 0, input_prefetch_distance = 0,
 // PINNED-LABEL: func.func @bf16_n64

@@ -11,7 +11,7 @@
 // SM80: producer_stages = 0,
 // CHECK-LABEL: func.func @verify
 // CHECK: producer_stages = 2,
-// PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: producer_stages = 2 needs bulk async copies and mbarrier transactions (sm_90 or sm_90a)
+// PINNED: error: 'gdn.recurrent' op cannot be lowered to the GPU: producer_stages = 2 needs bulk async copies and mbarrier transactions (sm_90 on)
 func.func @verify(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,

@@ -20,7 +20,7 @@
 // ON: launch = programmatic_at_start>
 // LATE-LABEL: func.func @decode
 // LATE: launch = programmatic_after_recurrence>
-// SM80: launch = programmatic needs griddepcontrol (sm_90 or sm_90a)
+// SM80: launch = programmatic needs griddepcontrol (sm_90 on)
 // RANGE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = 4>' is not a #gdn.schedule<...>: expected valid keyword or string
 // CASE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = programmatic_at_end>' is not a #gdn.schedule<...>: expected ::mlir::gdn::LaunchMode to be one of: ordinary, programmatic, programmatic_at_start, programmatic_after_recurrence
 func.func @decode(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>,

@@ -21,15 +21,30 @@ namespace gdn {
 struct GPUTarget {
   /// The NVPTX processor name, e.g. "sm_90a".
   llvm::StringLiteral chip;
+  /// CUDA compute capability, major * 10 + minor (sm_90 and sm_90a: 90).
+  int computeCapability;
+  /// Arch-specific features (the "a" variant): among the rows of one
+  /// compute capability, the chip a device of it gets (chipForDevice).
+  bool archSpecific;
+  /// Features of the #nvvm.target: the PTX ISA version the kernels need on
+  /// this chip ("+ptx80"; Blackwell's processors need PTX 8.6).
+  llvm::StringLiteral ptxFeatures;
   /// Multiprocessors of the largest part of the chip (H100 SXM / H200: 132;
-  /// A100: 108): the cost model's default sm-count.
+  /// A100: 108; B200: 148): the cost model's default sm-count.
   int64_t smCount;
-  /// cp.async.bulk with mbarrier transactions, cp.async.bulk.prefetch,
-  /// prefetch.global.L2 as LLVM selects it, and griddepcontrol (sm_90 and
-  /// sm_90a): a producer warp, the L2 prefetches and programmatic launch.
+  /// cp.async.bulk with mbarrier transactions, cp.async.bulk.prefetch and
+  /// prefetch.global.L2 as LLVM selects it (sm_90 on): a producer warp and
+  /// the L2 prefetches.
   bool bulkAsyncCopies;
-  /// setmaxnreg (sm_90a only): consumer_registers.
+  /// griddepcontrol (sm_90 on): launch = programmatic*.
+  bool gridDependencyControl;
+  /// setmaxnreg (sm_90a, sm_100a): consumer_registers.
   bool setMaxNReg;
+  /// mma.sync m16n8k8 with tf32 operands (sm_80 on): solve = tensor_cores.
+  bool mmaSyncTF32;
+  /// Whether kernels for this chip have run on one (a row without is built
+  /// and assembled by ptxas in the tests, never run).
+  bool measured;
 };
 
 /// The row of `chip`, or null when gdn does not build for it.
@@ -37,6 +52,11 @@ const GPUTarget *lookupGPUTarget(llvm::StringRef chip);
 
 /// "sm_80, sm_86, ..., sm_90a": the supported chips, for diagnostics.
 std::string supportedGPUChips();
+
+/// The chip gdn builds for on a device of compute capability major.minor:
+/// the arch-specific row of that capability if there is one, else its row;
+/// null when no row has it.
+const GPUTarget *chipForDevice(int major, int minor);
 
 } // namespace gdn
 } // namespace mlir
