@@ -171,7 +171,7 @@ static FailureOr<Signature> analyzeCommit(func::FuncOp func) {
     if (!assigned[i])
       return func.emitError() << "argument #" << i
                               << " is not an operand of the gdn.commit";
-  sig.problem.N = op.getDims().N;
+  sig.N = op.getDims().N;
   return sig;
 }
 
@@ -268,39 +268,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       return func.emitError() << "argument #" << i
                               << " is not an operand of the gdn.recurrent";
 
-  auto d = op.getDims();
-  ::gdn::reference::Problem &p = sig.problem;
-  p.N = d.N, p.T = d.T, p.H = d.H, p.HV = d.HV, p.K = d.K, p.V = d.V;
-  p.decay = op.getG()            ? ::gdn::reference::Decay::LogSpace
-            : op.hasFusedGating() ? ::gdn::reference::Decay::FusedGating
-                                  : ::gdn::reference::Decay::None;
-  p.beta = op.getBeta() ? ::gdn::reference::Beta::Given
-           : op.getB()  ? ::gdn::reference::Beta::Logits
-                        : ::gdn::reference::Beta::One;
-  p.perKeyDecay = op.hasPerKeyDecay();
-  p.perChannelBeta = op.hasPerChannelBeta();
-  p.qkL2Norm = op.getQkL2norm();
-  p.allowNegEigval = op.getAllowNegEigval();
-  p.varlen = op.isVarlen();
-  if (Value inter = op.getIntermediateStates()) {
-    auto type = cast<MemRefType>(inter.getType());
-    p.intermediateRows = type.getDimSize(0);
-    p.intermediateSteps = type.getDimSize(1);
-    p.intermediateIndexed = op.getIntermediateStateIndices() != nullptr;
-    p.parentTable = op.hasParentTable();
-    Type et = type.getElementType();
-    p.intermediateStorage = et.isBF16()  ? ::gdn::reference::Storage::BF16
-                            : et.isF16() ? ::gdn::reference::Storage::F16
-                                         : ::gdn::reference::Storage::F32;
-  }
-  p.scale = op.getScaleOrDefault();
-  p.layout = op.isVKLayout() ? ::gdn::reference::StateLayout::VK
-                             : ::gdn::reference::StateLayout::KV;
-  p.hasInitialState = op.getInitialState() != nullptr;
-  if (op.hasStatePool()) {
-    Value state = op.getInitialState() ? op.getInitialState() : op.getFinalState();
-    p.slots = cast<MemRefType>(state.getType()).getDimSize(0);
-  }
+  sig.N = op.getDims().N;
   return sig;
 }
 
@@ -363,7 +331,7 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   auto func = copy->lookupSymbol<func::FuncOp>(sig.function);
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
-  if (launches.empty() && sig.problem.N == 0)
+  if (launches.empty() && sig.N == 0)
     return GPUKernel{}; // no sequence: nothing to launch
   if (launches.size() != 1)
     return module.emitError() << "expected one kernel launch in @"

@@ -9,6 +9,7 @@
 //   gdn-run examples/qwen3_next_decode.mlir --emit=ptx
 //
 //===----------------------------------------------------------------------===//
+#include "ProblemOf.h"
 #include "gdn/InitAllGDN.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 #include "gdn/JIT/Compiler.h"
@@ -538,7 +539,14 @@ static int run(int argc, char **argv) {
     if (!ScheduleAttr::parseText(scheduleOpt, &context, error))
       return fail("--schedule: " + error);
   }
-  const reference::Problem &p = sig->problem;
+  // The reference's description of the op (a gdn.commit: only its rows).
+  const reference::Problem p = [&] {
+    reference::Problem problem;
+    if (RecurrentOp op = recurrentOpOf(*module, sig->function))
+      problem = problemOf(op);
+    problem.N = sig->N;
+    return problem;
+  }();
   if (parentsOpt != "random" && parentsOpt != "chain") {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(parentsOpt).split(items, ',');

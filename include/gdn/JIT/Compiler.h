@@ -9,7 +9,6 @@
 #ifndef GDN_JIT_COMPILER_H
 #define GDN_JIT_COMPILER_H
 
-#include "gdn/Reference/Reference.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -77,9 +76,9 @@ struct Signature {
   std::string function;
   OpKind op = OpKind::Recurrent;
   std::vector<Argument> arguments;
-  /// Shapes and options, for the reference (gdn.recurrent). For a gdn.commit
-  /// only N (its rows) is set.
-  ::gdn::reference::Problem problem;
+  /// Sequences of the gdn.recurrent (0: a varlen batch with none, nothing
+  /// to launch), rows of the gdn.commit.
+  int64_t N = 0;
 };
 
 /// Finds the function to run (`function`, or the only one holding a
