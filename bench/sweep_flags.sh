@@ -5,28 +5,20 @@
 # the side-by-side benchmark (bench_gdn.py --sweep) does not cover.
 #   bench/sweep_flags.sh GDN_RUN "FLAGS1;FLAGS2;..." FILE...
 # ("" in the list: the default schedule). A set of flags is split into words
-# at blanks outside <...> and quotes, so a schedule is one word, quoted or
-# not, e.g.
+# as a shell would, so quote a schedule, e.g.
 #   bench/sweep_flags.sh build/bin/gdn-run \
-#     ";--schedule=#gdn.schedule<columns_per_lane = 4, warps = 1>;--schedule='#gdn.schedule<reductions = in_turn>' --sm-count=66" \
+#     ";--schedule='#gdn.schedule<columns_per_lane = 4, warps = 1>';--schedule='#gdn.schedule<reductions = in_turn>' --sm-count=66" \
 #     bench/sweeps/verify_t4_n1.mlir
 set -u
 if [ $# -lt 3 ]; then
   echo "usage: $0 GDN_RUN \"FLAGS1;FLAGS2;...\" FILE... (on a machine with a GPU;" \
-       "e.g. FLAGS1 = --schedule=#gdn.schedule<warps = 1>)" >&2
+       "e.g. FLAGS1 = --schedule='#gdn.schedule<warps = 1>')" >&2
   exit 2
 fi
-# words FLAGS: one gdn-run argument a line (blanks inside <...> and quotes
-# kept, the quotes removed).
+# words FLAGS: one gdn-run argument a line, split as a POSIX shell would
+# (shlex): quote a schedule, "--schedule='#gdn.schedule<warps = 1>'".
 words() {
-  python3 -c '
-import re, sys
-word = re.compile(r"(?:[^\s<\x27\x22]+|<[^>]*>?|\x27[^\x27]*\x27?|\x22[^\x22]*\x22?)+")
-quoted = re.compile(r"\x27([^\x27]*)\x27?|\x22([^\x22]*)\x22?")
-for m in word.finditer(sys.argv[1]):
-    print(quoted.sub(lambda q: q.group(1) if q.group(1) is not None else q.group(2) or "",
-                     m.group(0)))
-' "$1"
+  python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "$1"
 }
 run=$1; IFS=';' read -r -a sets <<< "$2"; shift 2
 [ ${#sets[@]} -eq 0 ] && sets=("")  # "": the default schedule alone

@@ -5,21 +5,14 @@
 # notes ask). Writes $OUT/ncu-<example>-<schedule>.txt and prints the key
 # lines (duration, DRAM throughput, occupancy, registers, top stall).
 #   bash bench/profile/profile.sh FILE.mlir "gdn-run flags" ["flags" ...]
-# ("": the default schedule). A set of flags is split into words at blanks
-# outside <...> and quotes, so a schedule is one word, quoted or not:
-#   bash bench/profile/profile.sh F.mlir "" "--schedule=#gdn.schedule<columns_per_lane = 4>"
+# ("": the default schedule). A set of flags is split into words as a shell
+# would, so quote a schedule:
+#   bash bench/profile/profile.sh F.mlir "" "--schedule='#gdn.schedule<columns_per_lane = 4>'"
 set -u
-# words FLAGS: one gdn-run argument a line (blanks inside <...> and quotes
-# kept, the quotes removed).
+# words FLAGS: one gdn-run argument a line, split as a POSIX shell would
+# (shlex): quote a schedule, "--schedule='#gdn.schedule<warps = 1>'".
 words() {
-  python3 -c '
-import re, sys
-word = re.compile(r"(?:[^\s<\x27\x22]+|<[^>]*>?|\x27[^\x27]*\x27?|\x22[^\x22]*\x22?)+")
-quoted = re.compile(r"\x27([^\x27]*)\x27?|\x22([^\x22]*)\x22?")
-for m in word.finditer(sys.argv[1]):
-    print(quoted.sub(lambda q: q.group(1) if q.group(1) is not None else q.group(2) or "",
-                     m.group(0)))
-' "$1"
+  python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "$1"
 }
 out=${OUT:-/tmp}
 bin=/tmp/gdn-bin
