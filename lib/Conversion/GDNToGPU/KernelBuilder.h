@@ -21,8 +21,9 @@
 // Private to convert-gdn-to-gpu: KernelBuilder.cpp builds the kernel (state
 // tile, tokens, staging), WarpSpecialization.cpp its producer warp and ring
 // (schedule `producer_stages`), ChunkedSolve.cpp the chunked (WY) solve
-// (`solve = cuda_cores`) and TensorCoreSolve.cpp its tensor-core form
-// (`solve = tensor_cores`, with its own mapping: see there).
+// (`solve = cuda_cores`), TensorCoreSolve.cpp its tensor-core form
+// (`solve = tensor_cores`, with its own mapping: see there) and
+// KernelFeatures.cpp the programmatic-launch and L2 prefetch hooks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELBUILDER_H
