@@ -163,34 +163,28 @@ LogicalResult gdn::selectPrefetch(RecurrentOp op, ScheduleAttr pins,
     s.inputPrefetchDistance = sms;
   // Both prefetches are sm_90 instructions to LLVM's NVPTX backend
   // (cp.async.bulk.prefetch, and prefetch.global.L2 with PTX 8.0).
-  if (statePin > 0) {
-    auto fail = [&]() {
-      return op.emitOpError()
-             << "cannot be lowered to the GPU: state_prefetch_distance = "
-             << *statePin << " ";
-    };
-    if (!target.bulkAsyncCopies)
-      return fail() << "needs cp.async.bulk.prefetch (sm_90 on)";
-    if (!stateTile)
-      return fail() << "needs a kernel without staged tokens or tensor cores "
-                       "(staged_tokens = 0 or T = 1), an initial state in the "
-                       "vk layout (identity, a CTA's "
-                    << s.blockRows()
-                    << " rows of K a multiple of 16 bytes) and a fixed batch "
-                       "(no cu_seqlens)";
-  }
-  if (inputPin > 0) {
-    auto fail = [&]() {
-      return op.emitOpError()
-             << "cannot be lowered to the GPU: input_prefetch_distance = "
-             << *inputPin << " ";
-    };
-    if (!target.bulkAsyncCopies)
-      return fail() << "needs prefetch.global.L2 (sm_90 on)";
-    if (!stagedInputs)
-      return fail() << "needs the tensor-core solve of a single chunk "
-                       "(T <= staged_tokens) with a fixed batch (no "
-                       "cu_seqlens)";
-  }
+  // A pinned distance the kernel cannot take: the parameter, then why.
+  auto refuse = [&](StringRef name, int64_t distance) {
+    return op.emitOpError() << "cannot be lowered to the GPU: " << name
+                            << " = " << distance << " ";
+  };
+  if (statePin > 0 && !target.bulkAsyncCopies)
+    return refuse("state_prefetch_distance", *statePin)
+           << "needs cp.async.bulk.prefetch (sm_90 on)";
+  if (statePin > 0 && !stateTile)
+    return refuse("state_prefetch_distance", *statePin)
+           << "needs a kernel without staged tokens or tensor cores "
+              "(staged_tokens = 0 or T = 1), an initial state in the vk "
+              "layout (identity, a CTA's "
+           << s.blockRows()
+           << " rows of K a multiple of 16 bytes) and a fixed batch (no "
+              "cu_seqlens)";
+  if (inputPin > 0 && !target.bulkAsyncCopies)
+    return refuse("input_prefetch_distance", *inputPin)
+           << "needs prefetch.global.L2 (sm_90 on)";
+  if (inputPin > 0 && !stagedInputs)
+    return refuse("input_prefetch_distance", *inputPin)
+           << "needs the tensor-core solve of a single chunk (T <= "
+              "staged_tokens) with a fixed batch (no cu_seqlens)";
   return success();
 }

@@ -49,13 +49,9 @@ struct GDNSelectSchedulePass
         return WalkResult::interrupt();
       }
       // The option's parameters over the op's own.
-      ScheduleAttr opPins = pinnedSchedule(op);
-      if (opPins)
-        opPins = opPins.pinnedBy(pins);
-      else
-        opPins = pins;
-      FailureOr<GPUSchedule> s =
-          selectGPUSchedule(op, opPins, *target, smCount);
+      ScheduleAttr own = pinnedSchedule(op);
+      FailureOr<GPUSchedule> s = selectGPUSchedule(
+          op, own ? own.pinnedBy(pins) : pins, *target, smCount);
       if (failed(s))
         return WalkResult::interrupt();
       op->setAttr(GDNDialect::kScheduleAttrName,
