@@ -1,11 +1,11 @@
-//===- ChunkedSolve.cpp - a staged chunk solved at once
-//--------------------===//
+//===- ChunkedSolve.cpp - the WY solve on CUDA cores ---------------------===//
 //
-// Schedule `solve = cuda_cores`: the tokens of a staged chunk solved together in
-// the WY / UT-transform form (KernelBuilder.h, chunkedSolve()).
+// Schedule `solve = cuda_cores`: the tokens of a staged chunk solved together
+// in the WY / UT-transform form (KernelForms.h, chunkedSolve()).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+
+#include "KernelForms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,43 +18,21 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
 
-#include <algorithm>
-
 using namespace mlir;
 using namespace mlir::gdn;
 
-void KernelBuilder::stageLogGates(Value c, Value count) {
-  Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        threadId, m.index(s.chunk));
-  auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
-  Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, threadId, count);
-  Type f32 = b.getF32Type();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32, f32}, inRange,
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inIf(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value t = arith::AddIOp::create(b, loc, c, threadId);
-    scf::YieldOp::create(b, loc,
-                         ValueRange{m.emitLogDecay(op, tokenRow, t, hv),
-                                    m.emitBeta(op, tokenRow, t, hv)});
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, ValueRange{m.f32(0.0), m.f32(0.0)});
-  }
-  memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
-                          ValueRange{threadId});
-  memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
-                          ValueRange{threadId});
+void CudaCoreSolveKernel::build() {
+  enter();
+  SmallVector<Value> state = loadState();
+  waitForPreviousGrid();
+  createStagingBuffers();
+  storeState(runStagedChunks(
+      state, [&](Value c, Value count, ValueRange current) {
+        return chunkedSolve(c, count, current);
+      }));
 }
 
-int64_t KernelBuilder::solveRows() {
-  return op.isVarlen() ? s.chunk : std::min<int64_t>(s.chunk, d.T);
-}
-
-void KernelBuilder::buildGram() {
+void CudaCoreSolveKernel::buildGram() {
   int64_t rows = solveRows();
   Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
   int64_t vec = 16 / (qkType.getIntOrFloatBitWidth() / 8);
@@ -142,7 +120,7 @@ void KernelBuilder::buildGram() {
       });
 }
 
-SmallVector<Value> KernelBuilder::chunkedSolve(Value c, Value count,
+SmallVector<Value> CudaCoreSolveKernel::chunkedSolve(Value c, Value count,
                                                ValueRange state) {
   buildGram();
   gpu::BarrierOp::create(b, loc);

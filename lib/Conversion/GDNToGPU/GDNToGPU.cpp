@@ -1,10 +1,11 @@
 //===- GDNToGPU.cpp - gdn.recurrent to a register-tiled GPU kernel --------===//
 //
-// The pass: one gpu.func kernel and its gpu.launch_func per gdn.recurrent
-// (gdn.commit: CommitToGPU.cpp), built by KernelBuilder (KernelBuilder.h).
+// The pass: one gpu.func kernel and its gpu.launch_func per gdn.recurrent,
+// by the pattern of its kernel form (KernelForms.h, RecurrentToGPU.cpp), and
+// per gdn.commit (CommitToGPU.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "KernelForms.h"
 #include "gdn/Conversion/GDNToGPU/CommitToGPU.h"
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
@@ -13,24 +14,19 @@
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Rewrite/PatternApplicator.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 
-#include "llvm/Support/MathExtras.h"
-#include <algorithm>
-#include <limits>
-#include <tuple>
+#include <memory>
+#include <vector>
 
 namespace mlir {
 namespace gdn {
@@ -44,22 +40,6 @@ using namespace mlir::gdn;
 
 namespace {
 constexpr StringLiteral kKernelModuleName = "gdn_kernels";
-/// Register cap of tensor-core kernels of 4 or more warps (lower()).
-constexpr int32_t kTensorCoreRegisters = 128;
-
-using Schedule = GPUSchedule;
-
-/// A PTX-safe identifier made from `name`: [A-Za-z_][A-Za-z0-9_]*.
-std::string kernelName(StringRef name) {
-  std::string out;
-  for (char c : name)
-    out += llvm::isAlnum(c) ? c : '_';
-  if (out.empty() || llvm::isDigit(out.front()))
-    out.insert(out.begin(), '_');
-  return out;
-}
-
-/// Builds the body of one kernel. Method names follow the kernel's stages.
 /// The kernel module of `module` for `chip`: `@gdn_kernels` when it exists
 /// with exactly this target (an earlier run of the pass), else a new one whose
 /// name the symbol table makes unique.
@@ -121,7 +101,7 @@ struct ConvertGDNToGPUPass
     llvm::MapVector<Operation *, std::pair<gpu::GPUModuleOp, SymbolTable *>>
         modules;
     std::vector<std::unique_ptr<SymbolTable>> tables;
-    auto kernelModule = [&](Operation *op) {
+    auto kernelModule = [&](Operation *op) -> std::pair<gpu::GPUModuleOp, SymbolTable *> {
       auto parent = op->getParentOfType<ModuleOp>();
       auto &entry = modules[parent];
       if (!entry.first) {
@@ -131,17 +111,31 @@ struct ConvertGDNToGPUPass
       }
       return entry;
     };
+    RewritePatternSet patterns(&getContext());
+    populateRecurrentToGPUPatterns(patterns, *target, kernelModule);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    PatternApplicator applicator(frozen);
+    applicator.applyDefaultCostModel();
+    PatternRewriter rewriter(&getContext());
     for (RecurrentOp op : ops) {
-      auto [kernels, symbols] = kernelModule(op);
-      if (failed(lower(op, kernels, *symbols)))
+      kernelModule(op); // created even when nothing launches, as for commits
+      if (op.getDims().N == 0) { // varlen with no sequence: nothing to run
+        op->erase();
+        continue;
+      }
+      if (failed(checkSchedule(op)))
         return signalPassFailure();
+      rewriter.setInsertionPoint(op);
+      if (failed(applicator.matchAndRewrite(op, rewriter))) {
+        op.emitOpError() << "cannot be lowered to the GPU: no kernel form "
+                            "matches its schedule";
+        return signalPassFailure();
+      }
     }
     for (CommitOp op : commits) {
       auto [kernels, symbols] = kernelModule(op);
-      std::string name = "gdn_commit";
-      if (auto func = op->getParentOfType<FunctionOpInterface>())
-        name = kernelName(func.getName()) + "_commit";
-      if (failed(lowerCommitToGPU(op, kernels, *symbols, name)))
+      if (failed(lowerCommitToGPU(op, kernels, *symbols,
+                                  kernelNameFor(op, "commit"))))
         return signalPassFailure();
     }
   }
@@ -158,79 +152,20 @@ struct ConvertGDNToGPUPass
     return success();
   }
 
-  LogicalResult lower(RecurrentOp op, gpu::GPUModuleOp kernels,
-                      SymbolTable &symbols) {
-    if (op.getDims().N == 0) { // varlen with no sequence: nothing to run
-      op->erase();
-      return success();
-    }
-    // The schedule gdn-select-schedule pinned on the op, the cost model's
-    // for any parameter it leaves out.
-    FailureOr<Schedule> s = selectGPUSchedule(op, pinnedSchedule(op), *target);
+  /// The schedule gdn-select-schedule pinned on the op, the cost model's
+  /// for any parameter it leaves out, is one the kernel and `target` can
+  /// take; the form's pattern then reads it again.
+  LogicalResult checkSchedule(RecurrentOp op) {
+    FailureOr<GPUSchedule> s =
+        selectGPUSchedule(op, pinnedSchedule(op), *target);
     if (failed(s))
       return failure();
-    auto d = op.getDims();
-    Location loc = op.getLoc();
-    std::string name = "gdn_recurrent";
-    if (auto func = op->getParentOfType<FunctionOpInterface>())
-      name = kernelName(func.getName()) + "_recurrent";
-
-    // Kernel signature: the op's operands, in order.
-    SmallVector<Type> argTypes(op->getOperandTypes());
-    OpBuilder b = OpBuilder::atBlockEnd(&kernels.getBodyRegion().front());
-    auto kernel =
-        gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-    symbols.insert(kernel); // uniquifies the name
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    int32_t threads = s->threads();
-    if (s->consumerRegisters > 0) {
-      if (!target->setMaxNReg)
-        return op.emitOpError() << "cannot be lowered to the GPU: "
-                                   "consumer_registers (setmaxnreg) needs "
-                                   "an arch-specific chip (sm_90a, sm_100a), "
-                                   "not "
-                                << chip;
-      // setmaxnreg needs a register count fixed at entry: the exact block
-      // size and one CTA an SM guaranteed (known_block_size must then go:
-      // ptxas rejects it together with reqntid), ptxas warning C7508.
-      kernel->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
-                      b.getDenseI32ArrayAttr({threads, 1, 1}));
-      kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      b.getI32IntegerAttr(1));
-    } else {
-      kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
-    }
-    // Tensor-core CTAs of 4 or 8 warps: at most 128 registers a thread, so
-    // 16 warps (4 or 2 CTAs) fit an SM as the schedule assumes. Left to
-    // ptxas, the T = 12 vk kernel of 8 warps took 143 (one CTA an SM: N = 64
-    // 161 vs 105 us), kv on 4 warps 135 (N = 8 18.81 -> 21.05 us), for a few
-    // bytes of spill less (docs/cost-model.md#tensor-core-register-cap).
-    if (s->tensorCores() && s->warps >= 4 && s->consumerRegisters == 0)
-      kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                      b.getI32IntegerAttr(kTensorCoreRegisters));
-
-    Block &entry = kernel.getBody().front();
-    b.setInsertionPointToStart(&entry);
-    IRMapping mapping;
-    mapping.map(op->getOperands(), entry.getArguments());
-    auto kop = cast<RecurrentOp>(b.clone(*op, mapping));
-    KernelBuilder(b, loc, kop, *s, kernel).build();
-    kop->erase();
-    gpu::ReturnOp::create(b, loc);
-
-    // Host side: the launch over (V blocks, HV, N).
-    OpBuilder hb(op);
-    auto idx = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(hb, loc, v);
-    };
-    gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV), idx(d.N)};
-    gpu::KernelDim3 block{idx(threads), idx(1), idx(1)};
-    auto launch = gpu::LaunchFuncOp::create(
-        hb, loc, kernel, grid, block, /*dynamicSharedMemorySize=*/Value(),
-        op->getOperands());
-    if (s->programmaticLaunch) // read by the JIT (GPUKernel)
-      launch->setAttr(kProgrammaticLaunchAttrName, hb.getUnitAttr());
-    op->erase();
+    if (s->consumerRegisters > 0 && !target->setMaxNReg)
+      return op.emitOpError() << "cannot be lowered to the GPU: "
+                                 "consumer_registers (setmaxnreg) needs "
+                                 "an arch-specific chip (sm_90a, sm_100a), "
+                                 "not "
+                              << chip;
     return success();
   }
 };

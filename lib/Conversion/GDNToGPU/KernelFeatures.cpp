@@ -1,33 +1,45 @@
 //===- KernelFeatures.cpp - programmatic launch and L2 prefetch hooks -----===//
 //
 // The features a schedule adds at named points of a kernel
-// (KernelBuilder.h): programmatic dependent launch (launch = programmatic*:
+// (KernelFeatures.h): programmatic dependent launch (launch = programmatic*:
 // griddepcontrol.launch_dependents and the wait before the first read of
 // what the previous kernel wrote) and the L2 prefetches of a later CTA's
 // state tile (state_prefetch_distance) or staged inputs
 // (input_prefetch_distance).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+
+#include "KernelFeatures.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-
-#include <tuple>
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
 
-void KernelBuilder::launchDependents() {
+void KernelFeatures::enter() {
+  enterKernel([&] {
+    if (s.programmaticLaunch == GPUSchedule::kLaunchAtStart)
+      launchDependents();
+  });
+}
+
+void KernelFeatures::launchDependents() {
   // The next kernel of the stream may launch now: it waits for this grid
   // itself before it reads what this one writes.
   NVVM::GriddepcontrolOp::create(b, loc,
                                  NVVM::GridDepActionKind::launch_dependents);
 }
 
-void KernelBuilder::waitForPreviousGrid() {
+void KernelFeatures::waitForPreviousGrid() {
   if (!s.programmaticLaunch)
     return;
   // As inline PTX with a memory clobber (CUDA's
@@ -40,9 +52,8 @@ void KernelBuilder::waitForPreviousGrid() {
                             /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
 }
 
-std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
-                                               int64_t threads,
-                                               int64_t distance) {
+std::array<Value, 3> KernelFeatures::laterBlock(int64_t threads,
+                                                int64_t distance) {
   // Launch order: the x block index varies fastest, then y (hv), then z (n).
   int64_t blocksV = d.V / s.blockRows();
   int64_t total = blocksV * d.HV * d.N;
@@ -69,13 +80,13 @@ std::array<Value, 3> KernelBuilder::laterBlock(Value tid, Value vBlock,
           arith::DivUIOp::create(b, loc, rest, m.index(d.HV))};
 }
 
-void KernelBuilder::prefetchLaterInputs(Value tid, Value vBlock) {
+void KernelFeatures::prefetchLaterInputs() {
   if (s.inputPrefetchDistance <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread t < T: token t's rows, a prefetch a 128-byte line.
-  auto [laterV, laterHV, laterN] =
-      laterBlock(tid, vBlock, d.T, s.inputPrefetchDistance);
+  std::array<Value, 3> later = laterBlock(d.T, s.inputPrefetchDistance);
+  Value laterV = later[0], laterHV = later[1], laterN = later[2];
   Value laterH = arith::DivUIOp::create(b, loc, laterHV, m.index(d.HV / d.H));
   Value column0 = arith::MulIOp::create(b, loc, laterV, m.index(s.blockRows()));
   // mem[laterN, t, head, col + ...] over `width` elements (col null: the
@@ -114,14 +125,14 @@ void KernelBuilder::prefetchLaterInputs(Value tid, Value vBlock) {
   }
 }
 
-void KernelBuilder::prefetchLaterState(Value tid, Value vBlock) {
+void KernelFeatures::prefetchLaterState() {
   Value init = op.getInitialState();
   if (s.statePrefetchDistance <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread 0: the later CTA's state tile, one bulk prefetch.
   auto [laterV, laterHV, laterN] =
-      laterBlock(tid, vBlock, 1, s.statePrefetchDistance);
+      laterBlock(1, s.statePrefetchDistance);
   auto [row, rowValid] = m.emitStateSlot(op, laterN);
   if (rowValid) { // a padding row (slot < 0) has no state to fetch
     auto ifValid = scf::IfOp::create(b, loc, rowValid, false);

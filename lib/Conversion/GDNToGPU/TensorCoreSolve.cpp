@@ -1,7 +1,7 @@
 //===- TensorCoreSolve.cpp - the chunked solve on tensor cores ------------===//
 //
 // Schedule `solve = tensor_cores`: a staged chunk's tokens solved at once
-// (KernelBuilder.h, tensorCoreSolve()) with the state tile held as the
+// (KernelForms.h, tensorCoreSolve()) with the state tile held as the
 // accumulators of m16n8k8 tf32 mma.sync.
 //
 // Fragments of mma.m16n8k8 with .tf32 operands (PTX ISA, "Matrix Fragments
@@ -27,7 +27,8 @@
 // q and k are exact and take one term less.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+
+#include "KernelForms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,8 +36,10 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-
-#include <array>
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -113,49 +116,28 @@ Fragment product(OpBuilder &b, Location loc, const Operand &a,
 SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 } // namespace
 
-SmallVector<Value> KernelBuilder::loadFragments(Value src,
-                                                SmallVector<Value> prefix) {
-  SmallVector<Value> tile(s.rows * s.kPerLane);
-  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side, a key each
-    for (int64_t j = 0; j < s.kPerLane; ++j) {
-      Value key = offset(k0, 8 * (j / 2) + j % 2);
-      auto pair =
-          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), 2)));
-      at(tile, 0, j) = pair[0];
-      at(tile, 1, j) = pair[1];
-    }
-    return tile;
-  }
-  for (int64_t r = 0; r < s.rows; ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
-    Value v = offset(v0, r);
-    for (int64_t p = 0; p < d.K / 8; ++p) {
-      auto pair = extractAll(m.toF32(
-          loadVector(src, withIndices(prefix, v, offset(k0, 8 * p)), 2)));
-      at(tile, r, 2 * p) = pair[0];
-      at(tile, r, 2 * p + 1) = pair[1];
-    }
-  }
-  return tile;
+void TensorCoreSolveKernel::build() {
+  enter();
+  // A single chunk in CTAs of 4 or more warps loads the state after the
+  // chunk's staging loads (chunk()), so the staging barrier does not wait
+  // behind the state's loads; the state is first read by the products after
+  // the Gram pass and the substitution. T = 12, N = 64 / 256: 4-6% / 1-7%
+  // faster with 8 / 4 warps; with 2 warps (N = 1) 2-4% slower, where the
+  // state's latency is the CTA's critical path
+  // (docs/cost-model.md#tensor-core-late-state).
+  bool lateState = s.warps >= 4 && !op.isVarlen() && d.T <= s.chunk;
+  prefetchLaterInputs();
+  SmallVector<Value> state =
+      lateState ? SmallVector<Value>() : loadState();
+  waitForPreviousGrid();
+  createStagingBuffers();
+  storeState(runStagedChunks(
+      state, [&](Value c, Value count, ValueRange current) {
+        return tensorCoreSolve(c, count, current);
+      }));
 }
 
-void KernelBuilder::storeFragments(ArrayRef<Value> tile, Value dst,
-                                   SmallVector<Value> prefix) {
-  auto at = [&](int64_t r, int64_t j) { return tile[r * s.kPerLane + j]; };
-  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
-    for (int64_t j = 0; j < s.kPerLane; ++j)
-      storeVector({at(0, j), at(1, j)}, dst,
-                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
-    return;
-  }
-  for (int64_t r = 0; r < s.rows; ++r) {
-    Value v = offset(v0, r);
-    for (int64_t p = 0; p < d.K / 8; ++p)
-      storeVector({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
-                  withIndices(prefix, v, offset(k0, 8 * p)));
-  }
-}
-
-void KernelBuilder::buildTensorCoreGram() {
+void TensorCoreSolveKernel::buildTensorCoreGram() {
   int64_t C = s.chunk, tiles = C / 8, threads = s.warps * kWarpSize;
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
@@ -304,7 +286,7 @@ void KernelBuilder::buildTensorCoreGram() {
   gpu::BarrierOp::create(b, loc);
 }
 
-void KernelBuilder::buildSolveMatrices() {
+void TensorCoreSolveKernel::buildSolveMatrices() {
   int64_t C = s.chunk;
   auto load = [&](Value buf, ArrayRef<int64_t> idx) -> Value {
     SmallVector<Value> at;
@@ -361,7 +343,7 @@ void KernelBuilder::buildSolveMatrices() {
   gpu::BarrierOp::create(b, loc);
 }
 
-SmallVector<Value> KernelBuilder::tensorCoreSolve(Value c, Value count,
+SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                                   ValueRange state) {
   buildTensorCoreGram();
   buildSolveMatrices();

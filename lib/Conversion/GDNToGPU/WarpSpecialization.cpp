@@ -1,13 +1,12 @@
-//===- WarpSpecialization.cpp - producer warp and chunk ring
-//---------------===//
+//===- WarpSpecialization.cpp - the warp-specialized token loop ----------===//
 //
 // Schedule `producer_stages`: a producer warp fills a ring of staged chunks
 // with cp.async.bulk under full/empty mbarriers, with the tokens' gates and
 // norm factors, while the consumer warps run the tokens;
-// `consumer_registers` adds setmaxnreg (KernelBuilder.h).
+// `consumer_registers` adds setmaxnreg (KernelForms.h).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "KernelForms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,16 +18,13 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/MathExtras.h"
-
-#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::gdn;
 
-void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
-                                         Value vBlock, Value hi) {
-  createStagingBuffers(tid, vBlock);
+void WarpSpecializedKernel::build() {
+  enter();
+  createStagingBuffers();
   auto space =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto barriers = [&]() {
@@ -72,7 +68,7 @@ void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
   b.setInsertionPointToStart(&copier.getThenRegion().front());
   forEachChunk(hi, ValueRange{},
                [&](Value c, Value count, Value slot, Value phase, ValueRange) {
-                 produceChunk(c, count, slot, phase, lane);
+                 produceChunk(c, count, slot, phase);
                  return SmallVector<Value>{};
                });
 
@@ -94,10 +90,11 @@ void KernelBuilder::buildWarpSpecialized(Value tid, Value warp, Value lane,
         return next;
       });
   storeState(last);
+  unrollTokenLoops();
 }
 
-void KernelBuilder::produceChunk(Value c, Value count, Value slot, Value phase,
-                                 Value lane) {
+void WarpSpecializedKernel::produceChunk(Value c, Value count, Value slot,
+                                         Value phase) {
   Value rowBase = arith::MulIOp::create(b, loc, slot, m.index(s.chunk));
   auto copyToken = [&](Value t, Value row) {
     int64_t qBytes = d.K * elementBytes(op.getQ());
@@ -122,7 +119,7 @@ void KernelBuilder::produceChunk(Value c, Value count, Value slot, Value phase,
   };
   // The norms' loads read no slot: they go out before the wait for it.
   if (normStage)
-    stageNorms(c, count, rowBase, lane, fill);
+    stageNorms(c, count, rowBase, fill);
   else
     fill();
   // Release: the gates and norms stored above are visible to the consumers
@@ -131,8 +128,8 @@ void KernelBuilder::produceChunk(Value c, Value count, Value slot, Value phase,
                                  Value());
 }
 
-void KernelBuilder::stageNorms(Value c, Value count, Value rowBase, Value lane,
-                               function_ref<void()> overlapped) {
+void WarpSpecializedKernel::stageNorms(Value c, Value count, Value rowBase,
+                                       function_ref<void()> overlapped) {
   // L lanes a token: the most that leave a single pass over the chunk, and
   // at least as many as keep a lane's slice of q within 128 bytes (the f32
   // values of q and k: 64 registers).
@@ -204,42 +201,7 @@ void KernelBuilder::stageNorms(Value c, Value count, Value rowBase, Value lane,
   }
 }
 
-void KernelBuilder::wait(Value bars, Value slot, Value phase) {
+void WarpSpecializedKernel::wait(Value bars, Value slot, Value phase) {
   NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(bars, slot), phase,
                                         i32(0x989680));
-}
-
-Value KernelBuilder::byteAddress(Value mem, ValueRange idx) {
-  auto type = cast<MemRefType>(mem.getType());
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
-  Value linear = meta.getOffset();
-  for (auto [i, stride] : llvm::zip(idx, meta.getStrides()))
-    linear = arith::AddIOp::create(b, loc, linear,
-                                   arith::MulIOp::create(b, loc, i, stride));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
-  Value bytes = arith::MulIOp::create(
-      b, loc, linear, m.index(type.getElementTypeBitWidth() / 8));
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                    arith::AddIOp::create(b, loc, base, bytes));
-}
-
-Value KernelBuilder::sharedAddress(Value mem, ValueRange idx) {
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3),
-      byteAddress(mem, idx));
-}
-
-Value KernelBuilder::clusterAddress(Value mem, ValueRange idx) {
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*cluster=*/7),
-      byteAddress(mem, idx));
-}
-
-Value KernelBuilder::globalAddress(Value mem, ValueRange idx) {
-  Value generic = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-      byteAddress(mem, idx));
-  return LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*global=*/1),
-      generic);
 }

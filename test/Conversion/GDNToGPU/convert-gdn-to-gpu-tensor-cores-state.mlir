@@ -2,7 +2,7 @@
 // RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 2, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
 // Where the tensor-core solve of a single chunk loads the state: in CTAs of
 // 4 or more warps after the chunk's staging loads (q, k, v, gates), before
-// the staging barrier; in CTAs of 2 warps first (KernelBuilder::build()).
+// the staging barrier; in CTAs of 2 warps first (TensorCoreSolveKernel::build()).
 // CTAs of 4 or more warps are capped at 128 registers a thread (2 CTAs of 8
 // warps an SM), those of 2 warps are not.
 // CHECK-LABEL: gpu.func @late_state_recurrent

@@ -1,0 +1,139 @@
+//===- KernelContext.h - what every piece of a GPU kernel reads -*- C++ -*-===//
+//
+// One CTA per (sequence n, value head hv, block of V columns). The 32 lanes
+// of a warp are split into `lanesV` groups along V and lanesK = 32 / lanesV
+// along K: lane l = kLane * lanesV + vLane owns the R value columns
+// [v0, v0 + R) and the KL = K / lanesK key rows [kLane * KL, (kLane + 1) * KL)
+// of the state, with v0 = block * BV + warp * R * lanesV + vLane * R. The
+// state tile S[r][j] (R * KL fp32 values a thread) stays in registers for the
+// whole token loop. Per token, every reduction over K (Sᵀk, Sᵀq, the L2 norms)
+// is a per-lane partial sum and a butterfly shuffle tree over the kLane bits,
+// so every lane ends with the full sum and the rank-1 update needs no
+// communication.
+//
+// State traffic is coalesced in both layouts. `vk` ([V, K], K contiguous):
+// each lane loads vector<KL> along K per row (lanesV = 1 for decode, 2 or 4
+// for staged kernels: 16-byte bf16 rows, shallower trees), a warp reads
+// whole rows. `kv` ([K, V], V contiguous): lanesV = 4 with R = 4 (R = 2 on
+// tiny staged grids), each lane loads vector<R> along V per key row, and the
+// lanes of a key row read contiguous sectors.
+//
+// Private to convert-gdn-to-gpu. A kernel is one form (KernelForms.h) built
+// from pieces, each a layer over the one below with one responsibility:
+//   KernelContext   the op, its schedule, the indices (KernelIndices.cpp)
+//                   and the primitive accesses: vector loads and stores,
+//                   addresses, warp sums (KernelContext.cpp);
+//   KernelFeatures  hooks at named points: programmatic launch, L2 prefetch;
+//   TileIO          the state tile in registers or mma fragments, and o;
+//   Staging         the tokens' inputs in shared memory, chunk by chunk;
+//   TokenSteps      one token (or a pair) of the recurrence in registers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELCONTEXT_H
+#define GDN_LIB_CONVERSION_GDNTOGPU_KERNELCONTEXT_H
+
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
+#include "gdn/Conversion/KernelMath.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace gdn {
+
+/// The kernel being built: `kernel` (a gpu.func whose arguments are the op's
+/// operands, `op` its clone inside) for schedule `s`, the builder at the
+/// kernel's insertion point, and the indices every piece reads.
+class KernelContext {
+public:
+  using Schedule = GPUSchedule;
+
+  KernelContext(OpBuilder &b, Location loc, RecurrentOp op, Schedule s,
+                gpu::GPUFuncOp kernel)
+      : b(b), loc(loc), op(op), s(s), d(op.getDims()),
+        m(b, loc, KernelMath::Flavor::GPU), kernel(kernel) {}
+
+protected:
+  /// The kernel's entry (KernelIndices.cpp): the thread's place in the grid
+  /// and in the state tile (tid, lane, warp, kLane, vBlock, hv, n, h, v0,
+  /// k0; the mma-fragment mapping's with solve = tensor_cores), then the
+  /// op's rows (stateRow and valid, tokenRow, tokenLo and hi, interRow and
+  /// interValid). `atStart` runs between the two (a launch hook that must
+  /// precede every load).
+  void enterKernel(function_ref<void()> atStart);
+
+  /// Byte alignment of a vector of `count` elements of `elementType` at an
+  /// offset that is a multiple of `count`: the largest power of two dividing
+  /// its size, at most 16.
+  static int64_t vectorAlignment(int64_t count, Type elementType);
+
+  /// The address of element `idx` of `mem` (a dense buffer) as an integer.
+  Value byteAddress(Value mem, ValueRange idx);
+  Value sharedAddress(Value mem, ValueRange idx);
+  /// The same shared memory in the shared::cluster window, which holds the
+  /// CTA's own shared::cta window (PTX ISA, state spaces): the bulk copy's
+  /// PTX 8.0 form takes that (its shared::cta form needs PTX 8.6).
+  Value clusterAddress(Value mem, ValueRange idx);
+  Value globalAddress(Value mem, ValueRange idx);
+  /// base + x, or x itself when base is the constant 0 (the kernels without
+  /// a producer keep their staging rows unshifted).
+  Value plus(Value base, Value x) {
+    if (getConstantIntValue(base) == 0)
+      return x;
+    return arith::AddIOp::create(b, loc, base, x);
+  }
+  Value i32(int64_t c) { return m.i32(c); }
+  static int64_t elementBytes(Value x) {
+    return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
+  }
+
+  /// The element type of `g` or `a`.
+  Type gateElementType() {
+    Value gate = op.getG() ? op.getG() : op.getA();
+    return cast<MemRefType>(gate.getType()).getElementType();
+  }
+
+  Value offset(Value base, int64_t i) {
+    return i == 0 ? base : arith::AddIOp::create(b, loc, base, m.index(i));
+  }
+  SmallVector<Value> extractAll(Value vec);
+  Value fromElements(ArrayRef<Value> elements);
+  Value loadVector(Value src, ValueRange idx, int64_t count);
+  void storeVector(ArrayRef<Value> elements, Value dst, ValueRange idx);
+  /// `prefix` followed by x and y: the index of a state tile element.
+  static SmallVector<Value> withIndices(ArrayRef<Value> prefix, Value x,
+                                        Value y);
+
+  /// Butterfly all-reduce over the lanes that share this lane's V columns
+  /// (the kLane bits): every one of them gets the sum over K.
+  Value warpSum(Value x) { return butterflySum(x, kWarpSize / 2, s.lanesV); }
+
+  /// Butterfly all-reduce with the lane offsets from, from / 2, ..., to
+  /// (powers of two; x itself when from < to).
+  Value butterflySum(Value x, int64_t from, int64_t to);
+
+  OpBuilder &b;
+  Location loc;
+  RecurrentOp op;
+  Schedule s;
+  RecurrentOp::Dims d;
+  KernelMath m;
+  gpu::GPUFuncOp kernel;
+  // The indices (enterKernel()).
+  Value tid, lane, warp;    ///< thread in the CTA, lane in its warp, warp
+  Value vBlock;             ///< the CTA's block of V columns
+  Value kLane, n, hv, h, v0, k0;
+  Value mmaLane;            ///< tensor cores: the lane in the warp
+  Value stateRow, valid; ///< state row (n or its pool slot); pool row is real
+  Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
+  Value tokenLo, hi;     ///< the sequence's tokens along T: [tokenLo, hi)
+  Value interRow, interValid; ///< intermediate_states row, and whether to write
+};
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_LIB_CONVERSION_GDNTOGPU_KERNELCONTEXT_H

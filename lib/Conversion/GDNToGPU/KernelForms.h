@@ -1,0 +1,190 @@
+//===- KernelForms.h - the kernel forms of gdn.recurrent --------*- C++ -*-===//
+//
+// Each form builds a whole kernel body from the pieces (KernelContext.h) and
+// is the rewrite pattern of gdn.recurrent for the schedules it matches
+// (RecurrentToGPU.cpp):
+//   TokenLoopKernel        one token after another, from global memory or
+//                          staged chunks (TokenLoop.cpp);
+//   WarpSpecializedKernel  the staged token loop fed by a producer warp
+//                          (producer_stages > 0; WarpSpecialization.cpp);
+//   CudaCoreSolveKernel    a staged chunk solved at once in the WY form on
+//                          CUDA cores (solve = cuda_cores; ChunkedSolve.cpp);
+//   TensorCoreSolveKernel  the same on tensor cores (solve = tensor_cores;
+//                          TensorCoreSolve.cpp).
+// Private to convert-gdn-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELFORMS_H
+#define GDN_LIB_CONVERSION_GDNTOGPU_KERNELFORMS_H
+
+#include "TokenSteps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <functional>
+#include <string>
+
+namespace mlir {
+namespace gdn {
+struct GPUTarget;
+
+class TokenLoopKernel : public TokenSteps {
+public:
+  using TokenSteps::TokenSteps;
+  static constexpr StringLiteral kName = "token loop";
+  static bool matches(const GPUSchedule &s) {
+    return s.stages == 0 && !s.chunkedSolve;
+  }
+  void build();
+};
+
+class WarpSpecializedKernel : public TokenSteps {
+public:
+  using TokenSteps::TokenSteps;
+  static constexpr StringLiteral kName = "warp-specialized token loop";
+  static bool matches(const GPUSchedule &s) { return s.stages > 0; }
+  /// Warps [0, W) consume: they hold the state tile and run the tokens; warp
+  /// W produces: per chunk it waits until ring slot `i % stages` is empty,
+  /// lane j issues the bulk async copies (cp.async.bulk, completing on the
+  /// slot's `full` mbarrier as transactions) of token j's q and k rows and
+  /// the CTA's columns of v, computes the token's gates into the slot and,
+  /// where producerNorms holds, every token's norm factors and k̂·q̂
+  /// (stageNorms), and every producer lane arrives on `full` (release: its
+  /// stores are visible to the consumers' acquiring wait). Consumers wait on
+  /// `full` with the chunk's phase parity, run its tokens from the slot and
+  /// arrive on `empty`. With consumer_registers the producer is a warpgroup
+  /// that gives registers back (setmaxnreg.dec) and the consumers take them
+  /// (setmaxnreg.inc).
+  void build();
+
+private:
+  /// The producer warp's part of chunk [c, c + count) into ring `slot`. Its
+  /// first use of a slot waits on parity 1, which a fresh mbarrier reports
+  /// complete (the phase before its first).
+  void produceChunk(Value c, Value count, Value slot, Value phase);
+
+  /// The producer warp's norm factors of tokens [c, c + count) into rows
+  /// [rowBase, rowBase + count) of normStage, as tokenNorms computes them
+  /// from q and k in global memory (the bulk copies into the slot may still
+  /// be in flight). The lanes split into groups of L (a power of two, the
+  /// most that still gives every token of the chunk a group in one pass,
+  /// and at most 128 bytes of q a lane); a group splits K, sums with
+  /// log2(L) shuffle levels, and its first lane stores the token's row.
+  /// Every load is issued first (tokens past `count` read token c + count -
+  /// 1 and store nothing), then `overlapped` (the wait for the slot, the
+  /// copies and gates), then the arithmetic and the stores.
+  void stageNorms(Value c, Value count, Value rowBase,
+                  function_ref<void()> overlapped);
+
+  /// Waits until the mbarrier of ring `slot` in `bars` completes the phase
+  /// of parity `phase` (mbarrier.try_wait.parity in a loop).
+  void wait(Value bars, Value slot, Value phase);
+
+  /// The shared-memory address of mbarrier `bars[slot]`.
+  Value barrierAt(Value bars, Value slot) {
+    return sharedAddress(bars, {slot});
+  }
+
+  Value full, empty; ///< the ring's mbarriers of full / empty slots
+};
+
+class CudaCoreSolveKernel : public Staging {
+public:
+  using Staging::Staging;
+  static constexpr StringLiteral kName = "WY solve on CUDA cores";
+  static bool matches(const GPUSchedule &s) {
+    return s.stages == 0 && s.chunkedSolve && !s.tensorCores();
+  }
+  void build();
+
+private:
+  /// The chunk's Gram matrices, once a CTA from the staged q, k and log
+  /// gates g (rows past `count` are zeros, g = 0): the threads split the
+  /// (i, j) pairs, each a full K-long dot product from shared memory. With
+  /// d(i, j) = exp(g_{j+1} + ... + g_i) = exp(G_i - G_j) (G the in-chunk
+  /// cumulative log gate, summed directly, so a -inf gate gives 0, never a
+  /// NaN from -inf - -inf):
+  ///   gram[0, i, j] = d(i, j) k_i.k_j (j < i), gram[0, i, i] = k_i.k_i,
+  ///   gram[1, i, j] = d(i, j) q_i.k_j (j <= i),
+  ///   tok[0, i] = exp(G_i), tok[1, i] = exp(G_last - G_i), tok[2, i] = q_i.q_i
+  /// all on the raw (un-normalized, unscaled) q and k.
+  void buildGram();
+
+  /// Tokens [c, c + count) of a staged chunk solved at once in the WY /
+  /// UT-transform form of the chunked delta rule (docs/math.md §5). With S0
+  /// the state at the chunk start, G_i the in-chunk cumulative log gate,
+  /// k̂_i = ik_i k_i and q̂_i = iq_i scale q_i (ik, iq the L2-norm factors, 1
+  /// without qk_l2norm), unrolling the per-token rule gives
+  ///   S_i = exp(G_i) S0 + sum_{j<=i} exp(G_i - G_j) k̂_j u_jᵀ, so
+  ///   u_i = beta_i (v_i - exp(G_i) S0ᵀk̂_i
+  ///                 - sum_{j<i} exp(G_i - G_j) (k̂_i.k̂_j) u_j),
+  ///   o_i = exp(G_i) S0ᵀq̂_i + sum_{j<=i} exp(G_i - G_j) (q̂_i.k̂_j) u_j,
+  ///   S_C = exp(G_C) S0 + sum_j exp(G_C - G_j) k̂_j u_jᵀ.
+  /// The Gram terms come from buildGram (once a CTA, raw q and k); S0ᵀk_i
+  /// and S0ᵀq_i of every token are independent shuffle trees that run side
+  /// by side; the forward substitution is per V column, in registers, on
+  /// w_j = ik_j u_j:
+  ///   w_i = ik_i beta_i (v_i - ik_i (exp(G_i) S0ᵀk_i + sum_{j<i} gram0_ij
+  ///   w_j)), o_i = iq_i (exp(G_i) S0ᵀq_i + sum_{j<=i} gram1_ij w_j), S_C =
+  ///   exp(G_C) S0 + sum_j tok1_j k_j w_jᵀ   (C FMAs an element).
+  /// Rows past `count` hold zeros with g = beta = 0: w = 0 there, so they
+  /// change nothing, and their outputs are not stored.
+  SmallVector<Value> chunkedSolve(Value c, Value count, ValueRange state);
+};
+
+class TensorCoreSolveKernel : public Staging {
+public:
+  using Staging::Staging;
+  static constexpr StringLiteral kName = "WY solve on tensor cores";
+  static bool matches(const GPUSchedule &s) {
+    return s.stages == 0 && s.tensorCores();
+  }
+  void build();
+
+private:
+  /// The chunked solve on tensor cores: the same math as
+  /// CudaCoreSolveKernel::chunkedSolve in matrix form (docs/math.md §5), on
+  /// the chunk's C tokens (rows past `count` zeros). With P = S0ᵀKᵀ and R =
+  /// S0ᵀQᵀ ([V, C], raw k and q), Tm = (I + L)⁻¹ diag(beta) (L_ij = beta_i
+  /// ik_i ik_j gram0_ij, j < i), M_ij = iq_i ik_j gram1_ij (j <= i),
+  /// gamma_i = exp(G_i):
+  ///   Uᵀ = (Vᵀ - P diag(gamma ik)) Tmᵀ,
+  ///   Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ,
+  ///   S_Cᵀ = gamma_C S0ᵀ + Uᵀ diag(ik tok1) K.
+  /// Every product is an m16n8k8 tf32 mma.sync with the state tile as
+  /// accumulator fragments; operands that are not exact in tf32 are split
+  /// into a high and a low part (3xTF32), so the result keeps f32 accuracy.
+  SmallVector<Value> tensorCoreSolve(Value c, Value count, ValueRange state);
+
+  /// The Gram matrices (CudaCoreSolveKernel::buildGram's gramStage and
+  /// tokenStage[0, 1], from mma products of the staged q and k) and token
+  /// factors [5, chunk] (gamma ik, gamma iq, ik tok1, ik, iq). Ends with a
+  /// barrier.
+  void buildTensorCoreGram();
+
+  /// Thread j < chunk: column j of Tm and M into solveStage [2, chunk,
+  /// chunk + 4]. Ends with a barrier.
+  void buildSolveMatrices();
+};
+
+/// Where a kernel goes: the kernel module of the op's enclosing module and
+/// that module's symbol table (which makes a kernel's name unique).
+using KernelModuleOf =
+    std::function<std::pair<gpu::GPUModuleOp, SymbolTable *>(Operation *)>;
+
+/// A PTX-safe kernel name for `op`: its enclosing function's name made an
+/// identifier ([A-Za-z_][A-Za-z0-9_]*), then `_` and `suffix`; `gdn_` and
+/// `suffix` outside a function.
+std::string kernelNameFor(Operation *op, StringRef suffix);
+
+/// The patterns that lower a gdn.recurrent (memref form, in host code, N >
+/// 0, with a schedule that selectGPUSchedule accepts for `target`) to a
+/// kernel of its form and its gpu.launch_func: one pattern a form.
+void populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
+                                    const GPUTarget &target,
+                                    KernelModuleOf kernelModuleOf);
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_LIB_CONVERSION_GDNTOGPU_KERNELFORMS_H

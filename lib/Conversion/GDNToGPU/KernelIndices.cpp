@@ -1,0 +1,56 @@
+//===- KernelIndices.cpp - a kernel thread's place in the grid and the op -===//
+//
+// The entry of every kernel form: which CTA, warp and lane this is, which
+// state columns and keys it holds (KernelContext.h), and which rows of the
+// op's buffers its sequence reads and writes (KernelMath).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+void KernelContext::enterKernel(function_ref<void()> atStart) {
+  m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warpSize = m.index(kWarpSize);
+  lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+  warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+  kLane = arith::DivUIOp::create(b, loc, lane, m.index(s.lanesV));
+  Value vLane = arith::RemUIOp::create(b, loc, lane, m.index(s.lanesV));
+  vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
+  v0 = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+          arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
+      arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
+  k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
+  if (s.tensorCores()) { // m16n8k8 fragments (TileIO::loadFragments)
+    mmaLane = lane;     // tile rows g, g + 8: the warp's columns 2g, 2g + 1
+    v0 = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+            arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, m.index(4)),
+            m.index(2)));
+    k0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
+  }
+
+  atStart();
+  std::tie(stateRow, valid) = m.emitStateSlot(op, n);
+  std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
+  std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
+}

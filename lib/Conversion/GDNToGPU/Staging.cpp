@@ -1,0 +1,296 @@
+//===- Staging.cpp - the tokens' inputs in shared memory --------------------===//
+//
+// The staging buffers, the copies of q, k and v, the gates once a CTA, and
+// the loop over chunks (Staging.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Staging.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+void Staging::createStagingBuffers() {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto buffer = [&](ArrayRef<int64_t> shape, Type et) -> Value {
+    Value buf = kernel.addWorkgroupAttribution(
+        MemRefType::get(shape, et, MemRefLayoutAttrInterface(), space), loc);
+    // 16-byte vector accesses need 16-byte aligned buffers.
+    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                       LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
+    return buf;
+  };
+  Type qk = cast<MemRefType>(op.getQ().getType()).getElementType();
+  Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
+  // A producer's ring: its slots one after another along the token rows.
+  int64_t rows = s.chunk * std::max<int64_t>(s.stages, 1);
+  // On tensor cores a row of q and k is 16 bytes longer: the 8 rows an mma
+  // fragment reads then start in 8 different banks.
+  int64_t qkRow = d.K + (s.tensorCores() ? 16 * 8 / qk.getIntOrFloatBitWidth() : 0);
+  qStage = buffer({rows, qkRow}, qk);
+  kStage = buffer({rows, qkRow}, qk);
+  vStage = buffer({rows, s.blockRows()}, ve);
+  Type f32 = b.getF32Type();
+  decayStage =
+      op.hasPerKeyDecay() ? buffer({rows, d.K}, f32) : buffer({rows}, f32);
+  betaStage = op.hasPerChannelBeta() ? buffer({rows, s.blockRows()}, f32)
+                                     : buffer({rows}, f32);
+  if (op.hasParentTable())
+    sourceStage = buffer({rows}, b.getI32Type());
+  if (producerNorms(op, s))
+    normStage = buffer({rows, 4}, f32);
+  if (s.chunkedSolve) {
+    gramStage = buffer({2, s.chunk, s.chunk}, f32);
+    tokenStage = buffer({3, s.chunk}, f32);
+  }
+  if (s.tensorCores()) {
+    solveStage = buffer({2, s.chunk, s.chunk + 4}, f32);
+    factorStage = buffer({5, s.chunk}, f32);
+  }
+  threadId = tid;
+  blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
+}
+
+SmallVector<Value> Staging::runStagedChunks(ValueRange state,
+                                            ChunkSolve solve) {
+  if (!op.isVarlen() && d.T <= s.chunk)
+    return chunk(m.index(0), m.index(d.T), state, solve);
+  return forEachChunk(
+      hi, state, [&](Value c, Value count, Value, Value, ValueRange carried) {
+        return chunk(c, count, carried, solve);
+      });
+}
+
+SmallVector<Value> Staging::chunk(Value c, Value count,
+                                        ValueRange state,
+                                  ChunkSolve solve) {
+  auto qkIdx = [&](Value t, Value col) {
+    return SmallVector<Value>{tokenRow, t, h, col};
+  };
+  stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
+  stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
+  stageRows(op.getV(), vStage, s.blockRows(), c, count,
+            [&](Value t, Value col) {
+              return SmallVector<Value>{
+                  tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
+            });
+  if (s.chunkedSolve)
+    stageLogGates(c, count);
+  else
+    stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+  SmallVector<Value> current(state.begin(), state.end());
+  if (current.empty()) // not loaded yet (build())
+    current = loadState();
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> results = solve(c, count, current);
+  // The buffers are refilled by the next chunk only after every warp is done.
+  if (op.isVarlen() || d.T > s.chunk)
+    gpu::BarrierOp::create(b, loc);
+  return results;
+}
+
+SmallVector<Value> Staging::forEachChunk(
+    Value hi, ValueRange init,
+    function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
+        body) {
+  auto loop = scf::ForOp::create(
+      b, loc, tokenLo, hi, m.index(s.chunk), init,
+      [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value count = arith::MinUIOp::create(
+            b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
+        Value slot, phase; // only with a producer's ring
+        if (s.stages > 0) {
+          Value i = arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
+              m.index(s.chunk));
+          slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
+          Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
+          phase = arith::IndexCastOp::create(
+              b, loc, b.getI32Type(),
+              arith::RemUIOp::create(b, loc, round, m.index(2)));
+        }
+        scf::YieldOp::create(b, loc, body(c, count, slot, phase, carried));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void Staging::stageRows(
+    Value src, Value dst, int64_t width, Value c, Value count,
+    function_ref<SmallVector<Value>(Value, Value)> idx) {
+  Type et = cast<MemRefType>(src.getType()).getElementType();
+  stageRows(et, dst, width, c, count, m.index(0), threadId, s.warps * kWarpSize,
+            [&](Value t, Value col, int64_t vec) {
+              return loadVector(src, idx(t, col), vec);
+            });
+}
+
+void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
+                              Value count, Value rowBase, Value thread,
+                              int64_t threads,
+                              function_ref<Value(Value, Value, int64_t)> load) {
+  int64_t vec = 16 / (srcType.getIntOrFloatBitWidth() / 8);
+  while (width % vec != 0)
+    vec /= 2;
+  int64_t perRow = width / vec;
+  Type dstType = cast<MemRefType>(dst.getType()).getElementType();
+  scf::ForOp::create(
+      b, loc, thread, m.index(s.chunk * perRow), m.index(threads), ValueRange{},
+      [&](OpBuilder &nb, Location, Value i, ValueRange) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, i, m.index(perRow)),
+            m.index(vec));
+        Value inRange =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
+        // The chunked solve reads every row of the chunk: rows past
+        // `count` are zeros, never stale or uninitialized values.
+        auto ifOp = scf::IfOp::create(b, loc, inRange,
+                                      /*withElseRegion=*/s.chunkedSolve != 0);
+        {
+          OpBuilder::InsertionGuard inIf(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          Value x = load(arith::AddIOp::create(b, loc, c, j), col, vec);
+          Value row = plus(rowBase, j);
+          vector::StoreOp::create(
+              b, loc, x, dst, ValueRange{row, col},
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+          if (s.chunkedSolve) {
+            b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+            auto type = cast<VectorType>(x.getType());
+            Value zeros = arith::ConstantOp::create(
+                b, loc, type,
+                DenseElementsAttr::get(
+                    type, b.getFloatAttr(type.getElementType(), 0.0)));
+            vector::StoreOp::create(
+                b, loc, zeros, dst, ValueRange{plus(rowBase, j), col},
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(vectorAlignment(vec, dstType)));
+          }
+        }
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+SmallVector<Value> Staging::perKeyDecay(Value t, Value col,
+                                              int64_t count) {
+  Value gate = op.getG() ? op.getG() : op.getA();
+  SmallVector<Value> x =
+      extractAll(m.toF32(loadVector(gate, {tokenRow, t, hv, col}, count)));
+  SmallVector<Value> bias(count);
+  Value aLog;
+  if (op.hasFusedGating()) {
+    aLog = memref::LoadOp::create(b, loc, op.getALog(), ValueRange{hv});
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, hv, m.index(d.K)), col);
+    bias = extractAll(loadVector(op.getDtBias(), {at}, count));
+  }
+  for (int64_t i = 0; i < count; ++i)
+    x[i] = m.decayOf(op, x[i], aLog, bias[i]);
+  return x;
+}
+
+SmallVector<Value> Staging::perChannelBeta(Value t, Value col,
+                                                 int64_t count) {
+  Value input = op.getBeta() ? op.getBeta() : op.getB();
+  SmallVector<Value> x =
+      extractAll(m.toF32(loadVector(input, {tokenRow, t, hv, col}, count)));
+  for (Value &e : x)
+    e = m.betaOf(op, e);
+  return x;
+}
+
+void Staging::stageGates(Value c, Value count, Value rowBase,
+                               Value thread, int64_t threads) {
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  // Per-channel gates: every thread computes some (token, channel)
+  // vectors, each once a CTA.
+  if (perKey)
+    stageRows(gateElementType(), decayStage, d.K, c, count, rowBase, thread,
+              threads, [&](Value t, Value col, int64_t vec) {
+                return fromElements(perKeyDecay(t, col, vec));
+              });
+  if (perChannel) {
+    Value input = op.getBeta() ? op.getBeta() : op.getB();
+    stageRows(cast<MemRefType>(input.getType()).getElementType(), betaStage,
+              s.blockRows(), c, count, rowBase, thread, threads,
+              [&](Value t, Value col, int64_t vec) {
+                Value v = arith::AddIOp::create(b, loc, blockV0, col);
+                return fromElements(perChannelBeta(t, v, vec));
+              });
+  }
+  if (perKey && perChannel && !op.hasParentTable())
+    return;
+  // Thread j computes token j's per-head gates and its parent source
+  // (chunk <= threads).
+  forTokenOfThread(c, count, rowBase, thread, [&](Value t, Value row) {
+    if (!perKey)
+      memref::StoreOp::create(b, loc, m.emitDecay(op, tokenRow, t, hv),
+                              decayStage, ValueRange{row});
+    if (!perChannel)
+      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
+                              betaStage, ValueRange{row});
+    if (op.hasParentTable())
+      memref::StoreOp::create(b, loc, parentSource(t), sourceStage,
+                              ValueRange{row});
+  });
+}
+
+void Staging::forTokenOfThread(Value c, Value count, Value rowBase,
+                                     Value thread,
+                                     function_ref<void(Value, Value)> body) {
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread, count);
+  auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body(arith::AddIOp::create(b, loc, c, thread), plus(rowBase, thread));
+}
+
+void Staging::stageLogGates(Value c, Value count) {
+  Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        threadId, m.index(s.chunk));
+  auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, threadId, count);
+  Type f32 = b.getF32Type();
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32, f32}, inRange,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value t = arith::AddIOp::create(b, loc, c, threadId);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{m.emitLogDecay(op, tokenRow, t, hv),
+                                    m.emitBeta(op, tokenRow, t, hv)});
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{m.f32(0.0), m.f32(0.0)});
+  }
+  memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
+                          ValueRange{threadId});
+  memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
+                          ValueRange{threadId});
+}
+
+int64_t Staging::solveRows() {
+  return op.isVarlen() ? s.chunk : std::min<int64_t>(s.chunk, d.T);
+}

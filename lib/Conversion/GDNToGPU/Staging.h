@@ -1,0 +1,118 @@
+//===- Staging.h - the tokens' inputs in shared memory ----------*- C++ -*-===//
+//
+// Staged kernels (staged_tokens > 0) read a chunk of tokens' q, k, v and
+// gates into shared memory at once, spread over every thread of the CTA,
+// so the recurrence pays one memory latency a chunk instead of one a token.
+// The buffers, the copies, the gates computed once a CTA, and the loop over
+// chunks with a form's solve at its named point. Private to
+// convert-gdn-to-gpu (KernelContext.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_LIB_CONVERSION_GDNTOGPU_STAGING_H
+#define GDN_LIB_CONVERSION_GDNTOGPU_STAGING_H
+
+#include "TileIO.h"
+
+namespace mlir {
+namespace gdn {
+
+class Staging : public TileIO {
+public:
+  using TileIO::TileIO;
+
+protected:
+  /// A form's work on a staged chunk: tokens [c, c + count) from the
+  /// staging buffers, given the state before; returns the state after.
+  using ChunkSolve =
+      function_ref<SmallVector<Value>(Value c, Value count, ValueRange state)>;
+
+  /// The shared-memory buffers of one chunk of tokens (of `stages` chunks,
+  /// one after another, with a producer warp): q and k [chunk, K],
+  /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
+  /// or per key [chunk, K] and beta [chunk] or per value channel
+  /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
+  /// (i32). Where producerNorms holds the producer warp adds each token's
+  /// norm factors [chunk, 4] (f32 ik, iq, k̂·q̂ and a pad: one 16-byte
+  /// load a token, see stageNorms). The chunked solve stages the log gate g
+  /// [chunk] instead of exp(g) and adds the Gram matrices [2, chunk, chunk]
+  /// and the per-token decays and norms [3, chunk] (f32, see buildGram).
+  void createStagingBuffers();
+
+  /// Every chunk of the sequence through `solve`, from `state` (empty: not
+  /// loaded yet, then loaded once the first chunk's copies are issued);
+  /// returns the state after the last. One chunk without a loop when a
+  /// fixed T fits in one.
+  SmallVector<Value> runStagedChunks(ValueRange state, ChunkSolve solve);
+
+  /// Tokens [c, c + count): stages them, waits for the CTA, `solve`, and
+  /// (more chunks to come) waits until every warp is done with the buffers.
+  SmallVector<Value> chunk(Value c, Value count, ValueRange state,
+                           ChunkSolve solve);
+
+  /// for c in [tokenLo, hi) step chunk, with the chunk's token count and,
+  /// with a producer's ring, its slot (i % stages of chunk i) and phase
+  /// parity ((i / stages) % 2, i32).
+  SmallVector<Value> forEachChunk(
+      Value hi, ValueRange init,
+      function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
+          body);
+
+  /// Copies rows [c, c + count) of `src` (a [.., T, .., width] slice at
+  /// `idx(t, col)`) into `dst` [chunk, width]: 16-byte vectors spread over
+  /// every thread of the CTA, all issued before anyone waits.
+  void stageRows(Value src, Value dst, int64_t width, Value c, Value count,
+                 function_ref<SmallVector<Value>(Value, Value)> idx);
+
+  /// The general form: `load(t, col, vec)` gives the vector of `vec` values
+  /// of token t at columns [col, col + vec) to store (vectors of 16 bytes of
+  /// `srcType`) at row `rowBase` + (t - c) of `dst`, spread over `threads`
+  /// threads of which this is `thread`.
+  void stageRows(Type srcType, Value dst, int64_t width, Value c, Value count,
+                 Value rowBase, Value thread, int64_t threads,
+                 function_ref<Value(Value, Value, int64_t)> load);
+
+  /// exp(g) of token t for the `count` key channels [col, col + count)
+  /// (KDA): exp(g[k]), or exp(-exp(A_log[hv]) softplus(a[k] + dt_bias[hv *
+  /// K + k])), from 16-byte vector loads of g or a (and dt_bias).
+  SmallVector<Value> perKeyDecay(Value t, Value col, int64_t count);
+
+  /// beta of token t for the `count` V columns [col, col + count) (beta per
+  /// value channel), from a vector load of beta or b.
+  SmallVector<Value> perChannelBeta(Value t, Value col, int64_t count);
+
+  /// The gates of tokens [c, c + count) into staging rows [rowBase, rowBase
+  /// + count), computed by `threads` threads of which this is `thread`.
+  void stageGates(Value c, Value count, Value rowBase, Value thread,
+                  int64_t threads);
+
+  /// `body(t, row)` for thread `thread` < count: token t = c + thread, at
+  /// staging row rowBase + thread.
+  void forTokenOfThread(Value c, Value count, Value rowBase, Value thread,
+                        function_ref<void(Value, Value)> body);
+
+  /// Chunked solve: thread j < chunk stages token j's log gate g_j and
+  /// beta_j, or zeros past `count` (such a token then neither decays nor
+  /// updates anything).
+  void stageLogGates(Value c, Value count);
+
+  /// The rows of the chunked solve: the chunk, or T when every token fits
+  /// in one (fixed T).
+  int64_t solveRows();
+
+  /// This lane's KL entries of staged q or k at chunk row j, widened to f32.
+  SmallVector<Value> loadStagedKeyChunk(Value stage, Value j) {
+    return extractAll(m.toF32(loadVector(stage, {j, k0}, s.kPerLane)));
+  }
+
+  Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers
+  Value sourceStage;           ///< staged parent sources (EAGLE tree)
+  Value normStage; ///< a producer's norm factors (producerNorms), or null
+  Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
+  Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
+  Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
+};
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_LIB_CONVERSION_GDNTOGPU_STAGING_H

@@ -1,0 +1,205 @@
+//===- TileIO.cpp - the state tile and the outputs in and out ---------------===//
+//
+// Register tiles and mma fragments of the state, the initial, final,
+// per-token and parent states, and o (TileIO.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileIO.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+SmallVector<Value> TileIO::loadTile(Value src,
+                                           SmallVector<Value> prefix) {
+  if (s.tensorCores())
+    return loadFragments(src, prefix);
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
+  if (op.isVKLayout()) {
+    for (int64_t r = 0; r < s.rows; ++r) {
+      auto row = extractAll(
+          m.toF32(loadVector(src, at2(offset(v0, r), k0), s.kPerLane)));
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        at(tile, r, j) = row[j];
+    }
+  } else {
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      auto col =
+          extractAll(m.toF32(loadVector(src, at2(offset(k0, j), v0), s.rows)));
+      for (int64_t r = 0; r < s.rows; ++r)
+        at(tile, r, j) = col[r];
+    }
+  }
+  return tile;
+}
+
+void TileIO::storeTile(ValueRange results, Value dst,
+                              SmallVector<Value> prefix, Value cond) {
+  SmallVector<Value> tile(results.begin(), results.end());
+  OpBuilder::InsertionGuard g(b);
+  if (cond) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  if (s.tensorCores())
+    return storeFragments(tile, dst, prefix);
+  auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
+  if (op.isVKLayout()) {
+    for (int64_t r = 0; r < s.rows; ++r) {
+      SmallVector<Value> row;
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        row.push_back(at(tile, r, j));
+      storeVector(row, dst, at2(offset(v0, r), k0));
+    }
+  } else {
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      SmallVector<Value> col;
+      for (int64_t r = 0; r < s.rows; ++r)
+        col.push_back(at(tile, r, j));
+      storeVector(col, dst, at2(offset(k0, j), v0));
+    }
+  }
+}
+
+SmallVector<Value> TileIO::loadFragments(Value src,
+                                                SmallVector<Value> prefix) {
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side, a key each
+    for (int64_t j = 0; j < s.kPerLane; ++j) {
+      Value key = offset(k0, 8 * (j / 2) + j % 2);
+      auto pair =
+          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), 2)));
+      at(tile, 0, j) = pair[0];
+      at(tile, 1, j) = pair[1];
+    }
+    return tile;
+  }
+  for (int64_t r = 0; r < s.rows; ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
+    Value v = offset(v0, r);
+    for (int64_t p = 0; p < d.K / 8; ++p) {
+      auto pair = extractAll(m.toF32(
+          loadVector(src, withIndices(prefix, v, offset(k0, 8 * p)), 2)));
+      at(tile, r, 2 * p) = pair[0];
+      at(tile, r, 2 * p + 1) = pair[1];
+    }
+  }
+  return tile;
+}
+
+void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
+                                   SmallVector<Value> prefix) {
+  auto at = [&](int64_t r, int64_t j) { return tile[r * s.kPerLane + j]; };
+  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
+    for (int64_t j = 0; j < s.kPerLane; ++j)
+      storeVector({at(0, j), at(1, j)}, dst,
+                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
+    return;
+  }
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value v = offset(v0, r);
+    for (int64_t p = 0; p < d.K / 8; ++p)
+      storeVector({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
+                  withIndices(prefix, v, offset(k0, 8 * p)));
+  }
+}
+
+SmallVector<Value> TileIO::loadState(bool branchless) {
+  SmallVector<Value> tile(s.rows * s.kPerLane);
+  Value init = op.getInitialState();
+  if (!init) {
+    for (Value &e : tile)
+      e = m.f32(0.0);
+    return tile;
+  }
+  auto load = [&]() { tile = loadTile(init, {stateRow, hv}); };
+  if (!valid) {
+    load();
+    return tile;
+  }
+  if (branchless && cast<ShapedType>(init.getType()).getDimSize(0) >= 1) {
+    Value row = arith::SelectOp::create(b, loc, valid, stateRow, m.index(0));
+    tile = loadTile(init, {row, hv});
+    for (Value &e : tile)
+      e = arith::SelectOp::create(b, loc, valid, e, m.f32(0.0));
+    return tile;
+  }
+  // Pool: a padding row (slot < 0) reads nothing and starts from zero.
+  SmallVector<Type> types(tile.size(), b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, types, valid, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    load();
+    scf::YieldOp::create(b, loc, tile);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> zeros(tile.size(), m.f32(0.0));
+    scf::YieldOp::create(b, loc, zeros);
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void TileIO::storeIntermediate(Value t, ValueRange tile) {
+  Value inter = op.getIntermediateStates();
+  if (!inter)
+    return;
+  Value step = arith::SubIOp::create(b, loc, t, tokenLo);
+  Value cond = interValid;
+  if (op.isVarlen()) {
+    int64_t steps = cast<MemRefType>(inter.getType()).getDimSize(1);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          step, m.index(steps));
+    cond = cond ? Value(arith::AndIOp::create(b, loc, cond, inRange)) : inRange;
+  }
+  storeTile(tile, inter, {interRow, step, hv}, cond);
+}
+
+SmallVector<Value> TileIO::startState(Value source, ValueRange carried) {
+  SmallVector<Type> types(carried.size(), b.getF32Type());
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value fromBuffer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source, zero);
+  auto ifBuffer = scf::IfOp::create(b, loc, types, fromBuffer,
+                                    /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
+  Value p = arith::IndexCastOp::create(b, loc, b.getIndexType(), source);
+  scf::YieldOp::create(b, loc,
+                       loadTile(op.getIntermediateStates(), {interRow, p, hv}));
+  b.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
+  Value restart =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, source,
+                            arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                         KernelMath::kRestart));
+  auto ifRoot = scf::IfOp::create(b, loc, types, restart,
+                                  /*withElseRegion=*/true);
+  scf::YieldOp::create(b, loc, ifRoot.getResults());
+  b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+  scf::YieldOp::create(b, loc, loadState());
+  b.setInsertionPointToStart(&ifRoot.getElseRegion().front());
+  scf::YieldOp::create(b, loc, carried);
+  return SmallVector<Value>(ifBuffer.getResults());
+}
+
+void TileIO::storeOutputs(Value t, SmallVector<Value> outputs) {
+  if (valid)
+    for (Value &out : outputs)
+      out = arith::SelectOp::create(b, loc, valid, out, m.f32(0.0));
+  Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kLane,
+                                        m.index(0));
+  auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  storeVector(outputs, op.getO(), {tokenRow, t, hv, v0});
+}

@@ -1,0 +1,87 @@
+//===- TileIO.h - the state tile and the outputs in and out -----*- C++ -*-===//
+//
+// The state tile of a thread in one of two mappings: the register mapping
+// of KernelContext.h (R columns x KL keys, 16-byte vectors along the
+// contiguous dimension) or, with solve = tensor_cores, the m16n8k8
+// accumulator fragments (TensorCoreSolve.cpp has the fragment layout). Loads
+// and stores of the initial, final and per-token states, an EAGLE tree's
+// parent state, and o. Private to convert-gdn-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_LIB_CONVERSION_GDNTOGPU_TILEIO_H
+#define GDN_LIB_CONVERSION_GDNTOGPU_TILEIO_H
+
+#include "KernelFeatures.h"
+
+namespace mlir {
+namespace gdn {
+
+class TileIO : public KernelFeatures {
+public:
+  using KernelFeatures::KernelFeatures;
+
+protected:
+  /// Element (r, j) of a register tile: V column r, key j of the lane.
+  Value &at(SmallVectorImpl<Value> &tile, int64_t r, int64_t j) {
+    return tile[r * s.kPerLane + j];
+  }
+
+  /// This lane's tile of the state at `prefix` + (V, K positions), widened
+  /// to f32: 16-byte loads along the contiguous dimension, the exact
+  /// elements storeTile writes.
+  SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix);
+
+  /// Stores the tile at `prefix` + (this lane's V and K positions), in the
+  /// layout, 16-byte vectors along the contiguous dimension; under `cond`.
+  void storeTile(ValueRange results, Value dst, SmallVector<Value> prefix,
+                 Value cond);
+
+  /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
+  /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]
+  /// [column v0 + 8r] (v0 = the warp's first column + g).
+  SmallVector<Value> loadFragments(Value src, SmallVector<Value> prefix);
+  void storeFragments(ArrayRef<Value> tile, Value dst,
+                      SmallVector<Value> prefix);
+
+  /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
+  /// A pool's padding row (slot < 0) starts from 0: behind a branch, or
+  /// (`branchless`) by loading slot 0 and selecting 0, which keeps the
+  /// kernel's entry one block that ptxas can schedule across.
+  SmallVector<Value> loadState(bool branchless = false);
+
+  /// The final state, after the launch hook of launch =
+  /// programmatic_after_recurrence.
+  void storeState(ValueRange results) {
+    if (s.programmaticLaunch == GPUSchedule::kLaunchAfterRecurrence)
+      launchDependents();
+    if (Value fin = op.getFinalState())
+      storeTile(results, fin, {stateRow, hv}, valid);
+  }
+
+  /// The state after token t into intermediate_states[row, t - lo, hv, ...]
+  /// (verify), skipped for padding rows, rows without a slot and, in varlen,
+  /// steps past the buffer.
+  void storeIntermediate(Value t, ValueRange tile);
+
+  /// EAGLE tree: the state token t starts from, given its i32 `source`
+  /// (KernelMath::emitParentSource): the carried tile, the parent's stored
+  /// state intermediate_states[row, p] (this thread reads back exactly the
+  /// elements it stored at step p, so program order suffices: no barrier),
+  /// or the initial state (a root).
+  SmallVector<Value> startState(Value source, ValueRange carried);
+
+  /// The i32 parent source of token t (KernelMath::emitParentSource).
+  Value parentSource(Value t) {
+    return m.emitParentSource(op, n, arith::SubIOp::create(b, loc, t, tokenLo),
+                              interValid);
+  }
+
+  /// o[t] for this lane's R columns (zeros for a padding row), written by the
+  /// lanes of key group 0 (all lanes hold the sums).
+  void storeOutputs(Value t, SmallVector<Value> outputs);
+};
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_LIB_CONVERSION_GDNTOGPU_TILEIO_H

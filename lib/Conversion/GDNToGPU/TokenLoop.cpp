@@ -1,0 +1,54 @@
+//===- TokenLoop.cpp - the token loop kernel form ------------------------===//
+//
+// One token after another on the register tile (KernelForms.h): decode and
+// unstaged verify read each token from global memory; staged kernels
+// (staged_tokens > 0) read chunks of tokens through shared memory.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelForms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+void TokenLoopKernel::build() {
+  enter();
+  // Decode (one token) from a pool: the token's inputs are loaded before the
+  // state, so their loads are in flight while the slot index arrives; the
+  // state's loads wait on it, and in-order issue would otherwise hold the
+  // token's loads behind them. (After a programmatic launch's wait they
+  // must stay: the previous grid may write them.)
+  // The state then loads without a branch (loadState), so ptxas may order
+  // all the entry's loads before any math waits on one.
+  tokenFirst = valid && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
+               !op.hasParentTable() && !s.programmaticLaunch;
+  if (tokenFirst)
+    firstToken = loadToken(tokenLo, Value());
+  SmallVector<Value> state = loadState(tokenFirst);
+  waitForPreviousGrid();
+  if (s.chunk == 0) {
+    prefetchLaterState();
+    auto loop = scf::ForOp::create(
+        b, loc, tokenLo, hi, m.index(1), state,
+        [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> next = token(t, Value(), carried);
+          storeIntermediate(t, next);
+          scf::YieldOp::create(b, loc, next);
+        });
+    storeState(loop.getResults());
+    return;
+  }
+  // Staged: the tokens' inputs come through shared memory, `chunk` tokens
+  // at a time, all loaded at once before the chunk's recurrence starts, so
+  // the loop pays one memory latency a chunk instead of one a token.
+  createStagingBuffers();
+  storeState(runStagedChunks(
+      state, [&](Value c, Value count, ValueRange current) {
+        return runChunk(c, count, m.index(0), current);
+      }));
+  unrollTokenLoops();
+}
