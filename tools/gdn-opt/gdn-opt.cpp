@@ -19,6 +19,12 @@
 
 using namespace mlir;
 
+#ifdef GDN_INCLUDE_TESTS
+namespace mlir::gdn::test {
+void registerTestKernelPiecesPass();
+} // namespace mlir::gdn::test
+#endif
+
 /// Flushes `os` and reports a failed write; clears the error so that the
 /// stream's destructor does not abort the process.
 static bool writeFailed(llvm::raw_fd_ostream &os, llvm::StringRef name) {
@@ -38,6 +44,9 @@ int main(int argc, char **argv) {
   gdn::registerGDNPasses();
   gdn::registerGDNPipelines();
   gdn::registerGDNPipelineStepPasses();
+#ifdef GDN_INCLUDE_TESTS
+  gdn::test::registerTestKernelPiecesPass();
+#endif
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "gdn optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();

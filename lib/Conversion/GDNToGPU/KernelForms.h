@@ -177,6 +177,14 @@ using KernelModuleOf =
 /// `suffix` outside a function.
 std::string kernelNameFor(Operation *op, StringRef suffix);
 
+/// The gpu.func of `op` for schedule `s` in its kernel module, named by
+/// kernelNameFor(op, "recurrent"), with the launch bounds the schedule
+/// needs; `build` fills its body (the builder at the entry block's start,
+/// the op's clone there, erased after).
+gpu::GPUFuncOp createRecurrentKernel(
+    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
+    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build);
+
 /// The patterns that lower a gdn.recurrent (memref form, in host code, N >
 /// 0, with a schedule that selectGPUSchedule accepts for `target`) to a
 /// kernel of its form and its gpu.launch_func: one pattern a form.

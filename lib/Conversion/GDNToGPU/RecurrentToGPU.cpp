@@ -35,14 +35,11 @@ namespace {
 /// Register cap of tensor-core kernels of 4 or more warps.
 constexpr int32_t kTensorCoreRegisters = 128;
 
-/// The gpu.func of `op` for schedule `s` in its kernel module, with the
-/// launch bounds the schedule needs; `build` fills its body (the builder at
-/// the entry block's start, the op's clone there).
-gpu::GPUFuncOp createKernel(RecurrentOp op, const GPUSchedule &s,
-                            const KernelModuleOf &kernelModuleOf,
-                            function_ref<void(OpBuilder &, RecurrentOp,
-                                              gpu::GPUFuncOp)>
-                                build) {
+} // namespace
+
+gpu::GPUFuncOp gdn::createRecurrentKernel(
+    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
+    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build) {
   auto [kernels, symbols] = kernelModuleOf(op);
   Location loc = op.getLoc();
   // Kernel signature: the op's operands, in order.
@@ -83,6 +80,7 @@ gpu::GPUFuncOp createKernel(RecurrentOp op, const GPUSchedule &s,
   return kernel;
 }
 
+namespace {
 /// Lowers a gdn.recurrent whose schedule selects form `Kernel`.
 template <typename Kernel>
 struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
@@ -101,7 +99,7 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
         selectGPUSchedule(op, pinnedSchedule(op), target);
     if (failed(s) || !Kernel::matches(*s))
       return rewriter.notifyMatchFailure(op, "not this kernel form");
-    gpu::GPUFuncOp kernel = createKernel(
+    gpu::GPUFuncOp kernel = createRecurrentKernel(
         op, *s, kernelModuleOf,
         [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
           Kernel(b, op.getLoc(), kop, *s, func).build();
