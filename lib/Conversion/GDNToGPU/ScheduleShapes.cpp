@@ -1,12 +1,14 @@
 //===- ScheduleShapes.cpp - what a schedule's shapes cost and allow -------===//
 //
-// Shared memory of the staging buffers and a producer's ring, what bulk
+// Shared memory of the staging buffers and a producer's ring (their one
+// layout: StagingLayout.h), what bulk
 // copies and the L2 state prefetch need of the operands, the tiny-grid and
 // fp32-verify regimes: facts the cost model's rules (Schedule.cpp,
 // SchedulePipeline.cpp) and their checks read.
 //
 //===----------------------------------------------------------------------===//
 #include "ScheduleRules.h"
+#include "StagingLayout.h"
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
@@ -26,33 +28,15 @@ bool gdn::tinyGrid(RecurrentOp op, int64_t targetWarps) {
 }
 
 int64_t gdn::stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
-  auto d = op.getDims();
-  auto bytes = elementBytes;
-  // Gates in f32: a token's decay (K of them when per key, KDA) and beta
-  // (the CTA's V columns when per value channel).
-  int64_t gates = 4 * (op.hasPerKeyDecay() ? d.K : 1) +
-                  4 * (op.hasPerChannelBeta() ? s.blockRows() : 1) +
-                  (op.hasParentTable() ? 4 : 0); // i32 parent source (tree)
-  // Chunked solve: the f32 Gram matrices [2, chunk, chunk] and the per-token
-  // norms and decays [3, chunk]; on tensor cores also the solve's matrices
-  // [2, chunk, chunk + 4] and per-token factors [5, chunk], and 16 bytes of
-  // padding a row of q and k (TensorCoreSolve.cpp).
-  int64_t gram = s.chunkedSolve ? 4 * (2 * chunk + 3) : 0;
-  if (s.tensorCores())
-    gram += 4 * (2 * (chunk + 4) + 5) + 2 * 16;
-  // A producer's norm factors: ik, iq, k̂·q̂ and a pad, one 16-byte row a token.
-  int64_t norms = producerNorms(op, s) ? 16 : 0;
-  return chunk * (2 * d.K * bytes(op.getQ()) + s.blockRows() * bytes(op.getV()) +
-                  gates + gram + norms);
+  return stagingLayout(op, s, chunk, /*slots=*/1).bytes();
 }
 
 /// Shared memory of a producer's ring of `stages` slots: each slot's staging
 /// buffers and its two mbarriers.
 int64_t gdn::ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages) {
   s.stages = stages;
-  return stages * (stagingBytes(op, s, s.chunk) + 16);
+  return stagingLayout(op, s, s.chunk, stages).bytes() + stages * 16;
 }
-
 
 /// Bytes of one element of `x` (either form: gdn-select-schedule also runs
 /// before bufferization).

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Staging.h"
+#include "StagingLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,42 +25,34 @@ using namespace mlir::gdn;
 void Staging::createStagingBuffers() {
   auto space =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto buffer = [&](ArrayRef<int64_t> shape, Type et) -> Value {
+  auto buffer = [&](const StagingBuffer &x) -> Value {
     Value buf = kernel.addWorkgroupAttribution(
-        MemRefType::get(shape, et, MemRefLayoutAttrInterface(), space), loc);
+        MemRefType::get(x.shape, x.elementType, MemRefLayoutAttrInterface(),
+                        space),
+        loc);
     // 16-byte vector accesses need 16-byte aligned buffers.
     kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
                                        LLVM::LLVMDialect::getAlignAttrName(),
                                        b.getI64IntegerAttr(16));
     return buf;
   };
-  Type qk = cast<MemRefType>(op.getQ().getType()).getElementType();
-  Type ve = cast<MemRefType>(op.getV().getType()).getElementType();
+  auto bufferIf = [&](const std::optional<StagingBuffer> &x) {
+    return x ? buffer(*x) : Value();
+  };
   // A producer's ring: its slots one after another along the token rows.
-  int64_t rows = s.chunk * std::max<int64_t>(s.stages, 1);
-  // On tensor cores a row of q and k is 16 bytes longer: the 8 rows an mma
-  // fragment reads then start in 8 different banks.
-  int64_t qkRow = d.K + (s.tensorCores() ? 16 * 8 / qk.getIntOrFloatBitWidth() : 0);
-  qStage = buffer({rows, qkRow}, qk);
-  kStage = buffer({rows, qkRow}, qk);
-  vStage = buffer({rows, s.blockRows()}, ve);
-  Type f32 = b.getF32Type();
-  decayStage =
-      op.hasPerKeyDecay() ? buffer({rows, d.K}, f32) : buffer({rows}, f32);
-  betaStage = op.hasPerChannelBeta() ? buffer({rows, s.blockRows()}, f32)
-                                     : buffer({rows}, f32);
-  if (op.hasParentTable())
-    sourceStage = buffer({rows}, b.getI32Type());
-  if (producerNorms(op, s))
-    normStage = buffer({rows, 4}, f32);
-  if (s.chunkedSolve) {
-    gramStage = buffer({2, s.chunk, s.chunk}, f32);
-    tokenStage = buffer({3, s.chunk}, f32);
-  }
-  if (s.tensorCores()) {
-    solveStage = buffer({2, s.chunk, s.chunk + 4}, f32);
-    factorStage = buffer({5, s.chunk}, f32);
-  }
+  StagingLayout layout =
+      stagingLayout(op, s, s.chunk, std::max<int64_t>(s.stages, 1));
+  qStage = buffer(layout.q);
+  kStage = buffer(layout.k);
+  vStage = buffer(layout.v);
+  decayStage = buffer(layout.decay);
+  betaStage = buffer(layout.beta);
+  sourceStage = bufferIf(layout.source);
+  normStage = bufferIf(layout.norms);
+  gramStage = bufferIf(layout.gram);
+  tokenStage = bufferIf(layout.tokens);
+  solveStage = bufferIf(layout.solve);
+  factorStage = bufferIf(layout.factors);
   threadId = tid;
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
 }

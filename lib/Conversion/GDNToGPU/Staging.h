@@ -26,16 +26,9 @@ protected:
   using ChunkSolve =
       function_ref<SmallVector<Value>(Value c, Value count, ValueRange state)>;
 
-  /// The shared-memory buffers of one chunk of tokens (of `stages` chunks,
-  /// one after another, with a producer warp): q and k [chunk, K],
-  /// this CTA's V columns of v [chunk, BV] (input dtypes), exp(g) [chunk]
-  /// or per key [chunk, K] and beta [chunk] or per value channel
-  /// [chunk, BV] (f32), and with a tree each token's parent source [chunk]
-  /// (i32). Where producerNorms holds the producer warp adds each token's
-  /// norm factors [chunk, 4] (f32 ik, iq, k̂·q̂ and a pad: one 16-byte
-  /// load a token, see stageNorms). The chunked solve stages the log gate g
-  /// [chunk] instead of exp(g) and adds the Gram matrices [2, chunk, chunk]
-  /// and the per-token decays and norms [3, chunk] (f32, see buildGram).
+  /// The shared-memory buffers of a chunk of tokens (of `stages` chunks, a
+  /// producer's ring), as StagingLayout.h describes them: q, k, v, the
+  /// gates, and what the tree, a producer's norms or a solve form add.
   void createStagingBuffers();
 
   /// Every chunk of the sequence through `solve`, from `state` (empty: not

@@ -1,0 +1,70 @@
+//===- StagingLayout.cpp - the shared memory of a staged kernel -----------===//
+//
+// StagingLayout.h.
+//
+//===----------------------------------------------------------------------===//
+#include "StagingLayout.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+int64_t StagingBuffer::bytes() const {
+  int64_t n = elementType.getIntOrFloatBitWidth() / 8;
+  for (int64_t e : shape)
+    n *= e;
+  return n;
+}
+
+SmallVector<const StagingBuffer *> StagingLayout::buffers() const {
+  SmallVector<const StagingBuffer *> all = {&q, &k, &v, &decay, &beta};
+  for (const std::optional<StagingBuffer> *x :
+       {&source, &norms, &gram, &tokens, &solve, &factors})
+    if (*x)
+      all.push_back(&**x);
+  return all;
+}
+
+int64_t StagingLayout::bytes() const {
+  int64_t total = 0;
+  for (const StagingBuffer *x : buffers())
+    total += x->bytes();
+  return total;
+}
+
+StagingLayout gdn::stagingLayout(RecurrentOp op, const GPUSchedule &s,
+                                 int64_t chunk, int64_t slots) {
+  auto d = op.getDims();
+  Builder b(op.getContext());
+  auto elementType = [](Value x) {
+    return cast<ShapedType>(x.getType()).getElementType();
+  };
+  Type qk = elementType(op.getQ()), f32 = b.getF32Type();
+  int64_t rows = chunk * slots;
+  int64_t qkRow =
+      d.K + (s.tensorCores() ? 16 * 8 / qk.getIntOrFloatBitWidth() : 0);
+  StagingLayout layout;
+  layout.q = {{rows, qkRow}, qk};
+  layout.k = {{rows, qkRow}, qk};
+  layout.v = {{rows, s.blockRows()}, elementType(op.getV())};
+  layout.decay = op.hasPerKeyDecay() ? StagingBuffer{{rows, d.K}, f32}
+                                     : StagingBuffer{{rows}, f32};
+  layout.beta = op.hasPerChannelBeta()
+                    ? StagingBuffer{{rows, s.blockRows()}, f32}
+                    : StagingBuffer{{rows}, f32};
+  if (op.hasParentTable())
+    layout.source = StagingBuffer{{rows}, b.getI32Type()};
+  if (producerNorms(op, s))
+    layout.norms = StagingBuffer{{rows, 4}, f32};
+  if (s.chunkedSolve) {
+    layout.gram = StagingBuffer{{2, chunk, chunk}, f32};
+    layout.tokens = StagingBuffer{{3, chunk}, f32};
+  }
+  if (s.tensorCores()) {
+    layout.solve = StagingBuffer{{2, chunk, chunk + 4}, f32};
+    layout.factors = StagingBuffer{{5, chunk}, f32};
+  }
+  return layout;
+}

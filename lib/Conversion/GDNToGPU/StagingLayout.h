@@ -1,0 +1,58 @@
+//===- StagingLayout.h - the shared memory of a staged kernel ---*- C++ -*-===//
+//
+// The one description of a staged kernel's shared-memory buffers: the cost
+// model sums it for its budget (ScheduleShapes.cpp) and the kernel
+// allocates it (Staging::createStagingBuffers), so the two cannot drift.
+// Private to convert-gdn-to-gpu and the cost model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_LIB_CONVERSION_GDNTOGPU_STAGINGLAYOUT_H
+#define GDN_LIB_CONVERSION_GDNTOGPU_STAGINGLAYOUT_H
+
+#include "gdn/Conversion/GDNToGPU/Schedule.h"
+
+#include <optional>
+
+namespace mlir {
+namespace gdn {
+
+/// One buffer: its shape and element type.
+struct StagingBuffer {
+  SmallVector<int64_t, 3> shape;
+  Type elementType;
+  /// Its size in bytes.
+  int64_t bytes() const;
+};
+
+/// The buffers of `chunk` staged tokens a slot, `slots` slots one after
+/// another along the token rows (a producer's ring; 1 without one), in the
+/// order the kernel allocates them:
+///   q, k       [rows, K (+ 16 bytes on tensor cores: the 8 rows an mma
+///              fragment reads start in 8 different banks)], q's dtype;
+///   v          [rows, the CTA's V columns], v's dtype;
+///   decay      [rows] f32, or [rows, K] with a per-key decay (KDA);
+///   beta       [rows] f32, or [rows, V columns] with a per-channel beta;
+///   source     [rows] i32, an EAGLE tree's parent sources;
+///   norms      [rows, 4] f32, a producer's norm factors (producerNorms);
+///   gram       [2, chunk, chunk] and tokens [3, chunk] f32, the chunked
+///              solve's Gram matrices and per-token decays and norms;
+///   solve      [2, chunk, chunk + 4] and factors [5, chunk] f32, the
+///              tensor-core solve's matrices and token factors.
+/// `op` may be in either form (the cost model runs before bufferization).
+struct StagingLayout {
+  StagingBuffer q, k, v, decay, beta;
+  std::optional<StagingBuffer> source, norms, gram, tokens, solve, factors;
+
+  /// Every buffer in allocation order.
+  SmallVector<const StagingBuffer *> buffers() const;
+  /// Their total size in bytes.
+  int64_t bytes() const;
+};
+
+StagingLayout stagingLayout(RecurrentOp op, const GPUSchedule &s,
+                            int64_t chunk, int64_t slots);
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_LIB_CONVERSION_GDNTOGPU_STAGINGLAYOUT_H
