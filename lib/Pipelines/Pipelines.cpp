@@ -25,6 +25,7 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertNVGPUToNVVMPass()); // mma.sync
   ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
   nvvmOptions.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -53,7 +54,8 @@ void mlir::gdn::registerGDNDependentDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
                   index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  memref::MemRefDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
+                  scf::SCFDialect,
                   tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
   // One-shot bufferization of what surrounds a tensor-form gdn.recurrent:
@@ -87,6 +89,7 @@ void mlir::gdn::registerGDNPasses() { registerGDNConversionPasses(); }
 void mlir::gdn::registerGDNPipelineStepPasses() {
   bufferization::registerOneShotBufferizePass();
   registerSCFToControlFlowPass();
+  registerConvertNVGPUToNVVMPass();
   registerConvertGpuOpsToNVVMOps();
   registerConvertNVVMToLLVMPass();
   registerReconcileUnrealizedCastsPass();

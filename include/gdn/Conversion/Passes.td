@@ -112,6 +112,7 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
   let options = [

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -83,22 +84,27 @@ Operand operand(KernelMath &m, ArrayRef<Value> values, bool exact) {
   return o;
 }
 
-/// D = A B + C for one m16n8k8 tile: a 4 registers, b 2, c 4 f32.
+/// D = A B + C for one m16n8k8 tile (nvgpu.mma.sync, tf32): a 4 and b 2
+/// registers of tf32 bit patterns, c 4 f32.
 Fragment mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
              const Fragment &c) {
   Type f32 = b.getF32Type();
-  auto type =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value d = NVVM::MmaOp::create(
-      b, loc, type, a, bb, ArrayRef<Value>(c), ArrayRef<int64_t>{16, 8, 8},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32,
-                                    NVVM::MMATypes::tf32},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
+  auto matrix = [&](ArrayRef<Value> xs, int64_t rows, int64_t cols) {
+    SmallVector<Value> elements;
+    for (Value x : xs)
+      elements.push_back(x.getType() == f32
+                             ? x
+                             : arith::BitcastOp::create(b, loc, f32, x));
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({rows, cols}, f32), elements);
+  };
+  Value d = nvgpu::MmaSyncOp::create(b, loc, matrix(a, 4, 1), matrix(bb, 2, 1),
+                                     matrix(c, 2, 2),
+                                     ArrayRef<int64_t>{16, 8, 8},
+                                     /*tf32Enabled=*/true);
   Fragment out;
   for (int64_t i = 0; i < 4; ++i)
-    out[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+    out[i] = vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{i / 2, i % 2});
   return out;
 }
 

@@ -5,6 +5,11 @@
 // norm factors, while the consumer warps run the tokens;
 // `consumer_registers` adds setmaxnreg (KernelForms.h).
 //
+// Raw NVVM, not nvgpu: upstream has no op for the non-tensor bulk copy, and
+// nvgpu's mbarrier group lives in a module global and fuses expect_tx into
+// an arrive, where here each producer lane expects its own copies' bytes
+// before the warp arrives and the ring sits next to the staging buffers.
+//
 //===----------------------------------------------------------------------===//
 #include "KernelForms.h"
 
