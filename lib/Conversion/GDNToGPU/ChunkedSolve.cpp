@@ -45,7 +45,7 @@ void CudaCoreSolveKernel::buildGram() {
     return parts.front();
   };
   scf::ForOp::create(
-      b, loc, threadId, m.index(rows * rows), m.index(s.warps * kWarpSize),
+      b, loc, tid, m.index(rows * rows), m.index(s.warps * kWarpSize),
       ValueRange{}, [&](OpBuilder &nb, Location, Value p, ValueRange) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());

@@ -53,7 +53,6 @@ void Staging::createStagingBuffers() {
   tokenStage = bufferIf(layout.tokens);
   solveStage = bufferIf(layout.solve);
   factorStage = bufferIf(layout.factors);
-  threadId = tid;
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
 }
 
@@ -62,7 +61,7 @@ SmallVector<Value> Staging::runStagedChunks(ValueRange state,
   if (!op.isVarlen() && d.T <= s.chunk)
     return chunk(m.index(0), m.index(d.T), state, solve);
   return forEachChunk(
-      hi, state, [&](Value c, Value count, Value, Value, ValueRange carried) {
+      state, [&](Value c, Value count, Value, Value, ValueRange carried) {
         return chunk(c, count, carried, solve);
       });
 }
@@ -83,7 +82,7 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
   if (s.chunkedSolve)
     stageLogGates(c, count);
   else
-    stageGates(c, count, m.index(0), threadId, s.warps * kWarpSize);
+    stageGates(c, count, m.index(0), tid, s.warps * kWarpSize);
   SmallVector<Value> current(state.begin(), state.end());
   if (current.empty()) // not loaded yet (build())
     current = loadState();
@@ -96,7 +95,7 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
 }
 
 SmallVector<Value> Staging::forEachChunk(
-    Value hi, ValueRange init,
+    ValueRange init,
     function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
         body) {
   auto loop = scf::ForOp::create(
@@ -126,7 +125,7 @@ void Staging::stageRows(
     Value src, Value dst, int64_t width, Value c, Value count,
     function_ref<SmallVector<Value>(Value, Value)> idx) {
   Type et = cast<MemRefType>(src.getType()).getElementType();
-  stageRows(et, dst, width, c, count, m.index(0), threadId, s.warps * kWarpSize,
+  stageRows(et, dst, width, c, count, m.index(0), tid, s.warps * kWarpSize,
             [&](Value t, Value col, int64_t vec) {
               return loadVector(src, idx(t, col), vec);
             });
@@ -259,19 +258,19 @@ void Staging::forTokenOfThread(Value c, Value count, Value rowBase,
 
 void Staging::stageLogGates(Value c, Value count) {
   Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        threadId, m.index(s.chunk));
+                                        tid, m.index(s.chunk));
   auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
   Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, threadId, count);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, count);
   Type f32 = b.getF32Type();
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32, f32}, inRange,
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard inIf(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value t = arith::AddIOp::create(b, loc, c, threadId);
+    Value t = arith::AddIOp::create(b, loc, c, tid);
     scf::YieldOp::create(b, loc,
                          ValueRange{m.emitLogDecay(op, tokenRow, t, hv),
                                     m.emitBeta(op, tokenRow, t, hv)});
@@ -279,9 +278,9 @@ void Staging::stageLogGates(Value c, Value count) {
     scf::YieldOp::create(b, loc, ValueRange{m.f32(0.0), m.f32(0.0)});
   }
   memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
-                          ValueRange{threadId});
+                          ValueRange{tid});
   memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
-                          ValueRange{threadId});
+                          ValueRange{tid});
 }
 
 int64_t Staging::solveRows() {

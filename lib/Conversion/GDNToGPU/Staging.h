@@ -46,7 +46,7 @@ protected:
   /// with a producer's ring, its slot (i % stages of chunk i) and phase
   /// parity ((i / stages) % 2, i32).
   SmallVector<Value> forEachChunk(
-      Value hi, ValueRange init,
+      ValueRange init,
       function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
           body);
 
@@ -102,7 +102,7 @@ protected:
   Value normStage; ///< a producer's norm factors (producerNorms), or null
   Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
   Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
-  Value threadId, blockV0; ///< thread in the CTA; first V column of the CTA
+  Value blockV0; ///< first V column of the CTA
 };
 
 } // namespace gdn

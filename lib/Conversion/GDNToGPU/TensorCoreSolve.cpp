@@ -148,7 +148,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
-  Value warp = arith::DivUIOp::create(b, loc, threadId, m.index(kWarpSize));
+  Value warp = arith::DivUIOp::create(b, loc, tid, m.index(kWarpSize));
   Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
   bool qkExact = qkType.isBF16() || qkType.isF16();
   auto gate = [&](int64_t l) -> Value {
@@ -225,7 +225,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   // i < C token i's exp(G_i), exp(G_last - G_i); all kept in registers.
   SmallVector<std::tuple<Value, Value, Value, Value>> pairs; // i, j, d, real
   for (int64_t p0 = 0; p0 < C * C; p0 += threads) {
-    Value p = offset(threadId, p0);
+    Value p = offset(tid, p0);
     Value i = arith::DivUIOp::create(b, loc, p, m.index(C));
     Value j = arith::RemUIOp::create(b, loc, p, m.index(C));
     Value between = m.f32(0.0);
@@ -243,7 +243,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   }
   Value upTo = m.f32(0.0), after = m.f32(0.0);
   for (int64_t l = 0; l < C; ++l) {
-    Value le = cmp(arith::CmpIPredicate::ule, m.index(l), threadId);
+    Value le = cmp(arith::CmpIPredicate::ule, m.index(l), tid);
     Value gl = gate(l);
     upTo = m.add(upTo, arith::SelectOp::create(b, loc, le, gl, m.f32(0.0)));
     after = m.add(after, arith::SelectOp::create(b, loc, le, m.f32(0.0), gl));
@@ -269,8 +269,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     scale(1, arith::CmpIPredicate::ule);
   }
   // Thread i < C: token i's factors gamma ik, gamma iq, ik tok1, ik, iq.
-  ifThen(cmp(arith::CmpIPredicate::ult, threadId, m.index(C)), [&] {
-    Value i = threadId;
+  ifThen(cmp(arith::CmpIPredicate::ult, tid, m.index(C)), [&] {
+    Value i = tid;
     Value scale = m.f32(op.getScaleOrDefault());
     Value ik = m.f32(1.0), iq = scale;
     if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
@@ -301,7 +301,7 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
     return memref::LoadOp::create(b, loc, buf, at);
   };
   Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        threadId, m.index(C));
+                                        tid, m.index(C));
   auto ifOp = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -311,7 +311,7 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
     // Rows from solveRows() on (past a fixed T) are zeros: beta = 0 there,
     // and gram1 = 0 in M. The substitution runs over the real rows only.
     int64_t rows = solveRows();
-    Value j = threadId;
+    Value j = tid;
     SmallVector<Value> ik, beta;
     for (int64_t l = 0; l < rows; ++l) {
       ik.push_back(load(factorStage, {3, l}));

@@ -71,7 +71,7 @@ void WarpSpecializedKernel::build() {
                                          m.index(s.warps));
   auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&copier.getThenRegion().front());
-  forEachChunk(hi, ValueRange{},
+  forEachChunk(ValueRange{},
                [&](Value c, Value count, Value slot, Value phase, ValueRange) {
                  produceChunk(c, count, slot, phase);
                  return SmallVector<Value>{};
@@ -84,7 +84,7 @@ void WarpSpecializedKernel::build() {
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
   SmallVector<Value> last = forEachChunk(
-      hi, state,
+      state,
       [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
         wait(full, slot, phase);
         SmallVector<Value> next = runChunk(
