@@ -357,9 +357,11 @@ struct gdnKernelImpl {
   Signature signature;
   std::vector<std::string> names;
   std::unique_ptr<CPUProgram> cpu;
-  GPUKernel gpu;
+  GPUProgram gpu;
   std::mutex mu;
-  std::map<int, rt::CUfunction> functions; ///< loaded module, per device
+  /// Per device: the function of each launch of `gpu`, in order (the
+  /// modules loaded once each).
+  std::map<int, std::vector<rt::CUfunction>> functions;
 };
 
 struct gdnCompilerImpl {
@@ -479,11 +481,11 @@ static gdnStatus compile(gdnCompiler c, const std::string &text,
     kernel->cpu = std::move(*program);
   } else {
     std::string key = KernelCache::key(text, sig->function, options);
-    if (std::optional<GPUKernel> cached =
+    if (std::optional<GPUProgram> cached =
             c->disk.load(key, sig->arguments.size())) {
       kernel->gpu = std::move(*cached);
     } else {
-      FailureOr<GPUKernel> gpu = compileForGPU(*module, *sig, options);
+      FailureOr<GPUProgram> gpu = compileForGPU(*module, *sig, options);
       if (failed(gpu))
         return fail(GDN_ERROR_COMPILE, diagnostics);
       kernel->gpu = std::move(*gpu);
@@ -631,9 +633,33 @@ extern "C" int64_t gdnKernelArgumentStride(gdnKernel k, int i, int dim) {
   return k->signature.arguments[i].strides[dim];
 }
 
+extern "C" int gdnKernelNumLaunches(gdnKernel k) {
+  if (!isLive(k) || k->target != GDN_TARGET_CUDA)
+    return -1;
+  return static_cast<int>(k->gpu.launches.size());
+}
+
+/// Launch `i` of CUDA kernel `k`, or null for a bad handle or index.
+static const GPULaunch *launchAt(gdnKernel k, int i) {
+  if (i < 0 || i >= gdnKernelNumLaunches(k))
+    return nullptr;
+  return &k->gpu.launches[i];
+}
+
+extern "C" const char *gdnKernelLaunchName(gdnKernel k, int i) {
+  const GPULaunch *l = launchAt(k, i);
+  return l ? l->kernel.c_str() : nullptr;
+}
+
+extern "C" const char *gdnKernelLaunchPTX(gdnKernel k, int i) {
+  const GPULaunch *l = launchAt(k, i);
+  return l ? k->gpu.modules[l->module].c_str() : nullptr;
+}
+
 extern "C" const char *gdnKernelPTX(gdnKernel k) {
-  return isLive(k) && k->target == GDN_TARGET_CUDA ? k->gpu.ptx.c_str()
-                                                   : nullptr;
+  if (gdnKernelNumLaunches(k) == 0)
+    return ""; // launches nothing
+  return gdnKernelLaunchPTX(k, 0);
 }
 
 static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
@@ -672,7 +698,7 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
       return fail(GDN_ERROR_INVALID_ARGUMENT,
                   "gdnKernelLaunch: argument " + llvm::Twine(i) + " ('" +
                       k->names[i] + "') is not 16-byte aligned");
-  if (k->gpu.name.empty()) // no sequence (varlen with N = 0): nothing to do
+  if (k->gpu.launches.empty()) // no sequence (varlen with N = 0): nothing to do
     return ok();
   int device = 0;
   if (rt::Status st = rt::CudaDriver::currentDevice(device); !st)
@@ -680,34 +706,49 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
   rt::CudaDriver *drv = nullptr;
   if (rt::Status st = driverFor(device, drv); !st)
     return fail(GDN_ERROR_NO_DEVICE, st.message);
-  rt::CUfunction fn = nullptr;
+  const std::vector<GPULaunch> &launches = k->gpu.launches;
+  const std::vector<rt::CUfunction> *functions;
   {
     std::lock_guard<std::mutex> lock(k->mu);
     auto it = k->functions.find(device);
-    if (it != k->functions.end()) {
-      fn = it->second;
-    } else {
-      rt::CUmodule module;
-      if (rt::Status st = drv->loadModule(k->gpu.ptx, module); !st)
-        return fail(GDN_ERROR_CUDA, st.message);
-      if (rt::Status st = drv->getFunction(module, k->gpu.name, fn); !st)
-        return fail(GDN_ERROR_CUDA, st.message);
-      k->functions[device] = fn;
+    if (it == k->functions.end()) {
+      std::vector<rt::CUmodule> modules(k->gpu.modules.size(), nullptr);
+      std::vector<rt::CUfunction> fns;
+      for (const GPULaunch &l : launches) {
+        rt::CUmodule &module = modules[l.module];
+        if (!module)
+          if (rt::Status st = drv->loadModule(k->gpu.modules[l.module], module);
+              !st)
+            return fail(GDN_ERROR_CUDA, st.message);
+        rt::CUfunction fn;
+        if (rt::Status st = drv->getFunction(module, l.kernel, fn); !st)
+          return fail(GDN_ERROR_CUDA, st.message);
+        fns.push_back(fn);
+      }
+      it = k->functions.emplace(device, std::move(fns)).first;
     }
+    functions = &it->second; // never erased: stable outside the lock
   }
   // Kernel parameters point at the caller's argument values: no allocation.
   constexpr size_t kMaxParams = 32;
   void *params[kMaxParams];
-  size_t np = k->gpu.argumentIndices.size();
-  if (np > kMaxParams)
-    return fail(GDN_ERROR_UNSUPPORTED, "gdnKernelLaunch: too many kernel parameters");
-  for (size_t i = 0; i < np; ++i)
-    params[i] = const_cast<void **>(&args[k->gpu.argumentIndices[i]]);
-  if (rt::Status st = drv->launch(fn, k->gpu.grid, k->gpu.block, 0,
-                                  static_cast<rt::CUstream>(stream), params,
-                                  k->gpu.programmaticLaunch);
-      !st)
-    return fail(GDN_ERROR_CUDA, st.message);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const GPULaunch &l = launches[i];
+    size_t np = l.argumentIndices.size();
+    if (np > kMaxParams)
+      return fail(GDN_ERROR_UNSUPPORTED,
+                  "gdnKernelLaunch: too many kernel parameters");
+    for (size_t p = 0; p < np; ++p)
+      params[p] = const_cast<void **>(&args[l.argumentIndices[p]]);
+    if (rt::Status st = drv->launch((*functions)[i], l.grid, l.block,
+                                    l.dynamicSharedMemoryBytes,
+                                    static_cast<rt::CUstream>(stream), params,
+                                    l.isProgrammatic());
+        !st)
+      return fail(GDN_ERROR_CUDA, "gdnKernelLaunch: launch " + llvm::Twine(i) +
+                                      " of " + llvm::Twine(launches.size()) +
+                                      " (" + l.kernel + "): " + st.message);
+  }
   return ok();
 }
 

@@ -228,8 +228,9 @@ struct ConvertGDNToGPUPass
     auto launch = gpu::LaunchFuncOp::create(
         hb, loc, kernel, grid, block, /*dynamicSharedMemorySize=*/Value(),
         op->getOperands());
-    if (s->programmaticLaunch) // read by the JIT (GPUKernel)
-      launch->setAttr(kProgrammaticLaunchAttrName, hb.getUnitAttr());
+    if (s->programmaticLaunch) // gdn.launch, read by the JIT (GPULaunch)
+      hb.getContext()->getLoadedDialect<GDNDialect>()->getLaunchAttrHelper().setAttr(
+          launch, LaunchModeAttr::get(hb.getContext(), LaunchMode(s->programmaticLaunch)));
     op->erase();
     return success();
   }
