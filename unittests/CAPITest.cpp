@@ -96,6 +96,8 @@ TEST(CAPITest, DescribedKernelRunsOnHostAndMatchesReference) {
   EXPECT_EQ(gdnKernelArgumentBytes(k, 7), 2 * 2 * 8 * 32 * 4);
   EXPECT_EQ(gdnKernelArgumentName(k, 9), nullptr);
   EXPECT_EQ(gdnKernelPTX(k), nullptr);
+  EXPECT_EQ(gdnKernelNumLaunches(k), -1); // a CPU kernel launches nothing
+  EXPECT_EQ(gdnKernelLaunchName(k, 0), nullptr);
   // Element type and shape of each argument, as compiled.
   EXPECT_EQ(gdnKernelArgumentDType(k, 0), GDN_DTYPE_F32);
   ASSERT_EQ(gdnKernelArgumentRank(k, 7), 4); // state [N, HV, V, K] (vk)
@@ -190,6 +192,14 @@ TEST(CAPITest, CudaKernelCompilesToPTXWithoutAGPUAndUsesTheDiskCache) {
     ASSERT_NE(gdnKernelPTX(k), nullptr);
     ptx = gdnKernelPTX(k);
     EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
+    // One launch; its entry is in its module's PTX, which gdnKernelPTX is.
+    ASSERT_EQ(gdnKernelNumLaunches(k), 1);
+    ASSERT_NE(gdnKernelLaunchName(k, 0), nullptr);
+    EXPECT_NE(ptx.find(std::string(".entry ") + gdnKernelLaunchName(k, 0)),
+              std::string::npos);
+    EXPECT_STREQ(gdnKernelLaunchPTX(k, 0), gdnKernelPTX(k));
+    EXPECT_EQ(gdnKernelLaunchName(k, 1), nullptr);
+    EXPECT_EQ(gdnKernelLaunchPTX(k, -1), nullptr);
     // Host runs of a CUDA kernel are refused with a message.
     void *none[9] = {};
     for (void *&p : none)
@@ -231,8 +241,10 @@ TEST(CAPITest, CudaKernelCompilesToPTXWithoutAGPUAndUsesTheDiskCache) {
               std::string::npos);
     EXPECT_EQ(ptx.find("griddepcontrol"), std::string::npos);
   }
-  EXPECT_EQ(entries("\"programmatic_launch\":true"), 1);
-  EXPECT_EQ(entries("\"programmatic_launch\":false"), 1);
+  // The pin `programmatic` is stored as the point the schedule chose.
+  EXPECT_EQ(entries("\"launch\":\"programmatic_"), 1);
+  EXPECT_EQ(entries("\"launch\":\"programmatic\""), 0);
+  EXPECT_EQ(entries("\"launch\":\"ordinary\""), 1);
   ::unsetenv("GDN_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using mlir::gdn::jit::GPUKernel;
+using mlir::gdn::LaunchMode;
+using mlir::gdn::jit::GPULaunch;
+using mlir::gdn::jit::GPUProgram;
 using mlir::gdn::jit::KernelCache;
 namespace fs = std::filesystem;
 
@@ -41,14 +43,28 @@ struct TempDir {
   std::string path;
 };
 
-GPUKernel goodKernel() {
-  GPUKernel k;
-  k.name = "f_recurrent";
-  k.ptx = ".version 8.0\n.target sm_90a\n.visible .entry f_recurrent() { ret; }\n";
-  k.grid[0] = 64, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
-  k.argumentIndices = {0, 1, 2, 3};
-  return k;
+/// A program of two launches from two modules, every field set apart from
+/// its default, as a lowering with several kernels per op makes.
+GPUProgram goodProgram() {
+  GPUProgram p;
+  p.modules = {".version 8.0\n.target sm_90a\n.visible .entry f_recurrent() { ret; }\n",
+               ".version 8.0\n.target sm_90a\n.visible .entry f_reduce() { ret; }\n"};
+  GPULaunch first;
+  first.kernel = "f_recurrent";
+  first.module = 0;
+  first.grid[0] = 64, first.grid[1] = 1, first.grid[2] = 1;
+  first.block[0] = 128, first.block[1] = 1, first.block[2] = 1;
+  first.argumentIndices = {0, 1, 2, 3};
+  GPULaunch second;
+  second.kernel = "f_reduce";
+  second.module = 1;
+  second.grid[0] = 8, second.grid[1] = 2, second.grid[2] = 3;
+  second.block[0] = 32, second.block[1] = 4, second.block[2] = 1;
+  second.dynamicSharedMemoryBytes = 1024;
+  second.argumentIndices = {3, 0};
+  second.mode = LaunchMode::programmatic_after_recurrence;
+  p.launches = {first, second};
+  return p;
 }
 
 std::string readFile(const std::string &path) {
@@ -59,65 +75,126 @@ std::string readFile(const std::string &path) {
 TEST(KernelCacheTest, StoredEntryLoadsBack) {
   TempDir dir;
   KernelCache cache(dir.path);
-  cache.store("k", goodKernel());
-  std::optional<GPUKernel> k = cache.load("k", 4);
-  ASSERT_TRUE(k.has_value());
-  EXPECT_EQ(k->name, "f_recurrent");
-  EXPECT_EQ(k->ptx, goodKernel().ptx);
-  EXPECT_EQ(k->grid[0], 64u);
-  EXPECT_EQ(k->argumentIndices.size(), 4u);
+  const GPUProgram stored = goodProgram();
+  cache.store("k", stored);
+  std::optional<GPUProgram> p = cache.load("k", 4);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->modules, stored.modules);
+  // Both launches, in order, every field.
+  ASSERT_EQ(p->launches.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const GPULaunch &got = p->launches[i], &want = stored.launches[i];
+    EXPECT_EQ(got.kernel, want.kernel) << "launch " << i;
+    EXPECT_EQ(got.module, want.module) << "launch " << i;
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(got.grid[d], want.grid[d]) << "launch " << i << " grid " << d;
+      EXPECT_EQ(got.block[d], want.block[d]) << "launch " << i << " block " << d;
+    }
+    EXPECT_EQ(got.dynamicSharedMemoryBytes, want.dynamicSharedMemoryBytes);
+    EXPECT_EQ(got.argumentIndices, want.argumentIndices) << "launch " << i;
+    EXPECT_EQ(got.mode, want.mode) << "launch " << i;
+  }
+  EXPECT_EQ(p->launches[0].kernel, "f_recurrent");
+  EXPECT_EQ(p->launches[1].kernel, "f_reduce");
+  EXPECT_TRUE(p->launches[1].isProgrammatic());
+  EXPECT_FALSE(p->launches[0].isProgrammatic());
   // Argument indices past the function's arguments: not this function's.
   EXPECT_FALSE(cache.load("k", 3).has_value());
 }
 
 // Fields out of range, stored with a valid checksum: the loader's range
-// checks, not the checksum, must refuse them.
+// checks, not the checksum, must refuse them, in any launch of the list.
 TEST(KernelCacheTest, FieldsOutOfRangeAreNotLoaded) {
   TempDir dir;
   KernelCache cache(dir.path);
   auto refused = [&](auto mutate) {
-    GPUKernel k = goodKernel();
-    mutate(k);
-    cache.store("k", k);
+    GPUProgram p = goodProgram();
+    mutate(p);
+    cache.store("k", p);
     return !cache.load("k", 4).has_value();
   };
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.name = "1bad"; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.name = "a b"; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.ptx.clear(); }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.grid[0] = k.grid[1] = k.grid[2] = 0; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.grid[1] = 65536; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.grid[0] = 1u << 31; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.block[0] = 0; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.block[0] = 2048; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.block[1] = 2, k.block[0] = 1024; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.argumentIndices = {0, 1, 2, 4}; }));
-  EXPECT_TRUE(refused([](GPUKernel &k) { k.argumentIndices.clear(); }));
-  EXPECT_FALSE(refused([](GPUKernel &) {}));
+  for (size_t i : {0u, 1u}) {
+    SCOPED_TRACE("launch " + std::to_string(i));
+    auto at = [i](GPUProgram &p) -> GPULaunch & { return p.launches[i]; };
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).kernel = "1bad"; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).kernel = "a b"; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).kernel.clear(); }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).module = 2; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) {
+      at(p).grid[0] = at(p).grid[1] = at(p).grid[2] = 0;
+    }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).grid[1] = 65536; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).grid[0] = 1u << 31; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).block[0] = 0; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).block[0] = 2048; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) {
+      at(p).block[1] = 2, at(p).block[0] = 1024;
+    }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) {
+      at(p).dynamicSharedMemoryBytes =
+          mlir::gdn::jit::kMaxDynamicSharedMemoryBytes + 1;
+    }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).mode = LaunchMode::programmatic; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).argumentIndices = {0, 1, 2, 4}; }));
+    EXPECT_TRUE(refused([&](GPUProgram &p) { at(p).argumentIndices.clear(); }));
+  }
+  EXPECT_TRUE(refused([](GPUProgram &p) { p.modules[1].clear(); }));
+  EXPECT_TRUE(refused([](GPUProgram &p) { p.modules.pop_back(); }));
+  EXPECT_FALSE(refused([](GPUProgram &) {}));
+  // One launch of the two is a program too.
+  EXPECT_FALSE(refused([](GPUProgram &p) { p.launches.pop_back(); }));
 }
 
 // Entries edited on disk: the checksum or the JSON no longer holds.
 TEST(KernelCacheTest, EditedEntriesAreNotLoaded) {
   TempDir dir;
   KernelCache cache(dir.path);
-  cache.store("k", goodKernel());
+  cache.store("k", goodProgram());
   const std::string good = readFile(dir.entry("k"));
   auto refusedAfter = [&](std::string text) {
     std::ofstream(dir.entry("k"), std::ios::trunc) << text;
     return !cache.load("k", 4).has_value();
   };
-  std::string renamed = good;
-  renamed.replace(renamed.find("\"name\":\"f_recurrent\""), 20, "\"name\":\"\"");
-  EXPECT_TRUE(refusedAfter(renamed)); // the empty name that launched nothing
-  std::string grid = good;
-  grid.replace(grid.find("\"grid\":[64,1,1]"), 15, "\"grid\":[1099511627776,1,1]");
-  EXPECT_TRUE(refusedAfter(grid));
-  std::string ptx = good;
-  ptx[ptx.find("ret;")] = 'R';
-  EXPECT_TRUE(refusedAfter(ptx));
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+      text.replace(at, from.size(), to);
+    return text;
+  };
+  EXPECT_TRUE(refusedAfter(edited("\"kernel\":\"f_recurrent\"", "\"kernel\":\"\"")));
+  EXPECT_TRUE(refusedAfter(edited("\"grid\":[64,1,1]", "\"grid\":[1099511627776,1,1]")));
+  // The first launch pointed at the second's kernel: the checksum.
+  EXPECT_TRUE(refusedAfter(edited("\"kernel\":\"f_recurrent\"", "\"kernel\":\"f_reduce\"")));
+  EXPECT_TRUE(refusedAfter(edited("\"launch\":\"programmatic_after_recurrence\"",
+                                  "\"launch\":\"ordinary\"")));
+  EXPECT_TRUE(refusedAfter(edited("\"launch\":\"ordinary\"", "\"launch\":\"sometimes\"")));
+  EXPECT_TRUE(refusedAfter(edited("ret;", "Ret;")));
   EXPECT_TRUE(refusedAfter(good.substr(0, good.size() / 2)));
   EXPECT_TRUE(refusedAfter(""));
   EXPECT_TRUE(refusedAfter("[1, 2, 3]"));
   EXPECT_FALSE(refusedAfter(good));
+}
+
+// An entry of another format misses cleanly: format 1 (one kernel, the
+// layout before launch lists) as an older build wrote it, and this
+// format's entry relabelled.
+TEST(KernelCacheTest, OtherFormatsMiss) {
+  TempDir dir;
+  KernelCache cache(dir.path);
+  std::ofstream(dir.entry("old"))
+      << R"({"args":[0,1,2,3],"block":[128,1,1],"checksum":"0123456789abcdef",)"
+         R"("grid":[64,1,1],"name":"f_recurrent","programmatic_launch":false,)"
+         R"("ptx":".version 8.0\n"})";
+  EXPECT_FALSE(cache.load("old", 4).has_value());
+  cache.store("k", goodProgram());
+  std::string text = readFile(dir.entry("k"));
+  std::string format = "\"format\":" + std::to_string(KernelCache::kFormat);
+  ASSERT_NE(text.find(format), std::string::npos);
+  text.replace(text.find(format), format.size(), "\"format\":1");
+  std::ofstream(dir.entry("k"), std::ios::trunc) << text;
+  EXPECT_FALSE(cache.load("k", 4).has_value());
 }
 
 // Not a regular file at the entry's path: a FIFO (which once hung the
@@ -132,14 +209,14 @@ TEST(KernelCacheTest, NonRegularFilesAreIgnored) {
   fs::create_directory(dir.entry("dir"));
   EXPECT_FALSE(cache.load("dir", 4).has_value());
   // A store replaces the FIFO with a real entry.
-  cache.store("fifo", goodKernel());
+  cache.store("fifo", goodProgram());
   EXPECT_TRUE(cache.load("fifo", 4).has_value());
 }
 
 TEST(KernelCacheTest, EmptyKernelsAreNotStored) {
   TempDir dir;
   KernelCache cache(dir.path);
-  cache.store("k", GPUKernel{});
+  cache.store("k", GPUProgram{});
   EXPECT_EQ(dir.files(), 0u);
 }
 
@@ -153,9 +230,9 @@ TEST(KernelCacheTest, FailedWriteLeavesNothingAndDoesNotAbort) {
     rlimit limit;
     limit.rlim_cur = limit.rlim_max = 512;
     ::setrlimit(RLIMIT_FSIZE, &limit);
-    GPUKernel k = goodKernel();
-    k.ptx.append(1 << 16, ' ');
-    KernelCache(dir.path).store("k", k);
+    GPUProgram p = goodProgram();
+    p.modules[0].append(1 << 16, ' ');
+    KernelCache(dir.path).store("k", p);
     std::exit(42);
   };
   EXPECT_EXIT(storeUnderLimit(), ::testing::ExitedWithCode(42), "");

@@ -230,12 +230,24 @@ int gdnKernelArgumentRank(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentDim(gdnKernel kernel, int index, int dim);
 int64_t gdnKernelArgumentStride(gdnKernel kernel, int index, int dim);
 
-/* The PTX of a CUDA kernel (NULL for a CPU kernel; "" for one that launches
- * nothing: varlen with N = 0, whose gdnKernelLaunch returns GDN_OK at once). */
+/* A CUDA kernel is a list of launches that gdnKernelLaunch issues in order.
+ * gdnKernelNumLaunches: their number (0 for a kernel that launches nothing:
+ * varlen with N = 0, whose gdnKernelLaunch returns GDN_OK at once; -1 for a
+ * CPU kernel or a handle that is not live). For launch i (0 <= i <
+ * gdnKernelNumLaunches), its entry name and the PTX of the module holding
+ * it (launches of one module share the string); NULL for a bad handle or
+ * index. The strings live as long as the kernel. */
+int gdnKernelNumLaunches(gdnKernel kernel);
+const char *gdnKernelLaunchName(gdnKernel kernel, int index);
+const char *gdnKernelLaunchPTX(gdnKernel kernel, int index);
+
+/* The PTX of a CUDA kernel's first launch, gdnKernelLaunchPTX(kernel, 0)
+ * (NULL for a CPU kernel; "" for one that launches nothing). */
 const char *gdnKernelPTX(gdnKernel kernel);
 
-/* Launches a CUDA kernel on `stream` (a CUstream; NULL: the legacy default
- * stream) of the calling thread's current device. `args[i]` is the device
+/* Launches a CUDA kernel, each of its launches in order, on `stream` (a
+ * CUstream; NULL: the legacy default stream) of the calling thread's current
+ * device; a launch that fails stops the list (the error names it). `args[i]` is the device
  * address of argument i (16-byte aligned, laid out as its type says; NULL
  * only for an
  * argument of 0 bytes, which is never addressed). Asynchronous; no

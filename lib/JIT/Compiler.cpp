@@ -1,6 +1,5 @@
 //===- Compiler.cpp - compile gdn modules for the CPU or the GPU ----------===//
 #include "gdn/JIT/Compiler.h"
-#include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 #include "gdn/Pipelines/Pipelines.h"
 
@@ -11,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -316,8 +316,8 @@ jit::compileForCPU(ModuleOp module, const Signature &sig) {
   return std::make_unique<CPUProgram>(std::move(*engine), sig.function);
 }
 
-FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
-                                        const GPUOptions &options) {
+FailureOr<GPUProgram> jit::compileForGPU(ModuleOp module, const Signature &sig,
+                                         const GPUOptions &options) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   PassManager pm(module.getContext());
   LowerToPTXOptions ptxOptions;
@@ -327,38 +327,91 @@ FailureOr<GPUKernel> jit::compileForGPU(ModuleOp module, const Signature &sig,
   buildLowerToPTXPipeline(pm, ptxOptions);
   if (failed(pm.run(*copy)))
     return failure();
+  return collectGPULaunches(*copy, sig);
+}
 
-  auto func = copy->lookupSymbol<func::FuncOp>(sig.function);
+/// The PTX of the gpu.binary `name` in `module`, or a diagnostic at `launch`.
+static FailureOr<std::string> binaryPTX(ModuleOp module, StringAttr name,
+                                        gpu::LaunchFuncOp launch) {
+  auto binary = module.lookupSymbol<gpu::BinaryOp>(name);
+  if (!binary || binary.getObjects().empty())
+    return launch.emitError() << "no gpu.binary @" << name.getValue()
+                              << " holding the kernel's PTX";
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  std::string ptx = object.getObject().getValue().str();
+  // The serializer NUL-terminates the PTX; keep it a plain string.
+  while (!ptx.empty() && ptx.back() == '\0')
+    ptx.pop_back();
+  return ptx;
+}
+
+FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
+                                              const Signature &sig) {
+  auto func = lowered.lookupSymbol<func::FuncOp>(sig.function);
+  if (!func || func.isExternal())
+    return lowered.emitError() << "no function @" << sig.function
+                               << " with a body after lowering";
+  if (func.getNumArguments() != sig.arguments.size())
+    return func.emitError() << "@" << sig.function << " has "
+                            << func.getNumArguments()
+                            << " arguments, its signature "
+                            << sig.arguments.size();
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
-  if (launches.empty() && sig.N == 0)
-    return GPUKernel{}; // no sequence: nothing to launch
-  if (launches.size() != 1)
-    return module.emitError() << "expected one kernel launch in @"
-                              << sig.function << ", found " << launches.size();
-  gpu::LaunchFuncOp launch = launches.front();
-  GPUKernel kernel;
-  kernel.name = launch.getKernelName().str();
-  kernel.programmaticLaunch = launch->hasAttr(kProgrammaticLaunchAttrName);
-  Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),
-                   launch.getGridSizeZ(),  launch.getBlockSizeX(),
-                   launch.getBlockSizeY(), launch.getBlockSizeZ()};
-  for (int i = 0; i < 6; ++i) {
-    APInt value;
-    if (!matchPattern(dims[i], m_ConstantInt(&value)))
-      return launch.emitError() << "launch dimensions must be constants";
-    (i < 3 ? kernel.grid[i] : kernel.block[i - 3]) = value.getZExtValue();
+  if (launches.empty() && sig.N != 0)
+    return func.emitError() << "expected a kernel launch in @" << sig.function
+                            << ", found none";
+  GPUProgram program;
+  llvm::StringMap<unsigned> moduleIndex; // gpu.binary name -> modules index
+  auto *dialect = lowered.getContext()->getLoadedDialect<GDNDialect>();
+  for (gpu::LaunchFuncOp op : launches) {
+    if (op->getBlock() != &func.getBody().front())
+      return op.emitError() << "a kernel launch of @" << sig.function
+                            << " must be in its entry block: the launches "
+                               "run as one list, unconditionally";
+    GPULaunch launch;
+    launch.kernel = op.getKernelName().str();
+    Value dims[6] = {op.getGridSizeX(),  op.getGridSizeY(),
+                     op.getGridSizeZ(),  op.getBlockSizeX(),
+                     op.getBlockSizeY(), op.getBlockSizeZ()};
+    for (int i = 0; i < 6; ++i) {
+      APInt value;
+      if (!matchPattern(dims[i], m_ConstantInt(&value)) ||
+          value.getActiveBits() > 32)
+        return op.emitError()
+               << "launch dimensions must be constants of at most 32 bits";
+      (i < 3 ? launch.grid[i] : launch.block[i - 3]) = value.getZExtValue();
+    }
+    if (Value shared = op.getDynamicSharedMemorySize()) {
+      APInt value;
+      if (!matchPattern(shared, m_ConstantInt(&value)) ||
+          value.getActiveBits() > 32 ||
+          value.getZExtValue() > kMaxDynamicSharedMemoryBytes)
+        return op.emitError() << "the dynamic shared memory of a launch must "
+                                 "be a constant of at most "
+                              << kMaxDynamicSharedMemoryBytes << " bytes";
+      launch.dynamicSharedMemoryBytes = value.getZExtValue();
+    }
+    for (Value operand : op.getKernelOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getBody().front())
+        return op.emitError() << "a kernel operand of @" << sig.function
+                              << " must be one of its arguments";
+      launch.argumentIndices.push_back(arg.getArgNumber());
+    }
+    if (LaunchModeAttr mode = dialect->getLaunchAttrHelper().getAttr(op))
+      launch.mode = mode.getValue();
+    StringAttr binary = op.getKernelModuleName();
+    auto [it, inserted] =
+        moduleIndex.try_emplace(binary.getValue(), program.modules.size());
+    if (inserted) {
+      FailureOr<std::string> ptx = binaryPTX(lowered, binary, op);
+      if (failed(ptx))
+        return failure();
+      program.modules.push_back(std::move(*ptx));
+    }
+    launch.module = it->second;
+    program.launches.push_back(std::move(launch));
   }
-  for (Value operand : launch.getKernelOperands())
-    kernel.argumentIndices.push_back(cast<BlockArgument>(operand).getArgNumber());
-
-  auto binary = copy->lookupSymbol<gpu::BinaryOp>(launch.getKernelModuleName());
-  if (!binary || binary.getObjects().empty())
-    return module.emitError() << "no gpu.binary for the kernel module";
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  kernel.ptx = object.getObject().getValue().str();
-  // The serializer NUL-terminates the PTX; keep it a plain string.
-  while (!kernel.ptx.empty() && kernel.ptx.back() == '\0')
-    kernel.ptx.pop_back();
-  return kernel;
+  return program;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 using namespace mlir;
+using namespace mlir::gdn;
 using namespace mlir::gdn::jit;
 
 #include "GDNBuildId.h" // GDN_BUILD_ID: a hash of the compiler's sources
@@ -43,6 +44,7 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
   std::string blob;
   llvm::raw_string_ostream os(blob);
   os << "gdn-mlir " << GDN_VERSION_STRING << '\0' << GDN_BUILD_ID << '\0'
+     << kFormat << '\0'
      << function << '\0'
      << options.chip << '\0' << options.smCount << '\0' << options.schedule
      << '\0'
@@ -57,15 +59,22 @@ namespace {
 constexpr uint64_t kMaxEntryBytes = 64ull << 20;
 
 /// The checksum of an entry: xxh3 over every field, in a fixed order.
-std::string checksum(const GPUKernel &k) {
+std::string checksum(const GPUProgram &p) {
   std::string blob;
   llvm::raw_string_ostream os(blob);
-  os << k.name << '\0' << k.ptx << '\0';
-  for (int i = 0; i < 3; ++i)
-    os << k.grid[i] << ',' << k.block[i] << ',';
-  for (unsigned a : k.argumentIndices)
-    os << a << ',';
-  os << k.programmaticLaunch;
+  os << KernelCache::kFormat << '\0';
+  for (const std::string &ptx : p.modules)
+    os << ptx.size() << ':' << ptx << '\0';
+  for (const GPULaunch &l : p.launches) {
+    os << l.kernel << '\0' << l.module << ',';
+    for (int i = 0; i < 3; ++i)
+      os << l.grid[i] << ',' << l.block[i] << ',';
+    os << l.dynamicSharedMemoryBytes << ',' << stringifyLaunchMode(l.mode)
+       << ':';
+    for (unsigned a : l.argumentIndices)
+      os << a << ',';
+    os << '\0';
+  }
   return llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(blob)),
                          /*LowerCase=*/true, 16);
 }
@@ -107,30 +116,86 @@ std::optional<std::string> readRegularFile(StringRef path) {
   return out;
 }
 
-/// Every field of a loaded entry in range for a launch of a function with
-/// `numArguments` arguments (the CUDA limits of grid and block).
-bool inRange(const GPUKernel &k, size_t numArguments) {
-  if (!isIdentifier(k.name) || k.ptx.empty())
+/// Every field of a loaded launch in range for a program of `numModules`
+/// modules and a function of `numArguments` arguments (the CUDA limits of
+/// grid and block).
+bool inRange(const GPULaunch &l, size_t numModules, size_t numArguments) {
+  if (!isIdentifier(l.kernel) || l.module >= numModules ||
+      l.dynamicSharedMemoryBytes > kMaxDynamicSharedMemoryBytes ||
+      l.mode == LaunchMode::programmatic) // a schedule pin, never a launch's
     return false;
   const uint64_t gridMax[3] = {(1ull << 31) - 1, 65535, 65535};
   const uint64_t blockMax[3] = {1024, 1024, 64};
   uint64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
-    if (k.grid[i] < 1 || k.grid[i] > gridMax[i] || k.block[i] < 1 ||
-        k.block[i] > blockMax[i])
+    if (l.grid[i] < 1 || l.grid[i] > gridMax[i] || l.block[i] < 1 ||
+        l.block[i] > blockMax[i])
       return false;
-    threads *= k.block[i];
+    threads *= l.block[i];
   }
-  if (threads > 1024 || k.argumentIndices.empty() ||
-      k.argumentIndices.size() > numArguments)
+  if (threads > 1024 || l.argumentIndices.empty() ||
+      l.argumentIndices.size() > numArguments)
     return false;
-  return llvm::all_of(k.argumentIndices,
+  return llvm::all_of(l.argumentIndices,
                       [&](unsigned a) { return a < numArguments; });
+}
+
+/// `v` as an unsigned 32-bit integer, or nothing.
+std::optional<unsigned> u32(const llvm::json::Value &v) {
+  std::optional<int64_t> x = v.getAsInteger();
+  if (!x || *x < 0 || *x > int64_t(UINT32_MAX))
+    return std::nullopt;
+  return unsigned(*x);
+}
+
+/// `v` as three unsigned 32-bit integers into `out`; false if it is not.
+bool dim3(const llvm::json::Value *v, unsigned out[3]) {
+  const llvm::json::Array *a = v ? v->getAsArray() : nullptr;
+  if (!a || a->size() != 3)
+    return false;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<unsigned> x = u32((*a)[i]);
+    if (!x)
+      return false;
+    out[i] = *x;
+  }
+  return true;
+}
+
+/// One element of the entry's "launches", or nothing.
+std::optional<GPULaunch> parseLaunch(const llvm::json::Value &v) {
+  const llvm::json::Object *obj = v.getAsObject();
+  if (!obj)
+    return std::nullopt;
+  GPULaunch l;
+  auto kernel = obj->getString("kernel");
+  auto mode = obj->getString("launch");
+  const llvm::json::Value *module = obj->get("module");
+  const llvm::json::Value *shared = obj->get("dynamic_shared_memory");
+  const llvm::json::Array *args = obj->getArray("args");
+  if (!kernel || !mode || !module || !shared || !args ||
+      !dim3(obj->get("grid"), l.grid) || !dim3(obj->get("block"), l.block))
+    return std::nullopt;
+  std::optional<LaunchMode> launchMode = symbolizeLaunchMode(*mode);
+  std::optional<unsigned> moduleIndex = u32(*module), sharedBytes = u32(*shared);
+  if (!launchMode || !moduleIndex || !sharedBytes)
+    return std::nullopt;
+  l.kernel = kernel->str();
+  l.mode = *launchMode;
+  l.module = *moduleIndex;
+  l.dynamicSharedMemoryBytes = *sharedBytes;
+  for (const llvm::json::Value &a : *args) {
+    std::optional<unsigned> idx = u32(a);
+    if (!idx)
+      return std::nullopt;
+    l.argumentIndices.push_back(*idx);
+  }
+  return l;
 }
 } // namespace
 
-std::optional<GPUKernel> KernelCache::load(StringRef key,
-                                           size_t numArguments) const {
+std::optional<GPUProgram> KernelCache::load(StringRef key,
+                                            size_t numArguments) const {
   if (!enabled())
     return std::nullopt;
   llvm::SmallString<256> path(directory);
@@ -146,59 +211,56 @@ std::optional<GPUKernel> KernelCache::load(StringRef key,
   const llvm::json::Object *obj = parsed->getAsObject();
   if (!obj)
     return std::nullopt;
-  GPUKernel k;
-  auto name = obj->getString("name");
-  auto ptx = obj->getString("ptx");
+  // An entry of another format (an older build's single kernel): a miss.
+  std::optional<int64_t> format = obj->getInteger("format");
   auto sum = obj->getString("checksum");
-  auto programmatic = obj->getBoolean("programmatic_launch");
-  const llvm::json::Array *grid = obj->getArray("grid");
-  const llvm::json::Array *block = obj->getArray("block");
-  const llvm::json::Array *args = obj->getArray("args");
-  if (!name || !ptx || !sum || !programmatic || !grid || !block || !args ||
-      grid->size() != 3 || block->size() != 3 || args->size() > numArguments)
+  const llvm::json::Array *modules = obj->getArray("modules");
+  const llvm::json::Array *launches = obj->getArray("launches");
+  if (!format || *format != kFormat || !sum || !modules || !launches ||
+      modules->empty() || launches->empty())
     return std::nullopt;
-  k.name = name->str();
-  k.ptx = ptx->str();
-  k.programmaticLaunch = *programmatic;
-  auto u32 = [](const llvm::json::Value &v) -> std::optional<unsigned> {
-    std::optional<int64_t> x = v.getAsInteger();
-    if (!x || *x < 0 || *x > int64_t(UINT32_MAX))
+  GPUProgram p;
+  for (const llvm::json::Value &m : *modules) {
+    std::optional<StringRef> ptx = m.getAsString();
+    if (!ptx || ptx->empty())
       return std::nullopt;
-    return unsigned(*x);
-  };
-  for (int i = 0; i < 3; ++i) {
-    auto g = u32((*grid)[i]), b = u32((*block)[i]);
-    if (!g || !b)
-      return std::nullopt;
-    k.grid[i] = *g;
-    k.block[i] = *b;
+    p.modules.push_back(ptx->str());
   }
-  for (const llvm::json::Value &a : *args) {
-    auto idx = u32(a);
-    if (!idx)
+  for (const llvm::json::Value &v : *launches) {
+    std::optional<GPULaunch> l = parseLaunch(v);
+    if (!l || !inRange(*l, p.modules.size(), numArguments))
       return std::nullopt;
-    k.argumentIndices.push_back(*idx);
+    p.launches.push_back(std::move(*l));
   }
-  if (*sum != checksum(k) || !inRange(k, numArguments))
+  if (*sum != checksum(p))
     return std::nullopt;
-  return k;
+  return p;
 }
 
-void KernelCache::store(StringRef key, const GPUKernel &kernel) const {
-  if (!enabled() || kernel.name.empty() ||
+void KernelCache::store(StringRef key, const GPUProgram &program) const {
+  if (!enabled() || program.launches.empty() ||
       llvm::sys::fs::create_directories(directory))
     return;
-  llvm::json::Array args;
-  for (unsigned i : kernel.argumentIndices)
-    args.push_back(i);
-  llvm::json::Object obj{
-      {"name", kernel.name},
-      {"ptx", kernel.ptx},
-      {"grid", llvm::json::Array{kernel.grid[0], kernel.grid[1], kernel.grid[2]}},
-      {"block", llvm::json::Array{kernel.block[0], kernel.block[1], kernel.block[2]}},
-      {"args", std::move(args)},
-      {"programmatic_launch", kernel.programmaticLaunch},
-      {"checksum", checksum(kernel)}};
+  llvm::json::Array modules, launches;
+  for (const std::string &ptx : program.modules)
+    modules.push_back(ptx);
+  for (const GPULaunch &l : program.launches) {
+    llvm::json::Array args;
+    for (unsigned i : l.argumentIndices)
+      args.push_back(i);
+    launches.push_back(llvm::json::Object{
+        {"kernel", l.kernel},
+        {"module", l.module},
+        {"grid", llvm::json::Array{l.grid[0], l.grid[1], l.grid[2]}},
+        {"block", llvm::json::Array{l.block[0], l.block[1], l.block[2]}},
+        {"dynamic_shared_memory", l.dynamicSharedMemoryBytes},
+        {"args", std::move(args)},
+        {"launch", stringifyLaunchMode(l.mode)}});
+  }
+  llvm::json::Object obj{{"format", kFormat},
+                         {"modules", std::move(modules)},
+                         {"launches", std::move(launches)},
+                         {"checksum", checksum(program)}};
   llvm::SmallString<256> path(directory), tmp;
   llvm::sys::path::append(path, key + ".json");
   int fd;

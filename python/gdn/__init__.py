@@ -64,9 +64,21 @@ class Kernel:
 
     @property
     def ptx(self):
-        """The PTX text (CUDA kernels), else None."""
+        """The PTX text of the first launch (CUDA kernels; `launches` has
+        every launch's), else None."""
         p = lib.gdnKernelPTX(self._h)
         return p.decode() if p else None
+
+    @property
+    def launches(self):
+        """The kernel launches `launch_raw` makes, in order, as (entry name,
+        PTX of its module) (CUDA kernels; [] when it launches nothing), else
+        None."""
+        n = lib.gdnKernelNumLaunches(self._h)
+        if n < 0:
+            return None
+        return [(lib.gdnKernelLaunchName(self._h, i).decode(),
+                 lib.gdnKernelLaunchPTX(self._h, i).decode()) for i in range(n)]
 
     def _pointers(self, buffers, nbytes_of):
         if len(buffers) != len(self.arguments):

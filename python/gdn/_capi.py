@@ -100,6 +100,9 @@ _sigs = {
     "gdnKernelArgumentDim": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
     "gdnKernelArgumentStride": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
     "gdnKernelPTX": (ctypes.c_char_p, [_p]),
+    "gdnKernelNumLaunches": (ctypes.c_int, [_p]),
+    "gdnKernelLaunchName": (ctypes.c_char_p, [_p, ctypes.c_int]),
+    "gdnKernelLaunchPTX": (ctypes.c_char_p, [_p, ctypes.c_int]),
     "gdnKernelLaunch": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int, _p]),
     "gdnKernelRunHost": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_int]),
 }

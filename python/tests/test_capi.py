@@ -492,3 +492,14 @@ def test_chip_for_device_reads_the_target_table():
     assert lib.gdnChipForDevice(10, 0) == b"sm_100a"
     assert lib.gdnChipForDevice(7, 5) is None
     assert lib.gdnChipForDevice(-1, 99) is None
+
+
+def test_cuda_kernel_lists_its_launches():
+    # Compiling for CUDA needs no GPU; launch_raw issues these in order.
+    k = gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, target="cuda")
+    assert len(k.launches) == 1
+    name, ptx = k.launches[0]
+    assert f".entry {name}(" in ptx
+    assert ptx == k.ptx
+    cpu = gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, target="cpu")
+    assert cpu.launches is None

@@ -383,20 +383,37 @@ struct BenchResult {
   int sets = 1;
 };
 
-/// Runs the kernel once on the GPU (inputs in, outputs back) and optionally
-/// times it. Returns an error message, or "" on success.
-std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
+/// Runs the program once on the GPU, its launches in order (inputs in,
+/// outputs back), and optionally times it. Returns an error message, or ""
+/// on success.
+std::string runOnGPU(CudaDriver &drv, const GPUProgram &program,
                      const Signature &sig, std::vector<HostBuffer> &buffers,
                      int64_t bytesMoved, BenchResult *bench) {
   using namespace rt;
-  if (kernel.name.empty()) // nothing to launch (a varlen op with no sequence)
+  if (program.launches.empty()) // nothing to launch (varlen, no sequence)
     return "";
-  CUmodule module;
-  CUfunction fn;
-  if (auto s = drv.loadModule(kernel.ptx, module); !s)
-    return s.message;
-  if (auto s = drv.getFunction(module, kernel.name, fn); !s)
-    return s.message;
+  std::vector<CUmodule> modules;
+  std::vector<CUfunction> fns;
+  auto unloadModules = [&] {
+    for (CUmodule m : modules)
+      drv.unloadModule(m);
+  };
+  for (const std::string &ptx : program.modules) {
+    CUmodule module;
+    if (auto s = drv.loadModule(ptx, module); !s) {
+      unloadModules();
+      return s.message;
+    }
+    modules.push_back(module);
+  }
+  for (const GPULaunch &l : program.launches) {
+    CUfunction fn;
+    if (auto s = drv.getFunction(modules[l.module], l.kernel, fn); !s) {
+      unloadModules();
+      return s.message;
+    }
+    fns.push_back(fn);
+  }
   // Input sets: one for the checked run; more rotate for cold-state timing
   // (docs/math.md §4: bytes touched between two runs of a set > 4 x 60 MB L2).
   int sets = 1;
@@ -408,7 +425,7 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
     for (CUdeviceptr p : ptrs)
       if (p)
         drv.free(p);
-    drv.unloadModule(module);
+    unloadModules();
   };
   for (int s = 0; s < sets; ++s)
     for (size_t i = 0; i < nargs; ++i) {
@@ -422,13 +439,26 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
         return st.message;
       }
     }
-  std::vector<std::vector<void *>> params(sets);
+  // params[s][i]: the parameters of launch i on input set s.
+  std::vector<std::vector<std::vector<void *>>> params(sets);
   for (int s = 0; s < sets; ++s)
-    for (unsigned idx : kernel.argumentIndices)
-      params[s].push_back(&ptrs[s * nargs + idx]);
+    for (const GPULaunch &l : program.launches) {
+      params[s].emplace_back();
+      for (unsigned idx : l.argumentIndices)
+        params[s].back().push_back(&ptrs[s * nargs + idx]);
+    }
+  // Every launch of the program, in order, on input set `s`.
+  auto launchAll = [&](int s, CUstream stream) {
+    Status st = Status::success();
+    for (size_t i = 0; st && i < fns.size(); ++i) {
+      const GPULaunch &l = program.launches[i];
+      st = drv.launch(fns[i], l.grid, l.block, l.dynamicSharedMemoryBytes,
+                      stream, params[s][i].data(), l.isProgrammatic());
+    }
+    return st;
+  };
 
-  Status st = drv.launch(fn, kernel.grid, kernel.block, 0, nullptr,
-                         params[0].data(), kernel.programmaticLaunch);
+  Status st = launchAll(0, nullptr);
   if (st)
     st = drv.synchronize(nullptr);
   for (size_t i = 0; st && i < nargs; ++i)
@@ -480,10 +510,7 @@ std::string runOnGPU(CudaDriver &drv, const GPUKernel &kernel,
   for (int i = 0; st && i < 2 * sets; ++i)
     st = drv.alloc(copyBytes, copyBufs[i]);
   if (st)
-    st = timeGraph([&](int s) {
-      return drv.launch(fn, kernel.grid, kernel.block, 0, stream,
-                        params[s].data(), kernel.programmaticLaunch);
-    }, bench->us);
+    st = timeGraph([&](int s) { return launchAll(s, stream); }, bench->us);
   if (st)
     st = timeGraph([&](int s) {
       return drv.copyDeviceToDeviceAsync(copyBufs[2 * s + 1], copyBufs[2 * s],
@@ -563,10 +590,11 @@ static int run(int argc, char **argv) {
 
   GPUOptions gpuOptions{chipOpt, smCountOpt, scheduleOpt};
   if (emitOpt == "ptx") {
-    FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
-    if (failed(kernel))
+    FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
+    if (failed(program))
       return 1;
-    llvm::outs() << kernel->ptx;
+    for (const std::string &ptx : program->modules)
+      llvm::outs() << ptx;
     return 0;
   }
   // Inputs, checks and timings are those of the recurrence.
@@ -676,14 +704,19 @@ static int run(int argc, char **argv) {
   BenchResult bench;
   double compileMs = 0;
   if (target == "cuda") {
-    FailureOr<GPUKernel> kernel = compileForGPU(*module, *sig, gpuOptions);
-    if (failed(kernel))
+    FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
+    if (failed(program))
       return 1;
     compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    log << "compiled in " << llvm::format("%.1f", compileMs) << " ms: kernel "
-        << kernel->name << ", grid " << kernel->grid[0] << "x" << kernel->grid[1]
-        << "x" << kernel->grid[2] << ", block " << kernel->block[0] << "\n";
-    std::string err = runOnGPU(*drv, *kernel, *sig, buffers, bytesMoved,
+    log << "compiled in " << llvm::format("%.1f", compileMs) << " ms";
+    if (program->launches.empty())
+      log << ": nothing to launch";
+    for (const GPULaunch &l : program->launches) // in launch order
+      log << (&l == &program->launches.front() ? ": " : "; ") << "kernel "
+          << l.kernel << ", grid " << l.grid[0] << "x" << l.grid[1] << "x"
+          << l.grid[2] << ", block " << l.block[0];
+    log << "\n";
+    std::string err = runOnGPU(*drv, *program, *sig, buffers, bytesMoved,
                                benchOpt ? &bench : nullptr);
     if (!err.empty())
       return fail(err);

@@ -3,12 +3,14 @@
 // The compile half of the embedded JIT runner (gdn-run, and later the C API):
 // find the function whose body is one gdn.recurrent, describe its arguments,
 // and lower a copy of the module to a CPU function (LLVM JIT) or to PTX with
-// its launch configuration.
+// the list of its kernel launches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_JIT_COMPILER_H
 #define GDN_JIT_COMPILER_H
 
+
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -104,19 +106,39 @@ private:
 FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
                                                      const Signature &sig);
 
-/// One kernel launch: PTX, entry name, grid and block, and for each kernel
-/// parameter the index of the function argument passed to it. An empty name
-/// means there is nothing to launch (a varlen op with no sequence).
-/// programmaticLaunch: launch with programmatic stream serialization
-/// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; the schedule's
-/// programmatic_launch, GPUSchedule::programmaticLaunch).
-struct GPUKernel {
-  std::string ptx;
-  std::string name;
-  unsigned grid[3];
-  unsigned block[3];
+/// Bytes of dynamic shared memory a launch may ask for: the default limit
+/// of a kernel, beyond which the driver needs cuFuncSetAttribute, which the
+/// runners do not call. compileForGPU and the kernel cache refuse more.
+constexpr unsigned kMaxDynamicSharedMemoryBytes = 48 * 1024;
+
+/// One kernel launch of a compiled function (a gpu.launch_func).
+struct GPULaunch {
+  /// The kernel's entry name in its module (a PTX identifier).
+  std::string kernel;
+  /// Index of the kernel's module in GPUProgram::modules.
+  unsigned module = 0;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  /// Bytes of dynamic shared memory (at most kMaxDynamicSharedMemoryBytes).
+  unsigned dynamicSharedMemoryBytes = 0;
+  /// For each kernel parameter, in order, the index of the function argument
+  /// passed to it.
   std::vector<unsigned> argumentIndices;
-  bool programmaticLaunch = false;
+  /// How the launch follows the previous kernel of its stream: the
+  /// gpu.launch_func's `gdn.launch` attribute (GDNDialect.td), `ordinary`
+  /// when absent. Any other mode launches with programmatic stream
+  /// serialization (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).
+  LaunchMode mode = LaunchMode::ordinary;
+  bool isProgrammatic() const { return mode != LaunchMode::ordinary; }
+};
+
+/// A function compiled for CUDA: the PTX of its kernel modules (one per
+/// gpu.binary its launches use, in the order of their first use) and its
+/// launches in program order, which a runner issues in that order on one
+/// stream. No launch: nothing to run (a varlen op with no sequence).
+struct GPUProgram {
+  std::vector<std::string> modules;
+  std::vector<GPULaunch> launches;
 };
 
 /// How compileForGPU lowers: for `chip` (GPUTarget.h), with `smCount`
@@ -129,10 +151,21 @@ struct GPUOptions {
   std::string schedule;
 };
 
-/// Lowers a copy of `module` with gdn-lower-to-ptx and returns the launch of
-/// `sig.function` (its single gpu.launch_func).
-FailureOr<GPUKernel> compileForGPU(ModuleOp module, const Signature &sig,
-                                   const GPUOptions &options);
+/// Lowers a copy of `module` with gdn-lower-to-ptx and returns the PTX and
+/// launches of `sig.function` (collectGPULaunches).
+FailureOr<GPUProgram> compileForGPU(ModuleOp module, const Signature &sig,
+                                    const GPUOptions &options);
+
+/// The GPUProgram of `sig.function` in `lowered`, a module after
+/// gdn-lower-to-ptx: every gpu.launch_func of the function, in program
+/// order, with the PTX of the gpu.binary it names. Each launch must sit in
+/// the function's entry block (the list runs unconditionally), have constant
+/// grid, block and dynamic shared memory sizes, and pass function arguments
+/// (of the `sig.arguments.size()` the function has) as kernel operands. A
+/// function without launches is accepted only when `sig.N` is 0. Emits a
+/// diagnostic and fails otherwise.
+FailureOr<GPUProgram> collectGPULaunches(ModuleOp lowered,
+                                         const Signature &sig);
 
 } // namespace jit
 } // namespace gdn

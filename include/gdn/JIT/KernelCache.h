@@ -1,7 +1,8 @@
 //===- KernelCache.h - on-disk cache of compiled GPU kernels ----*- C++ -*-===//
 //
-// Compiled kernels (PTX plus launch configuration) stored as one JSON file per
-// key under a cache directory, so a new process skips the MLIR pipeline.
+// Compiled programs (the PTX of their modules and their launches in order)
+// stored as one JSON file per key under a cache directory, so a new process
+// skips the MLIR pipeline.
 // The key hashes everything that changes the PTX: the MLIR text, the function,
 // the chip, the schedule options, the compiler's version and its build id (a
 // hash of its sources, cmake/GDNBuildId.cmake), so no build is ever served a
@@ -22,6 +23,10 @@ namespace jit {
 
 class KernelCache {
 public:
+  /// The layout of an entry, stored as its "format" and hashed into every
+  /// key: entries of another format (format 1 held a single kernel) miss.
+  static constexpr int64_t kFormat = 2;
+
   /// $GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else ~/.cache/gdn-mlir;
   /// "" (disabled) when GDN_CACHE_DIR is "off" or no home is known.
   static std::string defaultDirectory();
@@ -31,17 +36,20 @@ public:
 
   explicit KernelCache(std::string directory) : directory(std::move(directory)) {}
   bool enabled() const { return !directory.empty(); }
-  /// The cached kernel of a function with `numArguments` arguments, or
+  /// The cached program of a function with `numArguments` arguments, or
   /// nothing: a missing entry, or one that is not a regular file (a FIFO, a
-  /// device), is too large, does not parse, fails its checksum or holds a
-  /// field out of range (an empty or non-identifier name, a grid or block
-  /// past the CUDA limits, an argument index >= numArguments). The caller
+  /// device), is too large, does not parse, is of another format, fails
+  /// its checksum or holds a field out of range (no module or launch, an
+  /// empty PTX, an empty or non-identifier kernel name, a module index past
+  /// the modules, a grid or block past the CUDA limits, dynamic shared
+  /// memory past kMaxDynamicSharedMemoryBytes, the launch mode
+  /// `programmatic`, no argument index or one >= numArguments). The caller
   /// then compiles; nothing here blocks, aborts or throws.
-  std::optional<GPUKernel> load(StringRef key, size_t numArguments) const;
+  std::optional<GPUProgram> load(StringRef key, size_t numArguments) const;
   /// Best effort: writes to a temporary file and renames it into place. Any
   /// I/O failure (a full disk, a read-only directory) leaves no entry and no
-  /// temporary file behind. Kernels that launch nothing are not stored.
-  void store(StringRef key, const GPUKernel &kernel) const;
+  /// temporary file behind. Programs that launch nothing are not stored.
+  void store(StringRef key, const GPUProgram &program) const;
 
 private:
   std::string directory;

@@ -114,8 +114,12 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
     auto launch = gpu::LaunchFuncOp::create(
         rewriter, loc, kernel, grid, block,
         /*dynamicSharedMemorySize=*/Value(), op->getOperands());
-    if (s->programmaticLaunch) // read by the JIT (GPUKernel)
-      launch->setAttr(kProgrammaticLaunchAttrName, rewriter.getUnitAttr());
+    if (s->programmaticLaunch) { // gdn.launch, read by the JIT (GPULaunch)
+      MLIRContext *context = rewriter.getContext();
+      context->getLoadedDialect<GDNDialect>()->getLaunchAttrHelper().setAttr(
+          launch,
+          LaunchModeAttr::get(context, LaunchMode(s->programmaticLaunch)));
+    }
     rewriter.eraseOp(op);
     return success();
   }

@@ -60,6 +60,24 @@ def _kernel(device, fresh_early_inputs=False, **desc):
     return k
 
 
+def _in_kernel_order(kern, given, what):
+    """The tensors of `given` (role name -> tensor or None) in the order of
+    the kernel's arguments, which the kernel names (Kernel.arguments, the C
+    API's gdnKernelArgumentName): every argument must be given, and every
+    tensor given must be an argument; each on the GPU 16-byte aligned."""
+    names = [name for name, _ in kern.arguments]
+    extra = sorted(n for n, t in given.items() if t is not None and n not in names)
+    missing = [n for n in names if given.get(n) is None]
+    if extra or missing:  # the description and the tensors disagree: a bug here
+        raise RuntimeError(f"{what}: the kernel takes ({', '.join(names)}); "
+                           f"missing {missing}, not arguments {extra}")
+    for name in names:
+        t = given[name]
+        if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
+            raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+    return [given[name] for name in names]
+
+
 @torch.library.custom_op("gdn::recurrent",
                          mutates_args=("state", "intermediate_states", "final_state", "o"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -145,18 +163,13 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         raise ValueError("gdn::recurrent: initial_state and final_state must have the "
                          "same strides")  # the kernel takes one state layout
     kern = _kernel(q.device, fresh_early_inputs, **desc)
-    names = ("q", "k", "v", "g", "a", "A_log", "dt_bias", "beta", "b", "state_indices",
-             "cu_seqlens", "intermediate_state_indices", "retrieve_parent_token",
-             "initial_state", "state", "intermediate_states", "final_state", "o")
-    tensors = []
-    for name, t in zip(names, (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices,
-                               cu_seqlens, intermediate_state_indices, retrieve_parent_token,
-                               initial_state, state, intermediate_states, final_state, o)):
-        if t is None:
-            continue
-        if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
-            raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
-        tensors.append(t)
+    given = {"q": q, "k": k, "v": v, "g": g, "a": a, "A_log": A_log, "dt_bias": dt_bias,
+             "beta": beta, "b": b, "state_indices": state_indices, "cu_seqlens": cu_seqlens,
+             "intermediate_state_indices": intermediate_state_indices,
+             "retrieve_parent_token": retrieve_parent_token, "initial_state": initial_state,
+             "state": state, "intermediate_states": intermediate_states,
+             "final_state": final_state, "o": o}
+    tensors = _in_kernel_order(kern, given, "gdn::recurrent")
     ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
     if q.is_cuda:
         kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(q.device).cuda_stream))
@@ -193,7 +206,7 @@ def _memref(t):
 def _commit_kernel(intermediate_states, accepted, state, state_indices,
                    intermediate_state_indices):
     """The compiled gdn.commit for these shapes and dtypes (cached): a
-    function @gdn_commit whose arguments are the op's operands, in order."""
+    function @gdn_commit whose arguments are the op's operands."""
     device = intermediate_states.device
     operands = [("intermediate_states", intermediate_states), ("accepted", accepted),
                 ("state_indices", state_indices),
@@ -216,7 +229,7 @@ def _commit_kernel(intermediate_states, accepted, state, state_indices,
         k = default_compiler().compile_text(text, function="gdn_commit", target=target,
                                             chip=chip)
         _commit_kernels[key] = k
-    return k, [t for _, t in operands]
+    return k
 
 
 @torch.library.custom_op("gdn::commit", mutates_args=("state",))
@@ -233,14 +246,12 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
     # Pointer checks live here, where torch.compile does not trace.
     if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
         raise ValueError("state and intermediate_states must not share memory")
-    if state.is_cuda:
-        for name, t in (("intermediate_states", intermediate_states), ("accepted", accepted),
-                        ("state", state), ("state_indices", state_indices),
-                        ("intermediate_state_indices", intermediate_state_indices)):
-            if t is not None and t.data_ptr() % 16 != 0:
-                raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
-    kern, tensors = _commit_kernel(intermediate_states, accepted, state, state_indices,
-                                   intermediate_state_indices)
+    kern = _commit_kernel(intermediate_states, accepted, state, state_indices,
+                          intermediate_state_indices)
+    tensors = _in_kernel_order(kern, {
+        "intermediate_states": intermediate_states, "accepted": accepted, "state": state,
+        "state_indices": state_indices,
+        "intermediate_state_indices": intermediate_state_indices}, "gdn::commit")
     ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
     if state.is_cuda:
         kern.launch_raw(ptrs, ctypes.c_void_p(

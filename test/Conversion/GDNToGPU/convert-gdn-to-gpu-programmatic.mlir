@@ -4,9 +4,9 @@
 // thing (griddepcontrol.launch_dependents), issues its state loads, and
 // waits for the previous kernel (griddepcontrol.wait, inline PTX with a
 // memory clobber so LLVM moves no load of the previous kernel's outputs above
-// it) before the token inputs are read; the launch is marked for the JIT.
+// it) before the token inputs are read; the launch carries gdn.launch for the JIT.
 // CHECK-LABEL: func.func @decode
-// CHECK: gpu.launch_func @gdn_kernels::@decode_recurrent {{.*}} {gdn.programmatic_launch}
+// CHECK: gpu.launch_func @gdn_kernels::@decode_recurrent {{.*}} {gdn.launch = #gdn.launch<programmatic_at_start>}
 // CHECK-LABEL: gpu.func @decode_recurrent
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK: vector.load %{{.*}} : memref<2x32x128x128xf32>, vector<4xf32>

@@ -143,10 +143,6 @@ ScheduleAttr toScheduleAttr(MLIRContext *context, const GPUSchedule &schedule);
 /// dialect verifies), or a null attribute.
 ScheduleAttr pinnedSchedule(RecurrentOp op);
 
-/// Unit attribute of a gpu.launch_func whose kernel expects a programmatic
-/// dependent launch (GPUSchedule::programmaticLaunch).
-constexpr StringLiteral kProgrammaticLaunchAttrName = "gdn.programmatic_launch";
-
 } // namespace gdn
 } // namespace mlir
 

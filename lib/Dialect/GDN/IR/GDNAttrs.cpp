@@ -1,6 +1,7 @@
 //===- GDNAttrs.cpp - gdn dialect attributes ------------------------------===//
 //
-// #gdn.schedule: its checks and its merge. The parser and printer are
+// #gdn.schedule: its checks and its merge; the verifier of the dialect's
+// discardable attributes. The parser and printer are
 // generated (GDNAttrs.td, `struct(params)`).
 //
 //===----------------------------------------------------------------------===//
@@ -8,6 +9,7 @@
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -108,6 +110,25 @@ ScheduleAttr ScheduleAttr::pinnedBy(ScheduleAttr pins) const {
 
 LogicalResult GDNDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == LaunchAttrHelper::getNameStr()) {
+    // By name: the dialect does not link the GPU dialect (the header's
+    // operation name is a constant).
+    if (op->getName().getStringRef() != gpu::LaunchFuncOp::getOperationName())
+      return op->emitError() << "'" << LaunchAttrHelper::getNameStr()
+                             << "' is only meaningful on gpu.launch_func";
+    auto mode = dyn_cast<LaunchModeAttr>(attr.getValue());
+    if (!mode)
+      return op->emitError() << "'" << LaunchAttrHelper::getNameStr()
+                             << "' must be a #gdn.launch<...>, not "
+                             << attr.getValue();
+    if (mode.getValue() == LaunchMode::programmatic)
+      return op->emitError()
+             << "'" << LaunchAttrHelper::getNameStr()
+             << "' must name the point the kernel lets the next one launch "
+                "(programmatic_at_start or programmatic_after_recurrence): "
+                "'programmatic' is a schedule pin only";
+    return success();
+  }
   if (attr.getName() != kScheduleAttrName)
     return success();
   if (!isa<RecurrentOp>(op))

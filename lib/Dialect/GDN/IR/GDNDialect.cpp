@@ -15,6 +15,42 @@ using namespace mlir::gdn;
 #define GET_ATTRDEF_CLASSES
 #include "gdn/Dialect/GDN/IR/GDNAttrs.cpp.inc"
 
+// The generated printer and parser (generatedAttributePrinter/Parser), with
+// brackets around a standalone #gdn.launch, whose own format is the bare
+// keyword of a #gdn.schedule parameter: #gdn.launch<programmatic_at_start>.
+Attribute GDNDialect::parseAttribute(DialectAsmParser &parser,
+                                     Type type) const {
+  SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword(LaunchModeAttr::getMnemonic()))) {
+    Attribute attr;
+    if (failed(parser.parseLess()) ||
+        !(attr = LaunchModeAttr::parse(parser, type)) ||
+        failed(parser.parseGreater()))
+      return {};
+    return attr;
+  }
+  StringRef mnemonic;
+  Attribute attr;
+  OptionalParseResult parsed =
+      generatedAttributeParser(parser, &mnemonic, type, attr);
+  if (parsed.has_value())
+    return succeeded(*parsed) ? attr : Attribute();
+  parser.emitError(loc) << "unknown attribute `" << mnemonic
+                        << "` in dialect `" << getNamespace() << "`";
+  return {};
+}
+
+void GDNDialect::printAttribute(Attribute attr,
+                                DialectAsmPrinter &printer) const {
+  if (auto launch = dyn_cast<LaunchModeAttr>(attr)) {
+    printer << LaunchModeAttr::getMnemonic() << '<';
+    launch.print(printer);
+    printer << '>';
+    return;
+  }
+  (void)generatedAttributePrinter(attr, printer);
+}
+
 void GDNDialect::initialize() {
   addOperations<
 #define GET_OP_LIST

@@ -89,6 +89,9 @@ def GDN_LaunchMode : I32EnumAttr<"LaunchMode",
     (`programmatic`, a pin only: the chosen schedule names the point).
   }];
 }
+// Bare (`launch = ordinary`) as a #gdn.schedule parameter; standalone, as
+// the `gdn.launch` attribute of a gpu.launch_func (GDNDialect.td), the
+// dialect's printer and parser add brackets: #gdn.launch<ordinary>.
 def GDN_LaunchModeAttr : EnumAttr<GDN_Dialect, GDN_LaunchMode, "launch"> {
   let assemblyFormat = "`` $value";
 }

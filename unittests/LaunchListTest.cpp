@@ -1,0 +1,206 @@
+//===- LaunchListTest.cpp - the JIT's list of kernel launches -------------===//
+//
+// One function may lower to several kernel launches: collectGPULaunches
+// must return every gpu.launch_func in program order, with its grid, block,
+// dynamic shared memory, kernel operands as argument indices, launch mode
+// (the verified `gdn.launch` attribute) and module, and refuse what a
+// static list cannot run. The modules here are hand-written lowered IR
+// (gpu.binary with PTX text); one test lowers a real gdn.recurrent.
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/InitAllGDN.h"
+#include "gdn/JIT/Compiler.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::gdn;
+using namespace mlir::gdn::jit;
+
+namespace {
+struct LaunchListTest : ::testing::Test {
+  LaunchListTest() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+  }
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerGDNDialect(registry);
+    registerGDNDependentDialects(registry);
+    return registry;
+  }
+  /// `body` (the ops of @f, whose arguments are %a, %b, %c) in a module
+  /// with two gpu.binary ops, @first and @second; null when it does not
+  /// parse or verify, and `diagnostics` then holds why.
+  OwningOpRef<ModuleOp> lowered(const std::string &body) {
+    std::string text = R"(
+module attributes {gpu.container_module} {
+  gpu.binary @first [#gpu.object<#nvvm.target<chip = "sm_90a">, "PTX of first\00">]
+  gpu.binary @second [#gpu.object<#nvvm.target<chip = "sm_90a">, "PTX of second">]
+  func.func @f(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c32 = arith.constant 32 : index
+    %s256 = arith.constant 256 : i32
+)" + body + R"(
+    return
+  }
+})";
+    diagnostics.clear();
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return success();
+    });
+    return parseSourceString<ModuleOp>(text, &context);
+  }
+  /// collectGPULaunches of @f (3 arguments) with `N` sequences; diagnostics
+  /// into `diagnostics`.
+  FailureOr<GPUProgram> collect(ModuleOp module, int64_t N = 1) {
+    Signature sig;
+    sig.function = "f";
+    sig.arguments.resize(3);
+    sig.N = N;
+    diagnostics.clear();
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return success();
+    });
+    return collectGPULaunches(module, sig);
+  }
+  MLIRContext context;
+  std::string diagnostics;
+};
+
+// Three launches from two modules: the list keeps program order, each
+// launch's own dims and operand order, and one module entry per binary.
+TEST_F(LaunchListTest, LaunchesInProgramOrder) {
+  OwningOpRef<ModuleOp> module = lowered(R"(
+    gpu.launch_func @second::@k1 blocks in (%c3, %c1, %c2) threads in (%c32, %c2, %c1) args(%c : memref<4xf32>, %a : memref<4xf32>)
+    gpu.launch_func @first::@k2 blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %s256 args(%b : memref<4xf32>, %c : memref<4xf32>, %a : memref<4xf32>) {gdn.launch = #gdn.launch<programmatic_after_recurrence>}
+    gpu.launch_func @second::@k3 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>) {gdn.launch = #gdn.launch<programmatic_at_start>}
+)");
+  ASSERT_TRUE(module) << diagnostics;
+  FailureOr<GPUProgram> program = collect(*module);
+  ASSERT_TRUE(succeeded(program)) << diagnostics;
+  // Modules in the order of first use; the serializer's NUL dropped.
+  ASSERT_EQ(program->modules.size(), 2u);
+  EXPECT_EQ(program->modules[0], "PTX of second");
+  EXPECT_EQ(program->modules[1], "PTX of first");
+  ASSERT_EQ(program->launches.size(), 3u);
+  const GPULaunch &l0 = program->launches[0], &l1 = program->launches[1],
+                  &l2 = program->launches[2];
+  EXPECT_EQ(l0.kernel, "k1");
+  EXPECT_EQ(l1.kernel, "k2");
+  EXPECT_EQ(l2.kernel, "k3");
+  EXPECT_EQ(l0.module, 0u);
+  EXPECT_EQ(l1.module, 1u);
+  EXPECT_EQ(l2.module, 0u);
+  EXPECT_EQ(std::vector<unsigned>(l0.grid, l0.grid + 3),
+            (std::vector<unsigned>{3, 1, 2}));
+  EXPECT_EQ(std::vector<unsigned>(l0.block, l0.block + 3),
+            (std::vector<unsigned>{32, 2, 1}));
+  EXPECT_EQ(std::vector<unsigned>(l1.grid, l1.grid + 3),
+            (std::vector<unsigned>{2, 1, 1}));
+  EXPECT_EQ(std::vector<unsigned>(l1.block, l1.block + 3),
+            (std::vector<unsigned>{32, 1, 1}));
+  EXPECT_EQ(l0.dynamicSharedMemoryBytes, 0u);
+  EXPECT_EQ(l1.dynamicSharedMemoryBytes, 256u);
+  EXPECT_EQ(l0.argumentIndices, (std::vector<unsigned>{2, 0}));
+  EXPECT_EQ(l1.argumentIndices, (std::vector<unsigned>{1, 2, 0}));
+  EXPECT_EQ(l2.argumentIndices, (std::vector<unsigned>{0}));
+  EXPECT_EQ(l0.mode, LaunchMode::ordinary);
+  EXPECT_EQ(l1.mode, LaunchMode::programmatic_after_recurrence);
+  EXPECT_EQ(l2.mode, LaunchMode::programmatic_at_start);
+  EXPECT_FALSE(l0.isProgrammatic());
+  EXPECT_TRUE(l1.isProgrammatic());
+}
+
+// No launch: fine for a varlen op with no sequence (N = 0), an error else.
+TEST_F(LaunchListTest, ZeroLaunches) {
+  OwningOpRef<ModuleOp> module = lowered("");
+  ASSERT_TRUE(module) << diagnostics;
+  FailureOr<GPUProgram> none = collect(*module, /*N=*/0);
+  ASSERT_TRUE(succeeded(none)) << diagnostics;
+  EXPECT_TRUE(none->launches.empty());
+  EXPECT_TRUE(none->modules.empty());
+  EXPECT_TRUE(failed(collect(*module, /*N=*/1)));
+  EXPECT_NE(diagnostics.find("expected a kernel launch in @f"),
+            std::string::npos)
+      << diagnostics;
+}
+
+// What a static list cannot run is a diagnostic, not a crash.
+TEST_F(LaunchListTest, RefusesWhatAListCannotRun) {
+  struct Case {
+    const char *body, *error;
+  } cases[] = {
+      {R"(
+    %n = memref.dim %a, %c1 : memref<4xf32>
+    gpu.launch_func @first::@k blocks in (%n, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>)
+)",
+       "launch dimensions must be constants"},
+      {R"(
+    %m = memref.alloc() : memref<4xf32>
+    gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%m : memref<4xf32>)
+)",
+       "must be one of its arguments"},
+      {R"(
+    %t = arith.constant true
+    scf.if %t {
+      gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>)
+    }
+)",
+       "must be in its entry block"},
+      {R"(
+    %big = arith.constant 65536 : i32
+    gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %big args(%a : memref<4xf32>)
+)",
+       "dynamic shared memory"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.error);
+    OwningOpRef<ModuleOp> module = lowered(c.body);
+    ASSERT_TRUE(module) << diagnostics;
+    EXPECT_TRUE(failed(collect(*module)));
+    EXPECT_NE(diagnostics.find(c.error), std::string::npos) << diagnostics;
+  }
+}
+
+// A real gdn.recurrent through gdn-lower-to-ptx: one launch, its mode from
+// the schedule's `launch` (the conversion's gdn.launch attribute), its
+// operands the function's arguments in order.
+TEST_F(LaunchListTest, RecurrentLowersToOneLaunchWithItsMode) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  return
+})",
+                                                             &context);
+  ASSERT_TRUE(module);
+  FailureOr<Signature> sig = analyze(*module);
+  ASSERT_TRUE(succeeded(sig));
+  for (auto [pin, mode] :
+       {std::pair{"", LaunchMode::ordinary},
+        std::pair{"#gdn.schedule<launch = programmatic_at_start>",
+                  LaunchMode::programmatic_at_start}}) {
+    SCOPED_TRACE(pin);
+    GPUOptions options;
+    options.schedule = pin;
+    FailureOr<GPUProgram> program = compileForGPU(*module, *sig, options);
+    ASSERT_TRUE(succeeded(program));
+    ASSERT_EQ(program->launches.size(), 1u);
+    ASSERT_EQ(program->modules.size(), 1u);
+    EXPECT_NE(program->modules[0].find(".entry " + program->launches[0].kernel),
+              std::string::npos);
+    EXPECT_EQ(program->launches[0].argumentIndices,
+              (std::vector<unsigned>{0, 1, 2, 3}));
+    EXPECT_EQ(program->launches[0].mode, mode);
+  }
+}
+} // namespace
