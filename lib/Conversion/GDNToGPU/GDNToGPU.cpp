@@ -164,9 +164,9 @@ struct ConvertGDNToGPUPass
       op->erase();
       return success();
     }
-    // The schedule gdn-select-schedule pinned on the op, the cost model's
-    // for any parameter it leaves out.
-    FailureOr<Schedule> s = selectGPUSchedule(op, pinnedSchedule(op), *target);
+    // The complete schedule gdn-select-schedule attached, checked for this
+    // chip (no cost model here).
+    FailureOr<Schedule> s = checkGPUSchedule(op, pinnedSchedule(op), *target);
     if (failed(s))
       return failure();
     auto d = op.getDims();
