@@ -211,7 +211,8 @@ PIPELINES = [
     ["--gdn-select-schedule=schedule={#gdn.schedule<columns_per_lane = 2, warps = 4>}",
      "--convert-gdn-to-gpu"],
     ["--convert-gdn-to-cpu"],
-    ["--convert-gdn-to-gpu"],
+    ["--convert-gdn-to-gpu"],  # no schedule: refused, run gdn-select-schedule
+    ["--gdn-select-schedule", "--convert-gdn-to-gpu"],
     ["--gdn-lower-to-ptx", "--mlir-print-ir-after-all"],
     [BUFFERIZE, "--gdn-lower-to-cpu"],
     ["--one-shot-bufferize=bufferize-function-boundaries", "--gdn-lower-to-ptx"],
@@ -861,8 +862,9 @@ def mlir_commands(path, text, rng, ctx):
     sched = schedule_flags(rng, 0.15, 0.1)
     pipeline = rng.choice(PIPELINES)
     if "tensor<" in text and rng.random() < 0.5:  # bufferized first, then lowered
-        pipeline = [BUFFERIZE, rng.choice(["--gdn-lower-to-cpu", "--gdn-lower-to-ptx",
-                                           "--convert-gdn-to-gpu", "--canonicalize"])]
+        pipeline = [BUFFERIZE] + rng.choice([["--gdn-lower-to-cpu"], ["--gdn-lower-to-ptx"],
+                                             ["--gdn-select-schedule", "--convert-gdn-to-gpu"],
+                                             ["--canonicalize"]])
     elif rng.random() < 0.25:  # the pass's own options, past their edges too
         opts = pass_options(schedule_flags(rng, 0.3, 0.3))
         pipeline = [f"--gdn-select-schedule={opts}"] + rng.choice(

@@ -1,7 +1,7 @@
 // allow_neg_eigval: beta = 2 sigmoid(b) (FLA), checked against the fp64
 // reference on the CPU; the GPU kernel doubles sigmoid(b) the same way.
 // RUN: gdn-run --target=cpu --check %s | FileCheck %s
-// RUN: gdn-opt %s -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: gdn-opt %s -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
 // CHECK: check final_state {{.*}} ok
 // CHECK: check o {{.*}} ok
 // GPU: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32

@@ -48,12 +48,13 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
   let description = [{
     Outlines every `gdn.recurrent` into a `gpu.func` of the module
     `@gdn_kernels` (which carries an `#nvvm.target` for `chip`) and replaces it
-    by a `gpu.launch_func`. The kernel is built for the schedule pinned by the
-    op's `gdn.schedule` attribute (a `#gdn.schedule`, see
-    `gdn-select-schedule`), or, where there is none (or for the parameters it
-    leaves out), the cost model's choice for `chip`'s SM count; the pass's
-    only option is `chip`. Schedules the kernel
-    cannot take are diagnostics on the op.
+    by a `gpu.launch_func`. The kernel is built for the complete schedule in
+    the op's `gdn.schedule` attribute (a `#gdn.schedule` with every
+    parameter, as `gdn-select-schedule` attaches it): this pass runs no cost
+    model, and an op without a complete schedule is a diagnostic (run
+    `gdn-select-schedule` first). It checks the schedule for `chip`, its
+    only option, with the checks `gdn-select-schedule` runs; schedules the
+    kernel cannot take are diagnostics on the op.
 
     The kernel runs one CTA per (sequence n, value head hv, block of V
     columns); a warp's lanes are split `lanes_along_v` along V and
@@ -142,7 +143,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     it; bandwidth-bound bf16 decode and large tensor-core grids prefetch a
     later CTA's data into L2. Each rule, its reason and its measurements:
     docs/cost-model.md. Schedules the kernel cannot take are diagnostics on
-    the op.
+    the op (the checks `convert-gdn-to-gpu` runs again).
 
     Decode on a 16-SM part (examples/qwen3_next_decode.mlir, `sm-count=16`;
     bandwidth-bound: 8 columns a lane, one-warp CTAs, reductions in turn):

@@ -153,21 +153,11 @@ struct ConvertGDNToGPUPass
     return success();
   }
 
-  /// The schedule gdn-select-schedule pinned on the op, the cost model's
-  /// for any parameter it leaves out, is one the kernel and `target` can
-  /// take; the form's pattern then reads it again.
+  /// The op's complete schedule (gdn-select-schedule's) is one the kernel
+  /// and `target` can take (checkGPUSchedule: no cost model here); the
+  /// form's pattern then reads it again.
   LogicalResult checkSchedule(RecurrentOp op) {
-    FailureOr<GPUSchedule> s =
-        selectGPUSchedule(op, pinnedSchedule(op), *target);
-    if (failed(s))
-      return failure();
-    if (s->consumerRegisters > 0 && !target->setMaxNReg)
-      return op.emitOpError() << "cannot be lowered to the GPU: "
-                                 "consumer_registers (setmaxnreg) needs "
-                                 "an arch-specific chip (sm_90a, sm_100a), "
-                                 "not "
-                              << chip;
-    return success();
+    return checkGPUSchedule(op, pinnedSchedule(op), *target);
   }
 };
 } // namespace

@@ -186,7 +186,7 @@ gpu::GPUFuncOp createRecurrentKernel(
     function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build);
 
 /// The patterns that lower a gdn.recurrent (memref form, in host code, N >
-/// 0, with a schedule that selectGPUSchedule accepts for `target`) to a
+/// 0, with a complete schedule that checkGPUSchedule accepts for `target`) to a
 /// kernel of its form and its gpu.launch_func: one pattern a form.
 void populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
                                     const GPUTarget &target,

@@ -96,7 +96,7 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
     // The schedule the pass checked (convert-gdn-to-gpu): the op's pinned
     // one, the cost model's for any parameter it leaves out.
     FailureOr<GPUSchedule> s =
-        selectGPUSchedule(op, pinnedSchedule(op), target);
+        checkGPUSchedule(op, pinnedSchedule(op), target);
     if (failed(s) || !Kernel::matches(*s))
       return rewriter.notifyMatchFailure(op, "not this kernel form");
     gpu::GPUFuncOp kernel = createRecurrentKernel(

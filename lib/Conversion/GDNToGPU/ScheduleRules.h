@@ -1,8 +1,12 @@
-//===- ScheduleRules.h - the cost model's shared pieces ----------*- C++ -*-===//
+//===- ScheduleRules.h - the cost model's rules and checks ------*- C++ -*-===//
 //
-// Private to the GPU cost model (Schedule.cpp, SchedulePipeline.cpp,
-// ScheduleShapes.cpp): the facts its rules read and the rules that run after
-// the thread-to-data mapping is chosen. Measurements: docs/cost-model.md.
+// Private to the GPU schedule (Schedule*.cpp): the facts both the cost
+// model's rules and the legality checks read (ScheduleShapes.cpp), the rules
+// that choose each parameter (ScheduleMapping.cpp, SchedulePipeline.cpp; the
+// order they run in: chooseSchedule in Schedule.cpp) and the view of a
+// complete #gdn.schedule that the checks (ScheduleLegality.cpp) and the
+// kernel builder read. Why each rule chooses what it does:
+// docs/cost-model.md, one section a rule.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_SCHEDULERULES_H
@@ -14,12 +18,35 @@ namespace mlir {
 namespace gdn {
 struct GPUTarget;
 
+//===----------------------------------------------------------------------===//
+// Facts (ScheduleShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Warps that keep about half the warp slots of 132 SMs busy: the cost
+/// model's measure of a full device, scaled by its SM count
+/// (docs/cost-model.md#columns-per-lane).
+constexpr int64_t kTargetWarps = 4096;
+/// State values a thread holds in registers at most (columns_per_lane * K /
+/// (32 / lanes_along_v)): what ptxas keeps without spilling (K = 256 with 4
+/// columns a lane in vk is 32).
+constexpr int64_t kMaxStateValues = 64;
+/// Shared memory a CTA's staging buffers, or a producer's ring, may take:
+/// the static limit, 48 KiB.
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+
 /// Bytes of one element of `x` (either form: gdn-select-schedule also runs
 /// before bufferization).
 int64_t elementBytes(Value x);
+/// Keys of the state a lane holds, K / (32 / lanesV); 0 where lanesV is no
+/// lane count (the checks refuse it).
+int64_t keysPerLane(RecurrentOp op, int64_t lanesV);
 /// A grid so small that warps of 8 V columns fill at most an eighth of
 /// `targetWarps`: latency decides.
 bool tinyGrid(RecurrentOp op, int64_t targetWarps);
+/// Tokens staged at a time where the caller pins none: none for a single
+/// token, else up to 16 (fixed T) or 8 (varlen), before the shared-memory
+/// budget (chooseStagedTokens).
+int64_t defaultStagedTokens(RecurrentOp op);
 /// Shared memory of `chunk` staged tokens under `s`.
 int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk);
 /// Shared memory of a producer's ring of `stages` slots.
@@ -29,20 +56,78 @@ int64_t ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages);
 bool bulkCopies(RecurrentOp op, const GPUSchedule &s);
 /// Whether every slot of a state pool starts on 16 bytes.
 bool alignedSlots(Value state);
+/// Whether staged tokens under `s` can go two a step (reductions =
+/// token_pairs): a staged token loop in the side-by-side form, without a
+/// tree or a chunked solve.
+bool pairableTokens(RecurrentOp op, const GPUSchedule &s);
 /// Verify of a chain in vk writing fp32 per-token states (FlashInfer's MTP
 /// regime).
 bool fp32StepStates(RecurrentOp op);
+/// Whether a kernel under `s` can prefetch a later CTA's state tile into L2
+/// (state_prefetch_distance > 0), the chip aside.
+bool statePrefetchable(RecurrentOp op, const GPUSchedule &s);
+/// Whether a kernel under `s` can prefetch a later CTA's staged inputs into
+/// L2 (input_prefetch_distance > 0), the chip aside.
+bool inputsPrefetchable(RecurrentOp op, const GPUSchedule &s);
 
-/// The producer warp of `s` (producer_stages, consumer_registers) and its
-/// checks.
-LogicalResult selectWarpSpecialization(RecurrentOp op, ScheduleAttr pins,
-                                       const GPUTarget &target,
-                                       int64_t targetWarps, GPUSchedule &s);
-/// The L2 prefetches (state_prefetch_distance, input_prefetch_distance) and
-/// their checks; `streaming`: the bandwidth-bound 2-byte decode.
-LogicalResult selectPrefetch(RecurrentOp op, ScheduleAttr pins,
-                             const GPUTarget &target, bool streaming,
-                             int64_t sms, GPUSchedule &s);
+//===----------------------------------------------------------------------===//
+// Rules (ScheduleMapping.cpp, SchedulePipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+/// What the cost model's rules read and write: the op, its target and pins,
+/// and the schedule so far, in which a parameter of 0 is not chosen yet
+/// (each rule keeps a pinned parameter). Each rule reads only what the rules
+/// before it chose (chooseSchedule runs them in order).
+struct ScheduleDraft {
+  ScheduleDraft(RecurrentOp op, const GPUTarget &target, ScheduleAttr pins,
+                int64_t sms);
+
+  RecurrentOp op;
+  RecurrentOp::Dims d;
+  const GPUTarget &target;
+  ScheduleAttr pins;   ///< never null (#gdn.schedule<>: nothing pinned)
+  int64_t sms;         ///< multiprocessors of the device
+  int64_t targetWarps; ///< kTargetWarps scaled to `sms`
+  /// Whether tokens go through shared memory: a pinned staged_tokens > 0,
+  /// else more than one token (defaultStagedTokens).
+  bool staged;
+  /// Whether the most columns a lane already leave targetWarps warps
+  /// (chooseColumnsPerLane): bandwidth, not latency, decides.
+  bool bandwidthBound = false;
+  /// The bandwidth-bound 2-byte decode (chooseDecode16ByteSlices).
+  bool streaming = false;
+  GPUSchedule s;
+};
+
+// The thread-to-data mapping, in the order chooseSchedule runs them.
+void chooseSolve(ScheduleDraft &x);
+void chooseTensorCoreMapping(ScheduleDraft &x);
+void chooseColumnsPerLane(ScheduleDraft &x);
+void chooseStagedVLanes(ScheduleDraft &x);
+void chooseDecodeTwoVLanes(ScheduleDraft &x);
+void chooseDecode16ByteSlices(ScheduleDraft &x);
+void chooseLanesAlongV(ScheduleDraft &x);
+void chooseReductions(ScheduleDraft &x);
+void chooseWarps(ScheduleDraft &x);
+void chooseStagedTokens(ScheduleDraft &x);
+void chooseTokenPairs(ScheduleDraft &x);
+void chooseUnrollTokens(ScheduleDraft &x);
+// What overlaps the memory traffic with the math, and the launch.
+void chooseConsumerRegisters(ScheduleDraft &x);
+void chooseProducerStages(ScheduleDraft &x);
+void chooseStatePrefetchDistance(ScheduleDraft &x);
+void chooseInputPrefetchDistance(ScheduleDraft &x);
+void chooseLaunch(ScheduleDraft &x);
+
+//===----------------------------------------------------------------------===//
+// The complete schedule (Schedule.cpp)
+//===----------------------------------------------------------------------===//
+
+/// `s` as a complete #gdn.schedule.
+ScheduleAttr toScheduleAttr(MLIRContext *context, const GPUSchedule &s);
+/// The kernel builder's view of `complete` (ScheduleAttr::isComplete) for
+/// `op`: the inverse of toScheduleAttr.
+GPUSchedule toGPUSchedule(RecurrentOp op, ScheduleAttr complete);
 
 } // namespace gdn
 } // namespace mlir

@@ -2,9 +2,10 @@
 //
 // Shared memory of the staging buffers and a producer's ring (their one
 // layout: StagingLayout.h), what bulk
-// copies and the L2 state prefetch need of the operands, the tiny-grid and
-// fp32-verify regimes: facts the cost model's rules (Schedule.cpp,
-// SchedulePipeline.cpp) and their checks read.
+// copies and the L2 prefetches need of the operands, the tiny-grid and
+// fp32-verify regimes: facts the cost model's rules (ScheduleMapping.cpp,
+// SchedulePipeline.cpp) and the legality checks (ScheduleLegality.cpp)
+// read, one definition each.
 //
 //===----------------------------------------------------------------------===//
 #include "ScheduleRules.h"
@@ -38,10 +39,24 @@ int64_t gdn::ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages) {
   return stagingLayout(op, s, s.chunk, stages).bytes() + stages * 16;
 }
 
-/// Bytes of one element of `x` (either form: gdn-select-schedule also runs
-/// before bufferization).
 int64_t gdn::elementBytes(Value x) {
   return cast<ShapedType>(x.getType()).getElementTypeBitWidth() / 8;
+}
+
+int64_t gdn::keysPerLane(RecurrentOp op, int64_t lanesV) {
+  if (lanesV < 1 || lanesV > kWarpSize)
+    return 0;
+  return op.getDims().K / (kWarpSize / lanesV);
+}
+
+/// None for a single token (staging would only add a barrier); else up to
+/// 16 (fixed T) or 8 (varlen, where most sequences are short), one
+/// gate-computing thread a token.
+int64_t gdn::defaultStagedTokens(RecurrentOp op) {
+  auto d = op.getDims();
+  if (!op.isVarlen() && d.T == 1)
+    return 0;
+  return op.isVarlen() ? 8 : std::min<int64_t>(d.T, 16);
 }
 
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's
@@ -73,17 +88,36 @@ bool gdn::alignedSlots(Value state) {
 /// Verify of a chain (no EAGLE tree) in vk writing fp32 per-token states,
 /// the only buffer dtype of FlashInfer's gated_delta_rule_mtp and what
 /// SGLang's FlashInfer verify runs on Hopper. Its staged kernel keeps one
-/// lane along V (4 or 8 columns a lane, each a 512-byte row of the step's
-/// state a warp) and no producer warp: faster than the 2 x 4 / 4 x 2 split
-/// and the producer of the bf16 verify at every N measured (H200, HV = 32,
-/// cold, bench_gdn "one_v_lane" vs default): T = 4 N = 1 / 8 / 64 / 256
-/// 8.73 -> 5.74 / 29.24 -> 26.01 / 185.87 -> 180.70 / 717.57 -> 710.19 us,
-/// T = 12 19.80 -> 10.30 / 65.60 -> 59.50 / 486.16 -> 479.36 / 1928.86 ->
-/// 1902.46 (docs/cost-model.md#fp32-verify-one-v-lane). Trees, KDA
-/// and kv are unmeasured and keep the bf16 rules.
+/// lane along V and no producer warp
+/// (docs/cost-model.md#fp32-verify-one-v-lane); trees, KDA and kv are
+/// unmeasured and keep the bf16 rules.
 bool gdn::fp32StepStates(RecurrentOp op) {
   Value inter = op.getIntermediateStates();
   return inter && elementBytes(inter) == 4 && op.isVKLayout() &&
          !op.hasParentTable() && !op.hasPerKeyDecay() &&
          !op.hasPerChannelBeta();
+}
+
+/// The state is read once, up front (no staged tokens, tensor cores or
+/// producer), from an initial state in vk whose CTA tile (blockRows() whole
+/// rows of K) is one contiguous run of 16-byte multiples
+/// (cp.async.bulk.prefetch.L2), in a fixed batch (the grid is (V blocks, HV,
+/// N) in launch order).
+bool gdn::statePrefetchable(RecurrentOp op, const GPUSchedule &s) {
+  Value init = op.getInitialState();
+  return s.chunk == 0 && !s.tensorCores() && s.stages == 0 && init &&
+         op.isVKLayout() && !op.isVarlen() && alignedSlots(init) &&
+         (s.blockRows() * op.getDims().K * elementBytes(init)) % 16 == 0;
+}
+
+/// The tensor-core solve of a single chunk with a fixed batch
+/// (KernelFeatures::prefetchLaterInputs: rows of q, k, v and the gates, in
+/// any layout the verifier accepts).
+bool gdn::inputsPrefetchable(RecurrentOp op, const GPUSchedule &s) {
+  return s.tensorCores() && !op.isVarlen() && op.getDims().T <= s.chunk;
+}
+
+bool gdn::pairableTokens(RecurrentOp op, const GPUSchedule &s) {
+  return s.overlapReductions && s.chunk > 0 && !s.chunkedSolve &&
+         !op.hasParentTable();
 }

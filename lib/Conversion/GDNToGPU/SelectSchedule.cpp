@@ -2,7 +2,8 @@
 //
 // Pins the GPU schedule of every gdn.recurrent as a complete #gdn.schedule
 // in its `gdn.schedule` attribute: the option's parameters, then any the op
-// already has, the cost model (Schedule.cpp) for the rest.
+// already has, the cost model (chooseSchedule) for the rest, refused here
+// already where the kernel cannot take it (checkGPUSchedule).
 // convert-gdn-to-gpu builds that kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -48,14 +49,19 @@ struct GDNSelectSchedulePass
                          << ")";
         return WalkResult::interrupt();
       }
+      int64_t sms = smCount;
+      if (sms < 0 || sms > kMaxSMCount) {
+        op.emitOpError() << "cannot be lowered to the GPU: sm-count = " << sms
+                         << " must be in [0, " << kMaxSMCount << "]";
+        return WalkResult::interrupt();
+      }
       // The option's parameters over the op's own.
       ScheduleAttr own = pinnedSchedule(op);
-      FailureOr<GPUSchedule> s = selectGPUSchedule(
-          op, own ? own.pinnedBy(pins) : pins, *target, smCount);
-      if (failed(s))
+      ScheduleAttr complete =
+          chooseSchedule(op, *target, own ? own.pinnedBy(pins) : pins, sms);
+      if (failed(checkGPUSchedule(op, complete, *target)))
         return WalkResult::interrupt();
-      op->setAttr(GDNDialect::kScheduleAttrName,
-                  toScheduleAttr(op.getContext(), *s));
+      op->setAttr(GDNDialect::kScheduleAttrName, complete);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

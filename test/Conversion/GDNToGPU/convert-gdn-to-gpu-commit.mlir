@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // gdn.commit on the GPU: a copy kernel over (chunk of a head, hv, n). Each
 // CTA reads its row's count and indices, skips rows that commit nothing, and
 // copies its chunk with 16-byte vectors along the contiguous dimension.

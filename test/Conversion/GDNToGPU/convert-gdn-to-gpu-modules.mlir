@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // Kernel names are PTX identifiers whatever the function is called, and the
 // kernel module goes into the op's own module under a name that is free.
 

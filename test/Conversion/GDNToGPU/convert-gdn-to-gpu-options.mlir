@@ -2,7 +2,7 @@
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 3>}" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 64>}" -convert-gdn-to-gpu 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: gdn-opt %s -convert-gdn-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: gdn-opt %s -gdn-select-schedule="chip=sm_80" -convert-gdn-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // Chip names LLVM would abort on (unknown processor, PTX ISA too old).
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 // RUN: not gdn-opt %s -convert-gdn-to-gpu="chip=sm_120" 2>&1 | FileCheck %s --check-prefix=BADCHIP2

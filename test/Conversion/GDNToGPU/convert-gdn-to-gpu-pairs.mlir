@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 
 // Two staged tokens a step (reductions = token_pairs). T = 3 in one chunk of
 // 4: the pair loop runs j = 0 only (to count - 1 = 2, step 2), then the odd

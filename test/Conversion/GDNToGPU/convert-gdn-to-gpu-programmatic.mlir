@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 
 // launch = programmatic_at_start: every thread lets the next kernel launch first
 // thing (griddepcontrol.launch_dependents), issues its state loads, and

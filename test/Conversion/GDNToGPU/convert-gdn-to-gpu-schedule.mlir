@@ -1,4 +1,4 @@
-// RUN: gdn-opt %s -split-input-file -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // The default schedule's cost model: V columns a lane = the most of 8, 4, 2, 1
 // that still leaves >= 4096 warps (docs/cost-model.md#columns-per-lane: few
 // columns hide latency at small N, more columns keep more loads in flight at

@@ -9,7 +9,8 @@
 // the cost model (the kernel reads its initial state before the previous
 // kernel of the stream has finished, which only the caller knows to be
 // safe); a pin of `programmatic` goes on any kernel of sm_90 or sm_90a, and
-// needs griddepcontrol. It resolves to where the next kernel may launch: at
+// needs griddepcontrol (checked on the resolved point, as a pin of that
+// point would be). It resolves to where the next kernel may launch: at
 // this one's start (programmatic_at_start), or after the recurrence
 // (programmatic_after_recurrence) for a producer warp's tiny latency-bound
 // grid; a pin of either of those stays. A launch that is no case of the
@@ -20,7 +21,7 @@
 // ON: launch = programmatic_at_start>
 // LATE-LABEL: func.func @decode
 // LATE: launch = programmatic_after_recurrence>
-// SM80: launch = programmatic needs griddepcontrol (sm_90 on)
+// SM80: launch = programmatic_at_start needs griddepcontrol (sm_90 on)
 // RANGE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = 4>' is not a #gdn.schedule<...>: expected valid keyword or string
 // CASE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = programmatic_at_end>' is not a #gdn.schedule<...>: expected ::mlir::gdn::LaunchMode to be one of: ordinary, programmatic, programmatic_at_start, programmatic_after_recurrence
 func.func @decode(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>,

@@ -1,7 +1,7 @@
 // RUN: gdn-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
 // RUN: gdn-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=STRIDED
 // RUN: gdn-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --gdn-lower-to-cpu | FileCheck %s --check-prefix=LLVM
-// RUN: gdn-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: gdn-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --gdn-select-schedule --convert-gdn-to-gpu | FileCheck %s --check-prefix=GPU
 
 // One-shot bufferization of the tensor form of gdn.recurrent into its memref
 // form.

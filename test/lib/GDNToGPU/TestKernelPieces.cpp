@@ -99,7 +99,7 @@ struct TestKernelPiecesPass
       if (failed(op.requireMemRefForm("test-gdn-kernel-pieces")))
         return signalPassFailure();
       FailureOr<GPUSchedule> s =
-          selectGPUSchedule(op, pinnedSchedule(op), *target);
+          checkGPUSchedule(op, pinnedSchedule(op), *target);
       if (failed(s))
         return signalPassFailure();
       if (piece == "staging" && s->chunk == 0) {

@@ -2,9 +2,10 @@
 //
 // The thread-to-data mapping of a gdn.recurrent GPU kernel, chosen by a cost
 // model measured on the H200 (docs/cost-model.md) or pinned by a
-// #gdn.schedule, and carried from gdn-select-schedule to convert-gdn-to-gpu
-// as the discardable attribute `gdn.schedule` on the op. GPUSchedule is the
-// kernel builder's resolved view of a complete #gdn.schedule.
+// #gdn.schedule, and carried from gdn-select-schedule (chooseSchedule, then
+// checkGPUSchedule) to convert-gdn-to-gpu (checkGPUSchedule only) as the
+// discardable attribute `gdn.schedule` on the op. GPUSchedule is the kernel
+// builder's resolved view of a complete #gdn.schedule.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_CONVERSION_GDNTOGPU_SCHEDULE_H
@@ -39,7 +40,7 @@ struct GPUSchedule {
   int64_t unroll;   ///< unroll_tokens (1: a loop)
   /// A token's K-reductions side by side on the carried state (one shuffle
   /// tree deep) rather than decay, Sᵀk, update, Sᵀq in turn (fewer
-  /// registers): see KernelBuilder.cpp's token().
+  /// registers): see TokenSteps::token().
   bool overlapReductions;
   /// A staged chunk's tokens solved at once in the WY (UT-transform) form
   /// (0: token by token). Final state only; no tree, per-key decay or
@@ -96,7 +97,7 @@ struct GPUSchedule {
       int64_t(LaunchMode::programmatic_after_recurrence);
   /// Staged tokens two at a time, every state sum of both on the state
   /// before the first, so one shuffle tree deep for the pair
-  /// (reductions = token_pairs; KernelBuilder::tokenPair). Only with staged
+  /// (reductions = token_pairs; TokenSteps::tokenPair). Only with staged
   /// tokens in the side-by-side form, no tree and no chunked solve: a pinned
   /// token_pairs elsewhere is built (and reported) as side_by_side. unroll_tokens still counts
   /// tokens, two an iteration of the pair loop.
@@ -113,7 +114,7 @@ struct GPUSchedule {
 };
 
 /// Whether the producer warp of `s` also computes each staged token's
-/// L2-norm factors and k·q (KernelBuilder::stageNorms), once a CTA instead of
+/// L2-norm factors and k·q (WarpSpecializedKernel::stageNorms), once a CTA instead of
 /// once a consumer warp: with a producer that keeps its registers (no
 /// consumer_registers: setmaxnreg leaves it 24), tokens in the side-by-side
 /// form (reductions = side_by_side) and a decay per head (KDA scales k and q by
@@ -121,23 +122,27 @@ struct GPUSchedule {
 bool producerNorms(RecurrentOp op, const GPUSchedule &s);
 
 /// The largest SM count the cost model takes (sm-count; its products of
-/// warps and SMs stay far from overflow): larger ones are diagnostics.
+/// warps and SMs stay far from overflow): gdn-select-schedule refuses larger
+/// ones.
 constexpr int64_t kMaxSMCount = 4096;
 
-/// Picks the schedule of `op`: every parameter `pins` (a #gdn.schedule, may
-/// be null) leaves absent chosen by the cost model for `target` with
-/// `smCount` multiprocessors (0: the chip's), then checks that the kernel can
-/// take it (shapes divide, the state tile fits in registers, the staging
-/// buffers in shared memory, the grid in its limits, the chip has the
-/// instructions). Failures are diagnostics on the op.
-FailureOr<GPUSchedule> selectGPUSchedule(RecurrentOp op, ScheduleAttr pins,
-                                         const GPUTarget &target,
-                                         int64_t smCount = 0);
+/// The cost model: the complete #gdn.schedule of `op` on `target` with
+/// `smCount` multiprocessors (0: the chip's; at most kMaxSMCount), every
+/// parameter `pins` (a #gdn.schedule, may be null) holds kept and every
+/// other chosen by the rules of docs/cost-model.md. A pure function that
+/// never fails: whether the kernel can take the result is checkGPUSchedule's
+/// question.
+ScheduleAttr chooseSchedule(RecurrentOp op, const GPUTarget &target,
+                            ScheduleAttr pins, int64_t smCount = 0);
 
-/// `schedule` as a complete #gdn.schedule (every parameter present): what
-/// gdn-select-schedule attaches, and what selectGPUSchedule turns back into
-/// the same schedule.
-ScheduleAttr toScheduleAttr(MLIRContext *context, const GPUSchedule &schedule);
+/// The legality of `complete` (the op's gdn.schedule, may be null) for `op`
+/// on `target`: it must be complete (ScheduleAttr::isComplete; else run
+/// gdn-select-schedule first), the shapes must divide, the state tile fit in
+/// registers, the staging buffers in shared memory, the grid in its limits,
+/// and the chip have the instructions. Returns the kernel builder's view of
+/// it, or emits the first failing check's diagnostic on the op.
+FailureOr<GPUSchedule> checkGPUSchedule(RecurrentOp op, ScheduleAttr complete,
+                                        const GPUTarget &target);
 
 /// The #gdn.schedule pinned on `op` (the `gdn.schedule` attribute, which the
 /// dialect verifies), or a null attribute.

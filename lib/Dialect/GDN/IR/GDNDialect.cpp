@@ -7,6 +7,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::gdn;
 
@@ -49,6 +51,16 @@ void GDNDialect::printAttribute(Attribute attr,
     return;
   }
   (void)generatedAttributePrinter(attr, printer);
+}
+
+// Here, beside the generated storage whose tuple of parameters it reads.
+bool ScheduleAttr::isComplete() const {
+  // Over the storage's tuple of parameters, so a new parameter needs no
+  // line here: each is a std::optional or an attribute, present when true.
+  bool present = std::apply(
+      [](const auto &...parameter) { return (bool(parameter) && ...); },
+      getImpl()->getAsKey());
+  return present && getLaunch().getValue() != LaunchMode::programmatic;
 }
 
 void GDNDialect::initialize() {

@@ -169,6 +169,10 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
   let extraClassDeclaration = [{
     /// This schedule with every parameter `pins` holds replaced by its value.
     ScheduleAttr pinnedBy(ScheduleAttr pins) const;
+    /// Whether every parameter is present and none is a pin only (`launch =
+    /// programmatic`, which gdn-select-schedule resolves): what
+    /// gdn-select-schedule attaches and convert-gdn-to-gpu takes.
+    bool isComplete() const;
     /// The largest value of a size parameter: larger ones are diagnostics
     /// (the cost model's products of sizes stay far from overflow).
     static constexpr int64_t kMaxSize = int64_t(1) << 20;

@@ -1,0 +1,360 @@
+//===- ScheduleLegality.cpp - what a gdn.recurrent kernel can take --------===//
+//
+// The legality of a complete #gdn.schedule for one op and chip: one check a
+// rule, each with its diagnostic on the op, run in a fixed order (the first
+// that fails is reported). They read only the complete schedule, so a pinned
+// parameter and one the cost model chose are checked alike; both
+// gdn-select-schedule (after the cost model) and convert-gdn-to-gpu (before
+// it builds the kernel) run them through checkGPUSchedule.
+//
+//===----------------------------------------------------------------------===//
+#include "ScheduleRules.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// The refusal every check starts with.
+InFlightDiagnostic refuse(RecurrentOp op) {
+  return op.emitOpError() << "cannot be lowered to the GPU: ";
+}
+
+/// The tensor-core solve's mma.sync takes tf32 operands from sm_80 on.
+LogicalResult checkTensorCoreChip(RecurrentOp op, const GPUSchedule &s,
+                                  const GPUTarget &target) {
+  if (!s.tensorCores() || target.mmaSyncTF32)
+    return success();
+  return refuse(op) << "solve = tensor_cores needs mma.sync with tf32 "
+                       "operands (sm_80 on), not "
+                    << target.chip;
+}
+
+/// The tensor-core solve holds 16 V columns of a warp as m16n8k8
+/// accumulator fragments (TensorCoreSolve.cpp).
+LogicalResult checkTensorCoreMapping(RecurrentOp op, const GPUSchedule &s,
+                                     const GPUTarget &) {
+  if (!s.tensorCores() || (s.rows == 2 && s.lanesV == 8))
+    return success();
+  return refuse(op) << "solve = tensor_cores maps 16 V columns to a warp: "
+                       "columns_per_lane must be 2 and lanes_along_v 8 (or "
+                       "both left to the cost model), not "
+                    << s.rows << " and " << s.lanesV;
+}
+
+/// The K-reductions are butterfly trees over the lanes along K.
+LogicalResult checkLanesAlongV(RecurrentOp op, const GPUSchedule &s,
+                               const GPUTarget &) {
+  if (s.lanesV >= 1 && s.lanesV <= kWarpSize && llvm::isPowerOf2_64(s.lanesV))
+    return success();
+  return refuse(op) << "lanes_along_v = " << s.lanesV
+                    << " must be a power of two in [1, 32]";
+}
+
+/// Every lane along K holds the same number of whole keys.
+LogicalResult checkKeysPerLane(RecurrentOp op, const GPUSchedule &s,
+                               const GPUTarget &) {
+  auto d = op.getDims();
+  if (d.K % s.lanesK() == 0)
+    return success();
+  return refuse(op) << "K = " << d.K
+                    << " must be a multiple of 32 / lanes_along_v = "
+                    << s.lanesK();
+}
+
+/// The kernel builder unrolls a lane's columns and a CTA's warps.
+LogicalResult checkSizes(RecurrentOp op, const GPUSchedule &s,
+                         const GPUTarget &) {
+  if (s.rows >= 1 && s.rows <= 16 && s.warps >= 1 && s.warps <= 32)
+    return success();
+  return refuse(op) << "columns_per_lane = " << s.rows
+                    << " must be in [1, 16] and warps = " << s.warps
+                    << " in [1, 32]";
+}
+
+/// The state tile lives in registers, within what ptxas holds without
+/// spilling.
+LogicalResult checkStateRegisters(RecurrentOp op, const GPUSchedule &s,
+                                  const GPUTarget &) {
+  if (s.rows * s.kPerLane <= kMaxStateValues)
+    return success();
+  return refuse(op) << "a thread would hold columns_per_lane * K / (32 / "
+                       "lanes_along_v) = "
+                    << s.rows * s.kPerLane << " state values, more than "
+                    << kMaxStateValues << " (K = " << op.getDims().K
+                    << " must be at most "
+                    << kMaxStateValues * s.lanesK() / s.rows
+                    << " for this schedule)";
+}
+
+/// A CTA holds whole blocks of V columns.
+LogicalResult checkColumnsDivide(RecurrentOp op, const GPUSchedule &s,
+                                 const GPUTarget &) {
+  auto d = op.getDims();
+  if (d.V % s.blockRows() == 0)
+    return success();
+  return refuse(op) << "V = " << d.V
+                    << " is not a multiple of columns_per_lane * "
+                       "lanes_along_v * warps = "
+                    << s.blockRows();
+}
+
+/// The V blocks are the grid's x dimension.
+LogicalResult checkColumnBlocks(RecurrentOp op, const GPUSchedule &s,
+                                const GPUTarget &) {
+  int64_t blocks = op.getDims().V / s.blockRows();
+  if (blocks <= std::numeric_limits<int32_t>::max())
+    return success();
+  return refuse(op) << "V / (columns_per_lane * lanes_along_v * warps) = "
+                    << blocks << " blocks exceed the grid limit 2^31 - 1";
+}
+
+/// The chunked (WY) solve computes the final state of a chain of tokens with
+/// scalar gates a head, from a staged chunk (whole mma tiles on tensor
+/// cores).
+LogicalResult checkChunkedSolve(RecurrentOp op, const GPUSchedule &s,
+                                const GPUTarget &) {
+  if (!s.chunkedSolve)
+    return success();
+  auto needs = [&](StringRef why) {
+    return refuse(op) << "solve = "
+                      << stringifyChunkSolve(ChunkSolve(s.chunkedSolve))
+                      << " needs " << why;
+  };
+  if (op.hasParentTable())
+    return needs("a chain of tokens (no parent table, EAGLE tree)");
+  if (op.getIntermediateStates())
+    return needs("the final state only (no intermediate_states)");
+  if (op.hasPerKeyDecay())
+    return needs("a decay per head (no per-key decay, KDA)");
+  if (op.hasPerChannelBeta())
+    return needs("a beta per head (no per-channel beta)");
+  if (s.chunk == 0)
+    return needs(defaultStagedTokens(op) == 0
+                     ? "tokens staged in shared memory (staged_tokens > 0: "
+                       "a single token is not staged unless asked)"
+                     : "tokens staged in shared memory (staged_tokens > 0)");
+  if (s.tensorCores() && s.chunk != 8 && s.chunk != 16)
+    return needs("staged_tokens = 8 or 16 on tensor cores (mma tiles of 8 "
+                 "tokens), not " +
+                 std::to_string(s.chunk));
+  if (s.tensorCores() && op.getDims().K % 8 != 0)
+    return needs("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
+  return success();
+}
+
+/// The unrolled token loop's code size.
+LogicalResult checkUnrollTokens(RecurrentOp op, const GPUSchedule &s,
+                                const GPUTarget &) {
+  if (s.unroll <= 64)
+    return success();
+  return refuse(op) << "unroll_tokens = " << s.unroll << " must be at most 64";
+}
+
+/// One thread computes each staged token's gates.
+LogicalResult checkStagedThreads(RecurrentOp op, const GPUSchedule &s,
+                                 const GPUTarget &) {
+  if (s.chunk <= s.warps * kWarpSize)
+    return success();
+  return refuse(op) << "staged_tokens = " << s.chunk << " exceeds the "
+                    << s.warps * kWarpSize << " threads of a CTA";
+}
+
+/// A chunk's staging buffers fit the static shared memory (a producer's
+/// ring of them: checkProducerStages).
+LogicalResult checkStagingBytes(RecurrentOp op, const GPUSchedule &s,
+                                const GPUTarget &) {
+  GPUSchedule staging = s;
+  staging.stages = 0; // the buffers alone, not a producer's norm rows
+  int64_t bytes = stagingBytes(op, staging, s.chunk);
+  if (bytes <= kMaxSharedBytes)
+    return success();
+  return refuse(op) << "staged_tokens = " << s.chunk << " needs " << bytes
+                    << " bytes of shared memory, more than 48 KiB";
+}
+
+/// setmaxnreg moves registers from a producer warpgroup to the consumers.
+LogicalResult checkConsumerRegistersNeedProducer(RecurrentOp op,
+                                                 const GPUSchedule &s,
+                                                 const GPUTarget &) {
+  if (s.consumerRegisters == 0 || s.stages > 0)
+    return success();
+  return refuse(op) << "consumer_registers needs a producer warp "
+                       "(producer_stages > 0)";
+}
+
+/// A producer warp copies each token's rows with cp.async.bulk (16-byte
+/// multiples between 16-byte aligned addresses; the C API guarantees
+/// 16-byte aligned buffers) into a ring in shared memory, one lane a token.
+LogicalResult checkProducerStages(RecurrentOp op, const GPUSchedule &s,
+                                  const GPUTarget &target) {
+  if (s.stages == 0)
+    return success();
+  auto d = op.getDims();
+  auto fail = [&]() {
+    return refuse(op) << "producer_stages = " << s.stages << " ";
+  };
+  if (!target.bulkAsyncCopies)
+    return fail() << "needs bulk async copies and mbarrier transactions "
+                     "(sm_90 on)";
+  if (s.stages > 8)
+    return fail() << "must be at most 8";
+  if (s.chunk == 0)
+    return fail() << "needs staged tokens (staged_tokens > 0)";
+  if (s.chunkedSolve)
+    return fail() << "(a producer warp) and a chunked solve cannot be combined";
+  if (s.chunk > kWarpSize)
+    return fail() << "needs staged_tokens <= 32 (one producer lane a token), "
+                     "not "
+                  << s.chunk;
+  if (!bulkCopies(op, s))
+    return fail() << "copies rows of q and k (" << d.K * elementBytes(op.getQ())
+                  << " bytes), v (" << d.V * elementBytes(op.getV())
+                  << ") and the CTA's columns of v ("
+                  << s.blockRows() * elementBytes(op.getV())
+                  << ") with cp.async.bulk, which needs multiples of 16 bytes";
+  int64_t bytes = ringBytes(op, s, s.stages);
+  if (bytes > kMaxSharedBytes)
+    return fail() << "with staged_tokens = " << s.chunk << " needs " << bytes
+                  << " bytes of shared memory, more than 48 KiB";
+  return success();
+}
+
+/// setmaxnreg acts on warpgroups and takes multiples of 8 in [24, 256]; the
+/// producer warpgroup keeps kProducerRegisters and the CTA's total stays
+/// within 64K.
+LogicalResult checkConsumerRegisters(RecurrentOp op, const GPUSchedule &s,
+                                     const GPUTarget &) {
+  if (s.consumerRegisters == 0)
+    return success();
+  if (s.warps % 4 != 0)
+    return refuse(op) << "consumer_registers needs whole consumer warpgroups "
+                         "(setmaxnreg acts on warpgroups), but warps = "
+                      << s.warps << " is not a multiple of 4";
+  int64_t total = 4 * kWarpSize * kProducerRegisters +
+                  s.warps * kWarpSize * s.consumerRegisters;
+  if (s.consumerRegisters % 8 == 0 && s.consumerRegisters >= 24 &&
+      s.consumerRegisters <= 256 && total <= 65536)
+    return success();
+  return refuse(op) << "consumer_registers = " << s.consumerRegisters
+                    << " must be a multiple of 8 in [24, 256] with the CTA's "
+                       "registers ("
+                    << total << ") at most 65536";
+}
+
+/// setmaxnreg is an arch-specific instruction (sm_90a, sm_100a).
+LogicalResult checkConsumerRegistersChip(RecurrentOp op, const GPUSchedule &s,
+                                         const GPUTarget &target) {
+  if (s.consumerRegisters == 0 || target.setMaxNReg)
+    return success();
+  return refuse(op) << "consumer_registers (setmaxnreg) needs an "
+                       "arch-specific chip (sm_90a, sm_100a), not "
+                    << target.chip;
+}
+
+/// The state prefetch is cp.async.bulk.prefetch.L2 (sm_90 to LLVM's NVPTX)
+/// of a tile statePrefetchable describes.
+LogicalResult checkStatePrefetch(RecurrentOp op, const GPUSchedule &s,
+                                 const GPUTarget &target) {
+  if (s.statePrefetchDistance == 0)
+    return success();
+  if (!target.bulkAsyncCopies)
+    return refuse(op) << "state_prefetch_distance = " << s.statePrefetchDistance
+                      << " needs cp.async.bulk.prefetch (sm_90 on)";
+  if (statePrefetchable(op, s))
+    return success();
+  return refuse(op) << "state_prefetch_distance = " << s.statePrefetchDistance
+                    << " needs a kernel without staged tokens or tensor cores "
+                       "(staged_tokens = 0 or T = 1), an initial state in the "
+                       "vk layout (identity, a CTA's "
+                    << s.blockRows()
+                    << " rows of K a multiple of 16 bytes) and a fixed batch "
+                       "(no cu_seqlens)";
+}
+
+/// The input prefetch is prefetch.global.L2 (sm_90 to LLVM's NVPTX) of the
+/// rows the tensor-core solve stages.
+LogicalResult checkInputPrefetch(RecurrentOp op, const GPUSchedule &s,
+                                 const GPUTarget &target) {
+  if (s.inputPrefetchDistance == 0)
+    return success();
+  if (!target.bulkAsyncCopies)
+    return refuse(op) << "input_prefetch_distance = " << s.inputPrefetchDistance
+                      << " needs prefetch.global.L2 (sm_90 on)";
+  if (inputsPrefetchable(op, s))
+    return success();
+  return refuse(op) << "input_prefetch_distance = " << s.inputPrefetchDistance
+                    << " needs the tensor-core solve of a single chunk (T <= "
+                       "staged_tokens) with a fixed batch (no cu_seqlens)";
+}
+
+/// A programmatic launch waits and signals with griddepcontrol.
+LogicalResult checkLaunch(RecurrentOp op, const GPUSchedule &s,
+                          const GPUTarget &target) {
+  if (s.programmaticLaunch == 0 || target.gridDependencyControl)
+    return success();
+  return refuse(op) << "launch = "
+                    << stringifyLaunchMode(LaunchMode(s.programmaticLaunch))
+                    << " needs griddepcontrol (sm_90 on)";
+}
+
+/// Heads and sequences are the grid's y and z dimensions.
+LogicalResult checkGridLimits(RecurrentOp op, const GPUSchedule &,
+                              const GPUTarget &) {
+  auto d = op.getDims();
+  if (d.HV <= 65535 && d.N <= 65535)
+    return success();
+  return refuse(op) << "N = " << d.N << " and HV = " << d.HV
+                    << " must each be at most 65535 (grid limits)";
+}
+
+using Check = LogicalResult (*)(RecurrentOp, const GPUSchedule &,
+                                const GPUTarget &);
+/// Every check, in the order their diagnostics take precedence: the mapping,
+/// then the staging, the producer, the prefetches, the launch, the grid.
+constexpr Check kChecks[] = {
+    checkTensorCoreChip,
+    checkTensorCoreMapping,
+    checkLanesAlongV,
+    checkKeysPerLane,
+    checkSizes,
+    checkStateRegisters,
+    checkColumnsDivide,
+    checkColumnBlocks,
+    checkChunkedSolve,
+    checkUnrollTokens,
+    checkStagedThreads,
+    checkStagingBytes,
+    checkConsumerRegistersNeedProducer,
+    checkProducerStages,
+    checkConsumerRegisters,
+    checkStatePrefetch,
+    checkInputPrefetch,
+    checkLaunch,
+    checkGridLimits,
+    checkConsumerRegistersChip,
+};
+} // namespace
+
+FailureOr<GPUSchedule> gdn::checkGPUSchedule(RecurrentOp op,
+                                             ScheduleAttr complete,
+                                             const GPUTarget &target) {
+  if (!complete)
+    return refuse(op) << "it has no gdn.schedule; run gdn-select-schedule "
+                         "first (it chooses every parameter)";
+  if (!complete.isComplete())
+    return refuse(op) << "gdn.schedule = " << complete
+                      << " is not complete (every parameter, launch not "
+                         "programmatic); run gdn-select-schedule first";
+  GPUSchedule s = toGPUSchedule(op, complete);
+  for (Check check : kChecks)
+    if (failed(check(op, s, target)))
+      return failure();
+  return s;
+}

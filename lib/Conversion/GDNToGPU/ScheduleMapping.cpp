@@ -1,0 +1,310 @@
+//===- ScheduleMapping.cpp - the cost model's thread-to-data mapping ------===//
+//
+// The rules that choose the solve form, the columns a lane, the lanes along
+// V, the reductions, the warps a CTA and the staged tokens of a
+// gdn.recurrent GPU kernel. Each keeps a pinned parameter; its comment gives
+// the reason and the section of docs/cost-model.md with the measurements.
+// chooseSchedule (Schedule.cpp) runs them in the order of ScheduleRules.h;
+// none checks legality (ScheduleLegality.cpp does, on the result).
+//
+//===----------------------------------------------------------------------===//
+#include "ScheduleRules.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// The unroll factor of the staged token loop where none is pinned: none
+/// (docs/cost-model.md#unroll-tokens).
+constexpr int64_t kDefaultUnroll = 1;
+/// Staging buffers the cost model fills at most; the checks allow up to
+/// kMaxSharedBytes (docs/cost-model.md#staged-tokens).
+constexpr int64_t kDefaultStagingBytes = 32 * 1024;
+
+int64_t pinOrZero(std::optional<int64_t> pin) { return pin.value_or(0); }
+
+/// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous), or
+/// the fewest that leave whole keys a lane when K < 32; in kv as many as
+/// make a key row's share of a warp 64 contiguous bytes (two sectors), as
+/// long as the shapes divide and the state tile stays <= 64 registers
+/// (docs/cost-model.md#lanes-along-v).
+int64_t defaultLanesV(RecurrentOp op, int64_t rows) {
+  auto d = op.getDims();
+  if (op.isVKLayout()) {
+    for (int64_t l = 1; l <= kWarpSize; l *= 2)
+      if (d.K % (kWarpSize / l) == 0 && d.V % (rows * l) == 0)
+        return l;
+    return 1;
+  }
+  for (int64_t l : {16, 8, 4, 2})
+    if (rows * l * 4 <= 64 && d.V % (rows * l) == 0 &&
+        d.K % (kWarpSize / l) == 0 && rows * d.K / (kWarpSize / l) <= 64)
+      return l;
+  return 1;
+}
+
+/// Whether the final state of `x.op` takes the tensor-core solve: one chunk
+/// of bf16/f16 tokens (8 < T <= 16, fixed batch) above the tiny grid, with
+/// no tree, per-key decay or per-channel beta, shapes of whole mma tiles and
+/// no pin its mapping contradicts.
+bool prefersTensorCores(const ScheduleDraft &x) {
+  RecurrentOp op = x.op;
+  auto d = x.d;
+  ScheduleAttr pins = x.pins;
+  int64_t warps = pinOrZero(pins.getWarps());
+  std::optional<int64_t> chunk = pins.getStagedTokens();
+  Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
+  return x.target.mmaSyncTF32 && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
+         !tinyGrid(op, x.targetWarps) && (qkType.isBF16() || qkType.isF16()) &&
+         (warps == 0 || (warps <= 8 && d.V % (16 * warps) == 0)) &&
+         (!chunk || chunk == 16) && !pins.getColumnsPerLane() &&
+         !pins.getLanesAlongV() && pinOrZero(pins.getProducerStages()) == 0 &&
+         pinOrZero(pins.getConsumerRegisters()) == 0 &&
+         !op.getIntermediateStates() && !op.hasParentTable() &&
+         !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
+         d.K <= 128 && d.V % 32 == 0;
+}
+
+/// Whether neither columns_per_lane nor lanes_along_v is pinned: the
+/// mapping rules that set both only apply then.
+bool mappingFree(const ScheduleDraft &x) {
+  return !x.pins.getColumnsPerLane() && !x.pins.getLanesAlongV();
+}
+} // namespace
+
+ScheduleDraft::ScheduleDraft(RecurrentOp op, const GPUTarget &target,
+                             ScheduleAttr pins, int64_t sms)
+    : op(op), d(op.getDims()), target(target),
+      pins(pins ? pins : ScheduleAttr::get(op.getContext())), sms(sms),
+      targetWarps(kTargetWarps * sms / 132) {
+  std::optional<int64_t> chunk = this->pins.getStagedTokens();
+  staged = chunk ? *chunk > 0 : defaultStagedTokens(op) > 0;
+  s = GPUSchedule{pinOrZero(this->pins.getColumnsPerLane()),
+                  pinOrZero(this->pins.getWarps()),
+                  pinOrZero(this->pins.getLanesAlongV()),
+                  /*kPerLane=*/0,
+                  /*chunk=*/0,
+                  pinOrZero(this->pins.getUnrollTokens()),
+                  /*overlapReductions=*/false,
+                  /*chunkedSolve=*/0};
+}
+
+/// The tensor-core solve where it is faster than the token loop; the solve
+/// on CUDA cores never (docs/cost-model.md#tensor-core-solve,
+/// #cuda-core-chunked-solve).
+void gdn::chooseSolve(ScheduleDraft &x) {
+  if (ChunkSolveAttr pin = x.pins.getSolve())
+    x.s.chunkedSolve = int64_t(pin.getValue());
+  else if (prefersTensorCores(x))
+    x.s.chunkedSolve = GPUSchedule::kTensorCoreSolve;
+}
+
+/// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
+/// accumulator fragments: 2 columns a lane, 8 lanes along V
+/// (TensorCoreSolve.cpp).
+void gdn::chooseTensorCoreMapping(ScheduleDraft &x) {
+  if (!x.s.tensorCores())
+    return;
+  if (!x.pins.getColumnsPerLane())
+    x.s.rows = 2;
+  if (!x.pins.getLanesAlongV())
+    x.s.lanesV = 8;
+}
+
+/// The most columns a lane that still leave the device's target of warps:
+/// few columns hide latency on small grids, more keep more loads in flight
+/// on full ones (docs/cost-model.md#columns-per-lane).
+void gdn::chooseColumnsPerLane(ScheduleDraft &x) {
+  if (x.s.rows != 0)
+    return;
+  RecurrentOp op = x.op;
+  auto d = x.d;
+  int64_t lanesPin = pinOrZero(x.pins.getLanesAlongV());
+  // Staged tokens are dependent chains of reductions: 4 or 8 columns a
+  // lane; kv grows its lanes along V as the columns shrink, so 8 adds no
+  // warps there.
+  SmallVector<int64_t> candidates =
+      !op.isVKLayout() ? SmallVector<int64_t>{4, 2, 1}
+      : x.staged       ? SmallVector<int64_t>{8, 4}
+                       : SmallVector<int64_t>{8, 4, 2, 1};
+  auto lanesFor = [&](int64_t r) {
+    return lanesPin ? lanesPin : defaultLanesV(op, r);
+  };
+  // Only counts the checks take: whole columns a warp, whole keys a lane (a
+  // power of two of them, the only counts run on the GPU so far), a state
+  // tile within the register budget.
+  auto fits = [&](int64_t r) {
+    int64_t lanes = lanesFor(r);
+    return lanes >= 1 && lanes <= kWarpSize && d.V % (r * lanes) == 0 &&
+           d.K % (kWarpSize / lanes) == 0 &&
+           llvm::isPowerOf2_64(d.K / (kWarpSize / lanes)) &&
+           r * d.K * lanes <= kMaxStateValues * kWarpSize;
+  };
+  int64_t bestWarps = -1;
+  for (int64_t r : candidates) {
+    if (!fits(r))
+      continue;
+    int64_t warps = d.N * d.HV * (d.V / (r * lanesFor(r)));
+    if (warps > bestWarps) { // ties keep the larger r
+      x.s.rows = r;
+      bestWarps = warps;
+    }
+    if (warps >= x.targetWarps) {
+      x.bandwidthBound = r == candidates.front();
+      break;
+    }
+  }
+  // None fits (a pinned lanes_along_v with large K): the most columns that
+  // do, else one column (a pinned lanes_along_v: the smallest tile) or the
+  // first candidate, which the checks refuse with the reason.
+  for (int64_t r = candidates.back() / 2; x.s.rows == 0 && r >= 1; r /= 2)
+    if (fits(r))
+      x.s.rows = r;
+  if (x.s.rows == 0)
+    x.s.rows = lanesPin ? 1 : candidates.front();
+}
+
+/// Staged token loops split a warp's 8 V columns over 2 or 4 lanes:
+/// shallower K trees for the token chain, 16-byte rows in vk
+/// (docs/cost-model.md#staged-v-lanes; not fp32 per-token states:
+/// #fp32-verify-one-v-lane).
+void gdn::chooseStagedVLanes(ScheduleDraft &x) {
+  auto d = x.d;
+  // Head sizes of real models only (K a power of two >= 64), and 8 columns
+  // over 2 or 4 lanes within the register budget (K <= 256).
+  if (!x.staged || !mappingFree(x) || x.s.tensorCores() ||
+      fp32StepStates(x.op) || d.V % 8 != 0 || d.K < 64 ||
+      !llvm::isPowerOf2_64(d.K) || 8 * d.K > kMaxStateValues * kWarpSize)
+    return;
+  if (x.op.isVKLayout()) {
+    x.s.lanesV = x.bandwidthBound ? 2 : 4;
+    x.s.rows = 8 / x.s.lanesV;
+  } else if (tinyGrid(x.op, x.targetWarps)) {
+    x.s.lanesV = 4;
+    x.s.rows = 2;
+  }
+}
+
+/// Decode in vk on a grid one column a lane does not fill: 2 lanes along V,
+/// so a lane's K slice is 8 keys (16-byte bf16 loads) and each reduction one
+/// shuffle level shallower (docs/cost-model.md#decode-two-v-lanes).
+void gdn::chooseDecodeTwoVLanes(ScheduleDraft &x) {
+  auto d = x.d;
+  int64_t warps = std::max<int64_t>(pinOrZero(x.pins.getWarps()), 1);
+  if (!x.staged && x.op.isVKLayout() && mappingFree(x) && x.s.rows == 1 &&
+      !x.bandwidthBound && d.K >= 64 && d.K % 16 == 0 && d.V % (2 * warps) == 0)
+    x.s.lanesV = 2;
+}
+
+/// Bandwidth-bound decode of a 2-byte vk state (not KDA): 2 lanes along V x
+/// 4 columns, whole 16-byte vectors a lane, reductions side by side in CTAs
+/// of several warps (docs/cost-model.md#decode-16-byte-slices).
+void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
+  RecurrentOp op = x.op;
+  auto d = x.d;
+  Value state =
+      op.getInitialState() ? op.getInitialState() : op.getFinalState();
+  int64_t warps = std::max<int64_t>(pinOrZero(x.pins.getWarps()), 1);
+  if (x.staged || !op.isVKLayout() || !mappingFree(x) || op.hasPerKeyDecay() ||
+      op.hasPerChannelBeta() || !x.bandwidthBound ||
+      d.N * d.HV * (d.V / 8) < 8 * x.targetWarps || !state ||
+      elementBytes(state) != 2 || d.K < 128 || d.K % 16 != 0 ||
+      d.V % (8 * warps) != 0)
+    return;
+  x.s.lanesV = 2;
+  x.s.rows = 4;
+  x.bandwidthBound = false; // side by side, CTAs of several warps
+  x.streaming = true;
+}
+
+/// Where no rule above split the warp: the layout's default lanes along V
+/// (docs/cost-model.md#lanes-along-v).
+void gdn::chooseLanesAlongV(ScheduleDraft &x) {
+  if (x.s.lanesV == 0)
+    x.s.lanesV = defaultLanesV(x.op, x.s.rows);
+  x.s.kPerLane = keysPerLane(x.op, x.s.lanesV);
+}
+
+/// Side by side unless the grid is bandwidth-bound (fewer registers then);
+/// KDA is built side by side only (docs/cost-model.md#overlap-reductions).
+void gdn::chooseReductions(ScheduleDraft &x) {
+  ReductionsAttr pin = x.pins.getReductions();
+  x.s.overlapReductions =
+      (pin ? pin.getValue() != Reductions::in_turn : !x.bandwidthBound) ||
+      x.op.hasPerKeyDecay() || x.op.hasPerChannelBeta();
+}
+
+/// One-warp CTAs for bandwidth-bound vk decode
+/// (docs/cost-model.md#one-warp-ctas); on tensor cores the most warps of 16
+/// columns (#tensor-core-warps); else 4, 2 or 1, the most that divide V
+/// (#warps-a-cta).
+void gdn::chooseWarps(ScheduleDraft &x) {
+  GPUSchedule &s = x.s;
+  auto d = x.d;
+  if (s.warps != 0)
+    return;
+  if (x.bandwidthBound && x.op.isVKLayout() && !x.staged) {
+    s.warps = 1;
+    return;
+  }
+  if (s.tensorCores()) {
+    // Several chunks hold more registers: the most warps that still give
+    // two CTAs an SM, else 2.
+    bool oneChunk = !x.op.isVarlen() && d.T <= 16;
+    s.warps = d.V % 32 == 0 ? 2 : 1;
+    for (int64_t w : {8, 4})
+      if (d.V % (16 * w) == 0 &&
+          (oneChunk || d.N * d.HV * (d.V / (16 * w)) >= 2 * x.sms)) {
+        s.warps = w;
+        return;
+      }
+    return;
+  }
+  s.warps = 1;
+  for (int64_t w : {4, 2})
+    if (d.V % (w * s.warpRows()) == 0) {
+      s.warps = w;
+      return;
+    }
+}
+
+/// Up to 16 tokens (8 varlen) at a time, whole mma tiles of 8 on tensor
+/// cores, halved until the buffers fit 32 KiB
+/// (docs/cost-model.md#staged-tokens).
+void gdn::chooseStagedTokens(ScheduleDraft &x) {
+  GPUSchedule &s = x.s;
+  if (std::optional<int64_t> pin = x.pins.getStagedTokens()) {
+    s.chunk = *pin; // 0: inputs straight from global memory
+    return;
+  }
+  s.chunk = defaultStagedTokens(x.op);
+  if (s.tensorCores())
+    s.chunk = llvm::alignTo(s.chunk, 8);
+  while (s.chunk > 1 && stagingBytes(x.op, s, s.chunk) > kDefaultStagingBytes)
+    s.chunk /= 2;
+}
+
+/// Two staged tokens a step where a side-by-side token chain is the whole
+/// kernel: a tiny grid without intermediate states
+/// (docs/cost-model.md#token-pairs); a pinned token_pairs where tokens do not
+/// pair (pairableTokens) is side by side.
+void gdn::chooseTokenPairs(ScheduleDraft &x) {
+  ReductionsAttr pin = x.pins.getReductions();
+  x.s.pairTokens =
+      pairableTokens(x.op, x.s) &&
+      (pin ? pin.getValue() == Reductions::token_pairs
+           : tinyGrid(x.op, x.targetWarps) && !x.op.getIntermediateStates());
+}
+
+/// The staged token loop is not unrolled: unrolling lost more from N = 8 on
+/// than it gained at N = 1 (docs/cost-model.md#unroll-tokens).
+void gdn::chooseUnrollTokens(ScheduleDraft &x) {
+  if (x.s.unroll == 0)
+    x.s.unroll = kDefaultUnroll;
+}
