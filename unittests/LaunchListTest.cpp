@@ -8,7 +8,7 @@
 // (gpu.binary with PTX text); one test lowers a real gdn.recurrent.
 //
 //===----------------------------------------------------------------------===//
-#include "gdn/InitAllGDN.h"
+#include "GDNContextTest.h"
 #include "gdn/JIT/Compiler.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -24,16 +24,7 @@ using namespace mlir::gdn;
 using namespace mlir::gdn::jit;
 
 namespace {
-struct LaunchListTest : ::testing::Test {
-  LaunchListTest() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registerGDNDialect(registry);
-    registerGDNDependentDialects(registry);
-    return registry;
-  }
+struct LaunchListTest : GDNContextTest {
   /// `body` (the ops of @f, whose arguments are %a, %b, %c) in a module
   /// with two gpu.binary ops, @first and @second; null when it does not
   /// parse or verify, and `diagnostics` then holds why.
@@ -73,7 +64,6 @@ module attributes {gpu.container_module} {
     });
     return collectGPULaunches(module, sig);
   }
-  MLIRContext context;
   std::string diagnostics;
 };
 

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "RecurrentBuilder.h"
 
-#include "gdn/InitAllGDN.h"
+#include "GDNContextTest.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -26,16 +26,7 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
-struct RecurrentBuilderTest : ::testing::Test {
-  RecurrentBuilderTest() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registerGDNDialect(registry);
-    registerGDNDependentDialects(registry);
-    return registry;
-  }
+struct RecurrentBuilderTest : GDNContextTest {
   static gdnRecurrentDesc desc() {
     gdnRecurrentDesc d;
     gdnRecurrentDescInit(&d);
@@ -61,7 +52,6 @@ struct RecurrentBuilderTest : ::testing::Test {
     llvm::raw_string_ostream(text) << *module;
     return text;
   }
-  MLIRContext context;
 };
 
 TEST_F(RecurrentBuilderTest, Minimal) {

@@ -25,11 +25,9 @@ void CudaCoreSolveKernel::build() {
   enter();
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
-  createStagingBuffers();
-  storeState(runStagedChunks(
-      state, [&](Value c, Value count, ValueRange current) {
-        return chunkedSolve(c, count, current);
-      }));
+  runStagedForm(state, [&](Value c, Value count, ValueRange current) {
+    return chunkedSolve(c, count, current);
+  });
 }
 
 void CudaCoreSolveKernel::buildGram() {

@@ -31,6 +31,14 @@ protected:
   /// gates, and what the tree, a producer's norms or a solve form add.
   void createStagingBuffers();
 
+  /// A staged form's body after its state loads: creates the staging
+  /// buffers, runs every chunk through `solve` (runStagedChunks) and stores
+  /// the final state.
+  void runStagedForm(ValueRange state, ChunkSolve solve) {
+    createStagingBuffers();
+    storeState(runStagedChunks(state, solve));
+  }
+
   /// Every chunk of the sequence through `solve`, from `state` (empty: not
   /// loaded yet, then loaded once the first chunk's copies are issued);
   /// returns the state after the last. One chunk without a loop when a

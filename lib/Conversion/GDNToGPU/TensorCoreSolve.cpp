@@ -136,11 +136,9 @@ void TensorCoreSolveKernel::build() {
   SmallVector<Value> state =
       lateState ? SmallVector<Value>() : loadState();
   waitForPreviousGrid();
-  createStagingBuffers();
-  storeState(runStagedChunks(
-      state, [&](Value c, Value count, ValueRange current) {
-        return tensorCoreSolve(c, count, current);
-      }));
+  runStagedForm(state, [&](Value c, Value count, ValueRange current) {
+    return tensorCoreSolve(c, count, current);
+  });
 }
 
 void TensorCoreSolveKernel::buildTensorCoreGram() {

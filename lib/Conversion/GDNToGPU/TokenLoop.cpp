@@ -45,10 +45,8 @@ void TokenLoopKernel::build() {
   // Staged: the tokens' inputs come through shared memory, `chunk` tokens
   // at a time, all loaded at once before the chunk's recurrence starts, so
   // the loop pays one memory latency a chunk instead of one a token.
-  createStagingBuffers();
-  storeState(runStagedChunks(
-      state, [&](Value c, Value count, ValueRange current) {
-        return runChunk(c, count, m.index(0), current);
-      }));
+  runStagedForm(state, [&](Value c, Value count, ValueRange current) {
+    return runChunk(c, count, m.index(0), current);
+  });
   unrollTokenLoops();
 }
