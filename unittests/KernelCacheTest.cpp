@@ -24,6 +24,7 @@ using mlir::gdn::LaunchMode;
 using mlir::gdn::jit::GPULaunch;
 using mlir::gdn::jit::GPUProgram;
 using mlir::gdn::jit::KernelCache;
+using mlir::gdn::jit::kMaxKernelParameters;
 namespace fs = std::filesystem;
 
 namespace {
@@ -100,6 +101,23 @@ TEST(KernelCacheTest, StoredEntryLoadsBack) {
   EXPECT_FALSE(p->launches[0].isProgrammatic());
   // Argument indices past the function's arguments: not this function's.
   EXPECT_FALSE(cache.load("k", 3).has_value());
+}
+
+// A state updated in place is passed twice (initial and final state): more
+// kernel parameters than the function has arguments still loads back.
+TEST(KernelCacheTest, RepeatedArgumentsLoadBack) {
+  TempDir dir;
+  KernelCache cache(dir.path);
+  GPUProgram stored = goodProgram();
+  stored.launches[0].argumentIndices = {0, 1, 2, 3, 3};
+  cache.store("k", stored);
+  std::optional<GPUProgram> p = cache.load("k", 4);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->launches[0].argumentIndices, stored.launches[0].argumentIndices);
+  // More parameters than a runner passes: never loaded.
+  stored.launches[0].argumentIndices.assign(kMaxKernelParameters + 1, 0);
+  cache.store("many", stored);
+  EXPECT_FALSE(cache.load("many", 4).has_value());
 }
 
 // Fields out of range, stored with a valid checksum: the loader's range

@@ -11,6 +11,11 @@
 #include "GDNContextTest.h"
 #include "gdn/JIT/Compiler.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -29,7 +34,17 @@ struct LaunchListTest : GDNContextTest {
   /// with two gpu.binary ops, @first and @second; null when it does not
   /// parse or verify, and `diagnostics` then holds why.
   OwningOpRef<ModuleOp> lowered(const std::string &body) {
-    std::string text = R"(
+    std::string text = moduleText(body);
+    diagnostics.clear();
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return success();
+    });
+    return parseSourceString<ModuleOp>(text, &context);
+  }
+  /// The module of lowered(body), as text.
+  static std::string moduleText(const std::string &body) {
+    return R"(
 module attributes {gpu.container_module} {
   gpu.binary @first [#gpu.object<#nvvm.target<chip = "sm_90a">, "PTX of first\00">]
   gpu.binary @second [#gpu.object<#nvvm.target<chip = "sm_90a">, "PTX of second">]
@@ -43,12 +58,6 @@ module attributes {gpu.container_module} {
     return
   }
 })";
-    diagnostics.clear();
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-      diagnostics += d.str() + "\n";
-      return success();
-    });
-    return parseSourceString<ModuleOp>(text, &context);
   }
   /// collectGPULaunches of @f (3 arguments) with `N` sequences; diagnostics
   /// into `diagnostics`.
@@ -193,4 +202,28 @@ func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x
     EXPECT_EQ(program->launches[0].mode, mode);
   }
 }
+// A host's context without the gdn dialect: a launch without gdn.launch is
+// ordinary, not a crash.
+TEST(LaunchListWithoutGDN, OrdinaryLaunch) {
+  DialectRegistry registry;
+  registry.insert<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect>();
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      LaunchListTest::moduleText(
+          "    gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads "
+          "in (%c32, %c1, %c1) args(%a : memref<4xf32>)"),
+      &context);
+  ASSERT_TRUE(module);
+  ASSERT_EQ(context.getLoadedDialect<GDNDialect>(), nullptr);
+  Signature sig;
+  sig.function = "f";
+  sig.arguments.resize(3);
+  sig.N = 1;
+  FailureOr<GPUProgram> program = collectGPULaunches(*module, sig);
+  ASSERT_TRUE(succeeded(program));
+  ASSERT_EQ(program->launches.size(), 1u);
+  EXPECT_EQ(program->launches[0].mode, LaunchMode::ordinary);
+}
+
 } // namespace

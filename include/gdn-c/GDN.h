@@ -247,7 +247,8 @@ const char *gdnKernelPTX(gdnKernel kernel);
 
 /* Launches a CUDA kernel, each of its launches in order, on `stream` (a
  * CUstream; NULL: the legacy default stream) of the calling thread's current
- * device; a launch that fails stops the list (the error names it). `args[i]` is the device
+ * device; a launch that fails stops the list (the error names it; the
+ * launches before it were issued). `args[i]` is the device
  * address of argument i (16-byte aligned, laid out as its type says; NULL
  * only for an
  * argument of 0 bytes, which is never addressed). Asynchronous; no

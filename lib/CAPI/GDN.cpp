@@ -464,14 +464,16 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
     functions = &it->second; // never erased: stable outside the lock
   }
   // Kernel parameters point at the caller's argument values: no allocation.
-  constexpr size_t kMaxParams = 32;
-  void *params[kMaxParams];
+  // The whole list is checked before any launch is issued (compileForGPU
+  // and the kernel cache already refuse more parameters).
+  for (const GPULaunch &l : launches)
+    if (l.argumentIndices.size() > kMaxKernelParameters)
+      return fail(GDN_ERROR_UNSUPPORTED,
+                  "gdnKernelLaunch: too many kernel parameters");
+  void *params[kMaxKernelParameters];
   for (size_t i = 0; i < launches.size(); ++i) {
     const GPULaunch &l = launches[i];
     size_t np = l.argumentIndices.size();
-    if (np > kMaxParams)
-      return fail(GDN_ERROR_UNSUPPORTED,
-                  "gdnKernelLaunch: too many kernel parameters");
     for (size_t p = 0; p < np; ++p)
       params[p] = const_cast<void **>(&args[l.argumentIndices[p]]);
     if (rt::Status st = drv->launch((*functions)[i], l.grid, l.block,

@@ -363,7 +363,6 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
                             << ", found none";
   GPUProgram program;
   llvm::StringMap<unsigned> moduleIndex; // gpu.binary name -> modules index
-  auto *dialect = lowered.getContext()->getLoadedDialect<GDNDialect>();
   for (gpu::LaunchFuncOp op : launches) {
     if (op->getBlock() != &func.getBody().front())
       return op.emitError() << "a kernel launch of @" << sig.function
@@ -399,7 +398,15 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
                               << " must be one of its arguments";
       launch.argumentIndices.push_back(arg.getArgNumber());
     }
-    if (LaunchModeAttr mode = dialect->getLaunchAttrHelper().getAttr(op))
+    if (launch.argumentIndices.size() > kMaxKernelParameters)
+      return op.emitError() << "a kernel launch of @" << sig.function
+                            << " passes " << launch.argumentIndices.size()
+                            << " parameters, more than "
+                            << kMaxKernelParameters;
+    // By name: the context need not have the gdn dialect loaded (a host's
+    // lowered module without the attribute is an ordinary launch).
+    if (auto mode = op->getAttrOfType<LaunchModeAttr>(
+            GDNDialect::LaunchAttrHelper::getNameStr()))
       launch.mode = mode.getValue();
     StringAttr binary = op.getKernelModuleName();
     auto [it, inserted] =

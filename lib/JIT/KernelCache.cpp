@@ -133,8 +133,11 @@ bool inRange(const GPULaunch &l, size_t numModules, size_t numArguments) {
       return false;
     threads *= l.block[i];
   }
+  // An argument may repeat (a state updated in place is the initial and the
+  // final state): the count is bounded by the runners', each index by the
+  // function's.
   if (threads > 1024 || l.argumentIndices.empty() ||
-      l.argumentIndices.size() > numArguments)
+      l.argumentIndices.size() > kMaxKernelParameters)
     return false;
   return llvm::all_of(l.argumentIndices,
                       [&](unsigned a) { return a < numArguments; });

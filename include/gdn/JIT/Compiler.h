@@ -111,6 +111,11 @@ FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
 /// runners do not call. compileForGPU and the kernel cache refuse more.
 constexpr unsigned kMaxDynamicSharedMemoryBytes = 48 * 1024;
 
+/// Kernel parameters a launch may pass: the runners' fixed parameter
+/// arrays (gdnKernelLaunch, gdn-run). compileForGPU and the kernel cache
+/// refuse more, so a runner never starts a list it cannot finish.
+constexpr size_t kMaxKernelParameters = 32;
+
 /// One kernel launch of a compiled function (a gpu.launch_func).
 struct GPULaunch {
   /// The kernel's entry name in its module (a PTX identifier).

@@ -43,7 +43,8 @@ public:
   /// empty PTX, an empty or non-identifier kernel name, a module index past
   /// the modules, a grid or block past the CUDA limits, dynamic shared
   /// memory past kMaxDynamicSharedMemoryBytes, the launch mode
-  /// `programmatic`, no argument index or one >= numArguments). The caller
+  /// `programmatic`, no argument index, more than kMaxKernelParameters or
+  /// one >= numArguments; an index may repeat). The caller
   /// then compiles; nothing here blocks, aborts or throws.
   std::optional<GPUProgram> load(StringRef key, size_t numArguments) const;
   /// Best effort: writes to a temporary file and renames it into place. Any
