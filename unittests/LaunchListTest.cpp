@@ -161,6 +161,15 @@ TEST_F(LaunchListTest, RefusesWhatAListCannotRun) {
     gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %big args(%a : memref<4xf32>)
 )",
        "dynamic shared memory"},
+      {R"(
+    %c0 = arith.constant 0 : index
+    gpu.launch_func @first::@k blocks in (%c0, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>)
+)",
+       "of at least 1"},
+      {R"(
+    gpu.launch_func @first::@k clusters in (%c2, %c1, %c1) blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>)
+)",
+       "cluster size or async dependencies"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.error);

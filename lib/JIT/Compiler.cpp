@@ -368,6 +368,12 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
       return op.emitError() << "a kernel launch of @" << sig.function
                             << " must be in its entry block: the launches "
                                "run as one list, unconditionally";
+    // What a list of plain launches cannot replay is refused, not dropped.
+    if (op.hasClusterSize() || !op.getAsyncDependencies().empty() ||
+        op.getAsyncToken())
+      return op.emitError() << "a kernel launch of @" << sig.function
+                            << " with a cluster size or async dependencies "
+                               "is not supported";
     GPULaunch launch;
     launch.kernel = op.getKernelName().str();
     Value dims[6] = {op.getGridSizeX(),  op.getGridSizeY(),
@@ -376,9 +382,9 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
     for (int i = 0; i < 6; ++i) {
       APInt value;
       if (!matchPattern(dims[i], m_ConstantInt(&value)) ||
-          value.getActiveBits() > 32)
-        return op.emitError()
-               << "launch dimensions must be constants of at most 32 bits";
+          value.getActiveBits() > 32 || value.isZero())
+        return op.emitError() << "launch dimensions must be constants of at "
+                                 "least 1 and at most 32 bits";
       (i < 3 ? launch.grid[i] : launch.block[i - 3]) = value.getZExtValue();
     }
     if (Value shared = op.getDynamicSharedMemorySize()) {

@@ -1,6 +1,7 @@
 //===- KernelCache.cpp - on-disk cache of compiled GPU kernels ------------===//
 #include "gdn/JIT/KernelCache.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -43,7 +44,10 @@ std::string KernelCache::key(StringRef mlirText, StringRef function,
                              const GPUOptions &options) {
   std::string blob;
   llvm::raw_string_ostream os(blob);
+  // LLVM's version too: with a shared libLLVM an upgrade changes the PTX
+  // that the same gdn sources compile to.
   os << "gdn-mlir " << GDN_VERSION_STRING << '\0' << GDN_BUILD_ID << '\0'
+     << "llvm " << LLVM_VERSION_STRING << '\0'
      << kFormat << '\0'
      << function << '\0'
      << options.chip << '\0' << options.smCount << '\0' << options.schedule
