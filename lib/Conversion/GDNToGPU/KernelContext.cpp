@@ -113,3 +113,16 @@ Value KernelContext::globalAddress(Value mem, ValueRange idx) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*global=*/1),
       generic);
 }
+
+Value KernelContext::workgroupBuffer(ArrayRef<int64_t> shape,
+                                     Type elementType, int64_t alignment) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value buf = kernel.addWorkgroupAttribution(
+      MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space),
+      loc);
+  kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                     LLVM::LLVMDialect::getAlignAttrName(),
+                                     b.getI64IntegerAttr(alignment));
+  return buf;
+}

@@ -96,6 +96,11 @@ protected:
     return cast<MemRefType>(gate.getType()).getElementType();
   }
 
+  /// A shared-memory buffer of the kernel (a workgroup attribution) of
+  /// `shape` x `elementType`, aligned to `alignment` bytes.
+  Value workgroupBuffer(ArrayRef<int64_t> shape, Type elementType,
+                        int64_t alignment);
+
   Value offset(Value base, int64_t i) {
     return i == 0 ? base : arith::AddIOp::create(b, loc, base, m.index(i));
   }

@@ -23,18 +23,9 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 void Staging::createStagingBuffers() {
-  auto space =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto buffer = [&](const StagingBuffer &x) -> Value {
-    Value buf = kernel.addWorkgroupAttribution(
-        MemRefType::get(x.shape, x.elementType, MemRefLayoutAttrInterface(),
-                        space),
-        loc);
-    // 16-byte vector accesses need 16-byte aligned buffers.
-    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
-                                       LLVM::LLVMDialect::getAlignAttrName(),
-                                       b.getI64IntegerAttr(16));
-    return buf;
+  // 16-byte vector accesses need 16-byte aligned buffers.
+  auto buffer = [&](const StagingBuffer &x) {
+    return workgroupBuffer(x.shape, x.elementType, 16);
   };
   auto bufferIf = [&](const std::optional<StagingBuffer> &x) {
     return x ? buffer(*x) : Value();

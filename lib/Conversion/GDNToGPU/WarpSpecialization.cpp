@@ -30,17 +30,9 @@ using namespace mlir::gdn;
 void WarpSpecializedKernel::build() {
   enter();
   createStagingBuffers();
-  auto space =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  // One 8-byte mbarrier a ring slot.
   auto barriers = [&]() {
-    Value buf = kernel.addWorkgroupAttribution(
-        MemRefType::get({s.stages}, b.getI64Type(), MemRefLayoutAttrInterface(),
-                        space),
-        loc);
-    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
-                                       LLVM::LLVMDialect::getAlignAttrName(),
-                                       b.getI64IntegerAttr(8));
-    return buf;
+    return workgroupBuffer({s.stages}, b.getI64Type(), 8);
   };
   full = barriers();
   empty = barriers();
