@@ -70,12 +70,13 @@ typedef enum gdnStateLayout {
  *   state                    (has_initial_state && has_final_state && state_in_place)
  *   initial_state            (when present, not in place)
  *   intermediate_states      (intermediate_rows > 0)
+ *   k_window, v_window, g_window, beta_window (replay_steps > 0)
  *   final_state              (when present, not in place)
  *   o
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
  * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
  * undefined. gdnKernelArgumentName/Bytes describe each argument. */
-#define GDN_ABI_VERSION 4 /* of gdnRecurrentDesc; raised on every change */
+#define GDN_ABI_VERSION 5 /* of gdnRecurrentDesc; raised on every change */
 
 typedef struct gdnRecurrentDesc {
   uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
@@ -154,6 +155,12 @@ typedef struct gdnRecurrentDesc {
      kernel cannot take is GDN_ERROR_COMPILE with the reason. Read during
      gdnCompileDesc only. */
   const char *schedule;
+  /* Replayed verify (ABI 5): > 0, the op writes each token's raw inputs into
+     the replay windows of L = replay_steps steps, arguments after
+     intermediate_states (see the op's k_window): k_window [rows, H, L, K]
+     and v_window [rows, HV, L, V] in input_dtype, g_window and beta_window
+     [rows, HV, L] f32, rows = num_slots with a pool, else N; 0: none. */
+  int64_t replay_steps;
 } gdnRecurrentDesc;
 
 /* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets

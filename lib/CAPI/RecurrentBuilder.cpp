@@ -206,7 +206,8 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
   enum Operand {
     G, A, ALog, DtBias, Beta, B, StateIndices, CuSeqlens,
     IntermediateStateIndices, ParentTokens, InitialState,
-    IntermediateStates, FinalState, O, NumOperands
+    IntermediateStates, KWindow, VWindow, GWindow, BetaWindow, FinalState, O,
+    NumOperands
   };
   std::array<int, NumOperands> argOf; // argument index of each operand
   argOf.fill(-1);
@@ -259,16 +260,33 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     error = spanError;
     return {};
   }
+  if (d.replay_steps < 0) {
+    error = "replay_steps must be >= 0";
+    return {};
+  }
+  // Replayed verify: the windows follow intermediate_states, dense, one row
+  // a slot (a sequence without a pool).
+  auto addWindows = [&]() {
+    if (d.replay_steps == 0)
+      return;
+    int64_t L = d.replay_steps;
+    add(KWindow, memref({rows, d.H, L, d.K}, in));
+    add(VWindow, memref({rows, d.HV, L, d.V}, in));
+    add(GWindow, memref({rows, d.HV, L}, b.getF32Type()));
+    add(BetaWindow, memref({rows, d.HV, L}, b.getF32Type()));
+  };
   if (d.state_in_place) {
     add(InitialState, sT); // one argument, both operands
     argOf[FinalState] = argOf[InitialState];
     if (iT)
       add(IntermediateStates, iT);
+    addWindows();
   } else {
     if (d.has_initial_state)
       add(InitialState, sT);
     if (iT)
       add(IntermediateStates, iT);
+    addWindows();
     if (d.has_final_state)
       add(FinalState, sT);
   }
@@ -293,7 +311,8 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[B]), arg(argOf[StateIndices]), arg(argOf[CuSeqlens]),
       arg(argOf[IntermediateStateIndices]), arg(argOf[ParentTokens]),
       arg(argOf[InitialState]), arg(argOf[IntermediateStates]),
-      arg(argOf[FinalState]), arg(argOf[O]), scale, d.qk_l2norm != 0,
+      arg(argOf[KWindow]), arg(argOf[VWindow]), arg(argOf[GWindow]),
+      arg(argOf[BetaWindow]), arg(argOf[FinalState]), arg(argOf[O]), scale, d.qk_l2norm != 0,
       d.allow_neg_eigval != 0,
       d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv);
   if (schedule)

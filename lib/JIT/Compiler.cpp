@@ -40,13 +40,19 @@ StringRef jit::roleName(Role role) {
   case Role::State: return "state";
   case Role::O: return "o";
   case Role::Accepted: return "accepted";
+  case Role::KWindow: return "k_window";
+  case Role::VWindow: return "v_window";
+  case Role::GWindow: return "g_window";
+  case Role::BetaWindow: return "beta_window";
   }
   return "?";
 }
 
 bool jit::isOutput(Role role) {
   return role == Role::O || role == Role::FinalState || role == Role::State ||
-         role == Role::IntermediateStates;
+         role == Role::IntermediateStates || role == Role::KWindow ||
+         role == Role::VWindow || role == Role::GWindow ||
+         role == Role::BetaWindow;
 }
 
 int64_t Argument::numElements() const {
@@ -137,16 +143,38 @@ static LogicalResult assignArgument(Operation *op, func::FuncOp func,
   return success();
 }
 
-/// The Signature of `func`, whose body must be one gdn.commit and a return.
-static FailureOr<Signature> analyzeCommit(func::FuncOp func) {
-  SmallVector<CommitOp> ops;
-  func.walk([&](CommitOp op) { ops.push_back(op); });
+/// The operands of a gdn.commit and of a gdn.replay_commit with their roles.
+static SmallVector<std::pair<Value, Role>> operandRoles(CommitOp op) {
+  return {{op.getIntermediateStates(), Role::IntermediateStates},
+          {op.getAccepted(), Role::Accepted},
+          {op.getStateIndices(), Role::StateIndices},
+          {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
+          {op.getState(), Role::State}};
+}
+static SmallVector<std::pair<Value, Role>> operandRoles(ReplayCommitOp op) {
+  return {{op.getKWindow(), Role::KWindow},
+          {op.getVWindow(), Role::VWindow},
+          {op.getGWindow(), Role::GWindow},
+          {op.getBetaWindow(), Role::BetaWindow},
+          {op.getAccepted(), Role::Accepted},
+          {op.getStateIndices(), Role::StateIndices},
+          {op.getState(), Role::State}};
+}
+
+/// The Signature of `func`, whose body must be one `CommitLike` (gdn.commit
+/// or gdn.replay_commit) and a return.
+template <typename CommitLike>
+static FailureOr<Signature> analyzeCommit(func::FuncOp func, OpKind kind) {
+  StringRef name = CommitLike::getOperationName();
+  SmallVector<CommitLike> ops;
+  func.walk([&](CommitLike op) { ops.push_back(op); });
   if (ops.size() != 1 || !llvm::hasSingleElement(func.getBody()) ||
       func.getBody().front().getOperations().size() != 2 ||
       ops.front()->getBlock() != &func.getBody().front())
     return func.emitError() << "the body of @" << func.getName()
-                            << " must be exactly one gdn.commit and a return";
-  CommitOp op = ops.front();
+                            << " must be exactly one " << name
+                            << " and a return";
+  CommitLike op = ops.front();
   if (failed(op.requireMemRefForm("the gdn JIT")))
     return failure();
   if (func.getNumResults() != 0)
@@ -154,23 +182,17 @@ static FailureOr<Signature> analyzeCommit(func::FuncOp func) {
                             << " must have a body and no results";
   Signature sig;
   sig.function = func.getName().str();
-  sig.op = OpKind::Commit;
+  sig.op = kind;
   sig.arguments.resize(func.getNumArguments());
   SmallVector<bool> assigned(func.getNumArguments(), false);
-  std::pair<Value, Role> roles[] = {
-      {op.getIntermediateStates(), Role::IntermediateStates},
-      {op.getAccepted(), Role::Accepted},
-      {op.getStateIndices(), Role::StateIndices},
-      {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
-      {op.getState(), Role::State}};
-  for (auto [value, role] : roles)
+  for (auto [value, role] : operandRoles(op))
     if (value &&
         failed(assignArgument(op, func, value, role, sig, assigned)))
       return failure();
   for (unsigned i = 0; i < assigned.size(); ++i)
     if (!assigned[i])
-      return func.emitError() << "argument #" << i
-                              << " is not an operand of the gdn.commit";
+      return func.emitError() << "argument #" << i << " is not an operand of the "
+                              << name;
   sig.N = op.getDims().N;
   return sig;
 }
@@ -179,7 +201,9 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   func::FuncOp func;
   auto holdsGDNOp = [](func::FuncOp f) {
     bool has = false;
-    f.walk([&](Operation *op) { has |= isa<RecurrentOp, CommitOp>(op); });
+    f.walk([&](Operation *op) {
+      has |= isa<RecurrentOp, CommitOp, ReplayCommitOp>(op);
+    });
     return has;
   };
   if (!function.empty()) {
@@ -191,18 +215,23 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       if (!holdsGDNOp(f))
         continue;
       if (func)
-        return f.emitError() << "several functions hold a gdn.recurrent or "
-                                "gdn.commit; name the one to run (--function)";
+        return f.emitError() << "several functions hold a gdn.recurrent, "
+                                "gdn.commit or gdn.replay_commit; name the one "
+                                "to run (--function)";
       func = f;
     }
     if (!func)
       return module.emitError()
-             << "no function holds a gdn.recurrent or a gdn.commit";
+             << "no function holds a gdn.recurrent, a gdn.commit or a "
+                "gdn.replay_commit";
   }
-  bool hasCommit = false;
+  bool hasCommit = false, hasReplay = false;
   func.walk([&](CommitOp) { hasCommit = true; });
+  func.walk([&](ReplayCommitOp) { hasReplay = true; });
   if (hasCommit && !func.isExternal())
-    return analyzeCommit(func);
+    return analyzeCommit<CommitOp>(func, OpKind::Commit);
+  if (hasReplay && !func.isExternal())
+    return analyzeCommit<ReplayCommitOp>(func, OpKind::ReplayCommit);
   SmallVector<RecurrentOp> ops;
   func.walk([&](RecurrentOp op) { ops.push_back(op); });
   if (ops.size() != 1)
@@ -239,6 +268,9 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getRetrieveParentToken(), Role::ParentTokens},
       {op.getInitialState(), Role::InitialState},
       {op.getIntermediateStates(), Role::IntermediateStates},
+      {op.getKWindow(), Role::KWindow}, {op.getVWindow(), Role::VWindow},
+      {op.getGWindow(), Role::GWindow},
+      {op.getBetaWindow(), Role::BetaWindow},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
     if (!value)

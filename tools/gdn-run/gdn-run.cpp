@@ -600,9 +600,9 @@ static int run(int argc, char **argv) {
   // Inputs, checks and timings are those of the recurrence.
   if (sig->op != OpKind::Recurrent)
     return fail("@" + sig->function +
-                " holds a gdn.commit: gdn-run can print its PTX (--emit=ptx) "
-                "but runs and checks gdn.recurrent only (run a gdn.commit "
-                "through the C API)");
+                " holds a gdn.commit or gdn.replay_commit: gdn-run can print "
+                "its PTX (--emit=ptx) but runs and checks gdn.recurrent only "
+                "(run it through the C API)");
 
   // Pick the target.
   std::unique_ptr<CudaDriver> drv;

@@ -124,7 +124,7 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
 }
 
 def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
-  let summary = "Choose the GPU schedule of every gdn.recurrent (cost model)";
+  let summary = "Choose the GPU schedule of every gdn.recurrent and gdn.replay_commit (cost model)";
   let description = [{
     Attaches a complete `#gdn.schedule` (every parameter present) as the
     `gdn.schedule` attribute of every `gdn.recurrent` (memref or tensor form);
@@ -158,7 +158,15 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
 
     Pinning two parameters from the command line (docs/schedule.md):
     `gdn-opt --gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 2, warps = 4>}"`.
+
+    A `gdn.replay_commit` gets the token-loop schedule of its recurrence
+    view (its layer 0 read as a gdn.recurrent of L tokens): the same
+    pins and cost model, with no staging, solve, producer, prefetch or
+    programmatic launch.
   }];
+  // The replay's recurrence view is built from arith and memref ops.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",
            "Target GPU architecture (its SM count feeds the cost model)">,

@@ -40,7 +40,8 @@ enum class Role {
   State, ///< both the initial and the final state (updated in place); the
          ///< pool of a gdn.commit
   O,
-  Accepted ///< gdn.commit: accepted tokens of each row (i32 or i64)
+  Accepted, ///< gdn.commit, gdn.replay_commit: accepted tokens of each row
+  KWindow, VWindow, GWindow, BetaWindow ///< replay windows (replayed verify)
 };
 StringRef roleName(Role role);
 bool isOutput(Role role);
@@ -69,17 +70,17 @@ struct Argument {
 };
 
 /// The gdn op a compiled function runs.
-enum class OpKind { Recurrent, Commit };
+enum class OpKind { Recurrent, Commit, ReplayCommit };
 
-/// A function `func.func @name(memref...)` whose body is one gdn.recurrent
-/// or one gdn.commit (plus the return); each argument is one operand of the
-/// op.
+/// A function `func.func @name(memref...)` whose body is one gdn.recurrent,
+/// gdn.commit or gdn.replay_commit (plus the return); each argument is one
+/// operand of the op.
 struct Signature {
   std::string function;
   OpKind op = OpKind::Recurrent;
   std::vector<Argument> arguments;
   /// Sequences of the gdn.recurrent (0: a varlen batch with none, nothing
-  /// to launch), rows of the gdn.commit.
+  /// to launch), rows of the gdn.commit or gdn.replay_commit.
   int64_t N = 0;
 };
 

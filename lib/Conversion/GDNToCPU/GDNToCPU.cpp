@@ -8,6 +8,7 @@
 #include "gdn/Conversion/GDNToCPU/CommitToCPU.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Conversion/Passes.h"
+#include "gdn/Conversion/ReplayView.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -82,226 +83,336 @@ Value sumRange(OpBuilder &b, Location loc, int64_t ub,
   return loop.getResult(0);
 }
 
+void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
+               Value h, Value S, Value kBuf, Value qBuf, Value uBuf,
+               Type outType, Value valid, bool outputs);
+void emitReplayWindows(RecurrentOp op, KernelMath &m, Value row, Value tokens,
+                       Value t, Value step, Value hv, Value h, Value valid);
+} // namespace
+
+/// The loops of `op` at the rewriter's insertion point (the caller erases
+/// it); with `replay`, those of a replay's rows (ReplayView.h).
+static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
+                                   const ReplayRows *replay = nullptr) {
+  Location loc = op.getLoc();
+  auto d = op.getDims();
+  KernelMath m(rewriter, loc, KernelMath::Flavor::CPU);
+  Type f32 = rewriter.getF32Type();
+
+  // Scratch on the heap (K x V can exceed the stack, and the op may sit in
+  // a loop): the state S[K][V] of one head, the prepared k and q, and u.
+  SmallVector<Value> scratch;
+  SmallVector<SmallVector<int64_t, 2>> shapes = {
+      {d.K, d.V}, {d.K}, {d.K}, {d.V}};
+  for (ArrayRef<int64_t> shape : shapes)
+    scratch.push_back(
+        memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32)));
+  Value S = scratch[0], kBuf = scratch[1], qBuf = scratch[2], uBuf = scratch[3];
+  bool vk = op.isVKLayout();
+  // Index of S[k][v] inside a state operand of either layout.
+  auto stateIndex = [&](Value n, Value hv, Value k, Value v) {
+    return vk ? SmallVector<Value>{n, hv, v, k}
+              : SmallVector<Value>{n, hv, k, v};
+  };
+  Value groups = m.index(d.HV / d.H);
+  Type outType = cast<MemRefType>(op.getO().getType()).getElementType();
+
+  forRange(rewriter, loc, replay ? replay->rows : d.N, [&](Value n) {
+    forRange(rewriter, loc, d.HV, [&](Value hv) {
+      Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
+      // The state row: n, or its pool slot; padding rows (slot < 0) read
+      // and write no state and output zeros.
+      auto slot = m.emitStateSlot(op, n);
+      Value row = slot.first, valid = slot.second;
+      // A replay reads its tokens from the slot's window row and touches
+      // no state without one (ReplayView.h).
+      Value count;
+      if (replay) {
+        count = emitReplayCount(m, *replay, n);
+        Value some = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sgt, count, m.index(0));
+        valid =
+            valid ? arith::AndIOp::create(rewriter, loc, valid, some) : some;
+      }
+      // S <- initial state (or 0).
+      auto loadInitialState = [&]() {
+        forRange(rewriter, loc, d.K, [&](Value k) {
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value s0 = m.f32(0.0);
+            if (Value init = op.getInitialState()) {
+              auto read = [&]() -> Value {
+                return m.toF32(memref::LoadOp::create(
+                    rewriter, loc, init, stateIndex(row, hv, k, v)));
+              };
+              s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
+            }
+            memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
+          });
+        });
+      };
+      loadInitialState();
+      auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
+      if (replay) {
+        tokenRow = row;
+        hi = count;
+      }
+      Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
+      auto inter = m.emitIntermediateRow(op, n, valid);
+      forRange(rewriter, loc, lo, hi, [&](Value t) {
+        Value step = arith::SubIOp::create(rewriter, loc, t, first);
+        // EAGLE tree: S <- the parent's stored state, or the initial state
+        // for a root, before the token's math (else S is carried).
+        if (op.hasParentTable()) {
+          Value source = m.emitParentSource(op, n, step, inter.second);
+          auto i32 = [&](int64_t c) -> Value {
+            return arith::ConstantIntOp::create(rewriter, loc,
+                                                rewriter.getI32Type(), c);
+          };
+          Value fromBuffer = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::sge, source, i32(0));
+          auto ifBuffer = scf::IfOp::create(rewriter, loc, fromBuffer,
+                                            /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard g(rewriter);
+          rewriter.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
+          Value buf = op.getIntermediateStates();
+          Value p = arith::IndexCastOp::create(rewriter, loc,
+                                               rewriter.getIndexType(), source);
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              SmallVector<Value> idx =
+                  vk ? SmallVector<Value>{inter.first, p, hv, v, k}
+                     : SmallVector<Value>{inter.first, p, hv, k, v};
+              Value x =
+                  m.toF32(memref::LoadOp::create(rewriter, loc, buf, idx));
+              memref::StoreOp::create(rewriter, loc, x, S, ValueRange{k, v});
+            });
+          });
+          rewriter.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
+          Value restart =
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                    source, i32(KernelMath::kRestart));
+          auto ifRoot = scf::IfOp::create(rewriter, loc, restart,
+                                          /*withElseRegion=*/false);
+          rewriter.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+          loadInitialState();
+        }
+        emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid,
+                  /*outputs=*/!replay);
+        if (op.hasReplayWindows())
+          emitReplayWindows(op, m, row, tokens, t, step, hv, h, valid);
+        // Verify: the state after this token into intermediate_states.
+        Value buf = op.getIntermediateStates();
+        if (!buf)
+          return;
+        Value cond = inter.second;
+        if (op.isVarlen()) {
+          Value inRange = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::slt, step,
+              m.index(cast<MemRefType>(buf.getType()).getDimSize(1)));
+          cond =
+              cond ? Value(arith::AndIOp::create(rewriter, loc, cond, inRange))
+                   : inRange;
+        }
+        OpBuilder::InsertionGuard g(rewriter);
+        if (cond) {
+          auto ifOp = scf::IfOp::create(rewriter, loc, cond, false);
+          rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        Type et = cast<MemRefType>(buf.getType()).getElementType();
+        forRange(rewriter, loc, d.K, [&](Value k) {
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value s =
+                memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+            SmallVector<Value> idx =
+                vk ? SmallVector<Value>{inter.first, step, hv, v, k}
+                   : SmallVector<Value>{inter.first, step, hv, k, v};
+            memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), buf, idx);
+          });
+        });
+      });
+      if (Value fin = op.getFinalState()) {
+        OpBuilder::InsertionGuard g(rewriter);
+        if (valid) {
+          auto ifOp = scf::IfOp::create(rewriter, loc, valid, false);
+          rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        forRange(rewriter, loc, d.K, [&](Value k) {
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value s =
+                memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+            Type et = cast<MemRefType>(fin.getType()).getElementType();
+            memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
+                                    stateIndex(row, hv, k, v));
+          });
+        });
+      }
+    });
+  });
+  for (Value buf : scratch)
+    memref::DeallocOp::create(rewriter, loc, buf);
+}
+
+namespace {
+/// One token: prepare k and q, decay, delta, rank-1 update, output (when
+/// `outputs`).
+void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
+               Value h, Value S, Value kBuf, Value qBuf, Value uBuf,
+               Type outType, Value valid, bool outputs) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  auto d = op.getDims();
+  // k, q widened to f32; optional L2 norm (eps inside the sqrt); q * scale.
+  auto load = [&](Value src, Value buf) {
+    forRange(b, loc, d.K, [&](Value k) {
+      Value x =
+          m.toF32(memref::LoadOp::create(b, loc, src, ValueRange{n, t, h, k}));
+      memref::StoreOp::create(b, loc, x, buf, ValueRange{k});
+    });
+  };
+  load(op.getK(), kBuf);
+  load(op.getQ(), qBuf);
+  auto scaleBy = [&](Value buf, Value factor) {
+    forRange(b, loc, d.K, [&](Value k) {
+      Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
+      memref::StoreOp::create(b, loc, m.mul(x, factor), buf, ValueRange{k});
+    });
+  };
+  auto invNorm = [&](Value buf) {
+    Value ss = sumRange(b, loc, d.K, [&](Value k) {
+      Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
+      return m.mul(x, x);
+    });
+    return m.rsqrt(m.add(ss, m.f32(1e-6)));
+  };
+  Value qFactor = m.f32(op.getScaleOrDefault());
+  if (op.getQkL2norm()) {
+    scaleBy(kBuf, invNorm(kBuf));
+    qFactor = m.mul(invNorm(qBuf), qFactor);
+  }
+  scaleBy(qBuf, qFactor);
+
+  // Per-head gates are loaded once a token; per-channel ones (KDA's
+  // per-key decay, beta per value channel) inside their loops.
+  bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
+  Value decay = perKey ? Value() : m.emitDecay(op, n, t, hv);
+  Value beta = perChannel ? Value() : m.emitBeta(op, n, t, hv);
+  // S <- exp(g) S, or per key row S[k, :] <- exp(g[k]) S[k, :].
+  forRange(b, loc, d.K, [&](Value k) {
+    Value rowDecay = perKey ? m.emitDecay(op, n, t, hv, k) : decay;
+    forRange(b, loc, d.V, [&](Value v) {
+      Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+      memref::StoreOp::create(b, loc, m.mul(s, rowDecay), S, ValueRange{k, v});
+    });
+  });
+  // u = beta (v - S^T k), or per column u[v] = beta[v] (v[v] - (S^T k)[v]).
+  forRange(b, loc, d.V, [&](Value v) {
+    Value sk = sumRange(b, loc, d.K, [&](Value k) {
+      Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+      return m.mul(s, memref::LoadOp::create(b, loc, kBuf, ValueRange{k}));
+    });
+    Value vv = m.toF32(
+        memref::LoadOp::create(b, loc, op.getV(), ValueRange{n, t, hv, v}));
+    Value colBeta = perChannel ? m.emitBeta(op, n, t, hv, v) : beta;
+    memref::StoreOp::create(b, loc, m.mul(colBeta, m.sub(vv, sk)), uBuf,
+                            ValueRange{v});
+  });
+  // S <- S + k u^T.
+  forRange(b, loc, d.K, [&](Value k) {
+    Value kk = memref::LoadOp::create(b, loc, kBuf, ValueRange{k});
+    forRange(b, loc, d.V, [&](Value v) {
+      Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+      Value u = memref::LoadOp::create(b, loc, uBuf, ValueRange{v});
+      memref::StoreOp::create(b, loc, m.add(s, m.mul(kk, u)), S,
+                              ValueRange{k, v});
+    });
+  });
+  if (!outputs)
+    return;
+  // o = S^T q, stored in v's dtype.
+  forRange(b, loc, d.V, [&](Value v) {
+    Value o = sumRange(b, loc, d.K, [&](Value k) {
+      Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
+      return m.mul(s, memref::LoadOp::create(b, loc, qBuf, ValueRange{k}));
+    });
+    if (valid) // padding rows output zeros
+      o = arith::SelectOp::create(b, loc, valid, o, m.f32(0.0));
+    memref::StoreOp::create(b, loc, m.fromF32(o, outType), op.getO(),
+                            ValueRange{n, t, hv, v});
+  });
+}
+
+/// Replayed verify: token t (its `step` in the sequence) into the windows'
+/// row `row` when step < L and the row is valid: raw k (from the group's
+/// first value head), raw v, and its log decay and beta in f32.
+void emitReplayWindows(RecurrentOp op, KernelMath &m, Value row, Value tokens,
+                       Value t, Value step, Value hv, Value h, Value valid) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  auto d = op.getDims();
+  int64_t L = cast<MemRefType>(op.getKWindow().getType()).getDimSize(2);
+  Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, step,
+                                     m.index(L));
+  if (valid)
+    cond = arith::AndIOp::create(b, loc, cond, valid);
+  OpBuilder::InsertionGuard g(b);
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value firstOfGroup = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, hv, m.index(d.HV / d.H)), m.index(0));
+  auto ifFirst = scf::IfOp::create(b, loc, firstOfGroup, false);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    forRange(b, loc, d.K, [&](Value k) {
+      Value x = memref::LoadOp::create(b, loc, op.getK(),
+                                       ValueRange{tokens, t, h, k});
+      memref::StoreOp::create(b, loc, x, op.getKWindow(),
+                              ValueRange{row, h, step, k});
+    });
+  }
+  forRange(b, loc, d.V, [&](Value v) {
+    Value x =
+        memref::LoadOp::create(b, loc, op.getV(), ValueRange{tokens, t, hv, v});
+    memref::StoreOp::create(b, loc, x, op.getVWindow(),
+                            ValueRange{row, hv, step, v});
+  });
+  memref::StoreOp::create(b, loc, m.emitLogDecay(op, tokens, t, hv),
+                          op.getGWindow(), ValueRange{row, hv, step});
+  memref::StoreOp::create(b, loc, m.emitBeta(op, tokens, t, hv),
+                          op.getBetaWindow(), ValueRange{row, hv, step});
+}
+
 struct RecurrentToLoops : OpRewritePattern<RecurrentOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RecurrentOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto d = op.getDims();
-    KernelMath m(rewriter, loc, KernelMath::Flavor::CPU);
-    Type f32 = rewriter.getF32Type();
-
-    // Scratch on the heap (K x V can exceed the stack, and the op may sit in
-    // a loop): the state S[K][V] of one head, the prepared k and q, and u.
-    SmallVector<Value> scratch;
-    SmallVector<SmallVector<int64_t, 2>> shapes = {{d.K, d.V}, {d.K}, {d.K}, {d.V}};
-    for (ArrayRef<int64_t> shape : shapes)
-      scratch.push_back(
-          memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32)));
-    Value S = scratch[0], kBuf = scratch[1], qBuf = scratch[2], uBuf = scratch[3];
-    bool vk = op.isVKLayout();
-    // Index of S[k][v] inside a state operand of either layout.
-    auto stateIndex = [&](Value n, Value hv, Value k, Value v) {
-      return vk ? SmallVector<Value>{n, hv, v, k} : SmallVector<Value>{n, hv, k, v};
-    };
-    Value groups = m.index(d.HV / d.H);
-    Type outType = cast<MemRefType>(op.getO().getType()).getElementType();
-
-    forRange(rewriter, loc, d.N, [&](Value n) {
-      forRange(rewriter, loc, d.HV, [&](Value hv) {
-        Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
-        // The state row: n, or its pool slot; padding rows (slot < 0) read
-        // and write no state and output zeros.
-        auto slot = m.emitStateSlot(op, n);
-        Value row = slot.first, valid = slot.second;
-        // S <- initial state (or 0).
-        auto loadInitialState = [&]() {
-          forRange(rewriter, loc, d.K, [&](Value k) {
-            forRange(rewriter, loc, d.V, [&](Value v) {
-              Value s0 = m.f32(0.0);
-              if (Value init = op.getInitialState()) {
-                auto read = [&]() -> Value {
-                  return m.toF32(memref::LoadOp::create(
-                      rewriter, loc, init, stateIndex(row, hv, k, v)));
-                };
-                s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
-              }
-              memref::StoreOp::create(rewriter, loc, s0, S, ValueRange{k, v});
-            });
-          });
-        };
-        loadInitialState();
-        auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
-        Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
-        auto inter = m.emitIntermediateRow(op, n, valid);
-        forRange(rewriter, loc, lo, hi, [&](Value t) {
-          Value step = arith::SubIOp::create(rewriter, loc, t, first);
-          // EAGLE tree: S <- the parent's stored state, or the initial state
-          // for a root, before the token's math (else S is carried).
-          if (op.hasParentTable()) {
-            Value source = m.emitParentSource(op, n, step, inter.second);
-            auto i32 = [&](int64_t c) -> Value {
-              return arith::ConstantIntOp::create(rewriter, loc,
-                                                  rewriter.getI32Type(), c);
-            };
-            Value fromBuffer = arith::CmpIOp::create(
-                rewriter, loc, arith::CmpIPredicate::sge, source, i32(0));
-            auto ifBuffer = scf::IfOp::create(rewriter, loc, fromBuffer,
-                                              /*withElseRegion=*/true);
-            OpBuilder::InsertionGuard g(rewriter);
-            rewriter.setInsertionPointToStart(&ifBuffer.getThenRegion().front());
-            Value buf = op.getIntermediateStates();
-            Value p = arith::IndexCastOp::create(rewriter, loc,
-                                                 rewriter.getIndexType(), source);
-            forRange(rewriter, loc, d.K, [&](Value k) {
-              forRange(rewriter, loc, d.V, [&](Value v) {
-                SmallVector<Value> idx =
-                    vk ? SmallVector<Value>{inter.first, p, hv, v, k}
-                       : SmallVector<Value>{inter.first, p, hv, k, v};
-                Value x = m.toF32(memref::LoadOp::create(rewriter, loc, buf, idx));
-                memref::StoreOp::create(rewriter, loc, x, S, ValueRange{k, v});
-              });
-            });
-            rewriter.setInsertionPointToStart(&ifBuffer.getElseRegion().front());
-            Value restart = arith::CmpIOp::create(
-                rewriter, loc, arith::CmpIPredicate::eq, source,
-                i32(KernelMath::kRestart));
-            auto ifRoot = scf::IfOp::create(rewriter, loc, restart,
-                                            /*withElseRegion=*/false);
-            rewriter.setInsertionPointToStart(&ifRoot.getThenRegion().front());
-            loadInitialState();
-          }
-          emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid);
-          // Verify: the state after this token into intermediate_states.
-          Value buf = op.getIntermediateStates();
-          if (!buf)
-            return;
-          Value cond = inter.second;
-          if (op.isVarlen()) {
-            Value inRange = arith::CmpIOp::create(
-                rewriter, loc, arith::CmpIPredicate::slt, step,
-                m.index(cast<MemRefType>(buf.getType()).getDimSize(1)));
-            cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, inRange))
-                        : inRange;
-          }
-          OpBuilder::InsertionGuard g(rewriter);
-          if (cond) {
-            auto ifOp = scf::IfOp::create(rewriter, loc, cond, false);
-            rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          }
-          Type et = cast<MemRefType>(buf.getType()).getElementType();
-          forRange(rewriter, loc, d.K, [&](Value k) {
-            forRange(rewriter, loc, d.V, [&](Value v) {
-              Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              SmallVector<Value> idx = vk ? SmallVector<Value>{inter.first, step, hv, v, k}
-                                          : SmallVector<Value>{inter.first, step, hv, k, v};
-              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), buf, idx);
-            });
-          });
-        });
-        if (Value fin = op.getFinalState()) {
-          OpBuilder::InsertionGuard g(rewriter);
-          if (valid) {
-            auto ifOp = scf::IfOp::create(rewriter, loc, valid, false);
-            rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          }
-          forRange(rewriter, loc, d.K, [&](Value k) {
-            forRange(rewriter, loc, d.V, [&](Value v) {
-              Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              Type et = cast<MemRefType>(fin.getType()).getElementType();
-              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
-                                      stateIndex(row, hv, k, v));
-            });
-          });
-        }
-      });
-    });
-    for (Value buf : scratch)
-      memref::DeallocOp::create(rewriter, loc, buf);
+    lowerRecurrenceToLoops(rewriter, op);
     rewriter.eraseOp(op);
     return success();
   }
+};
 
-  /// One token: prepare k and q, decay, delta, rank-1 update, output.
-  void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
-                 Value h, Value S, Value kBuf, Value qBuf, Value uBuf,
-                 Type outType, Value valid) const {
-    OpBuilder &b = m.builder();
-    Location loc = m.location();
-    auto d = op.getDims();
-    // k, q widened to f32; optional L2 norm (eps inside the sqrt); q * scale.
-    auto load = [&](Value src, Value buf) {
-      forRange(b, loc, d.K, [&](Value k) {
-        Value x = m.toF32(memref::LoadOp::create(b, loc, src, ValueRange{n, t, h, k}));
-        memref::StoreOp::create(b, loc, x, buf, ValueRange{k});
-      });
-    };
-    load(op.getK(), kBuf);
-    load(op.getQ(), qBuf);
-    auto scaleBy = [&](Value buf, Value factor) {
-      forRange(b, loc, d.K, [&](Value k) {
-        Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
-        memref::StoreOp::create(b, loc, m.mul(x, factor), buf, ValueRange{k});
-      });
-    };
-    auto invNorm = [&](Value buf) {
-      Value ss = sumRange(b, loc, d.K, [&](Value k) {
-        Value x = memref::LoadOp::create(b, loc, buf, ValueRange{k});
-        return m.mul(x, x);
-      });
-      return m.rsqrt(m.add(ss, m.f32(1e-6)));
-    };
-    Value qFactor = m.f32(op.getScaleOrDefault());
-    if (op.getQkL2norm()) {
-      scaleBy(kBuf, invNorm(kBuf));
-      qFactor = m.mul(invNorm(qBuf), qFactor);
-    }
-    scaleBy(qBuf, qFactor);
+/// gdn.replay_commit: for each layer, its recurrence view (ReplayView.h)
+/// lowered as a recurrence of the replay's rows.
+struct ReplayCommitToLoops : OpRewritePattern<ReplayCommitOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-    // Per-head gates are loaded once a token; per-channel ones (KDA's
-    // per-key decay, beta per value channel) inside their loops.
-    bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
-    Value decay = perKey ? Value() : m.emitDecay(op, n, t, hv);
-    Value beta = perChannel ? Value() : m.emitBeta(op, n, t, hv);
-    // S <- exp(g) S, or per key row S[k, :] <- exp(g[k]) S[k, :].
-    forRange(b, loc, d.K, [&](Value k) {
-      Value rowDecay = perKey ? m.emitDecay(op, n, t, hv, k) : decay;
-      forRange(b, loc, d.V, [&](Value v) {
-        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
-        memref::StoreOp::create(b, loc, m.mul(s, rowDecay), S, ValueRange{k, v});
-      });
+  LogicalResult matchAndRewrite(ReplayCommitOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> operands = {op.getKWindow(),  op.getVWindow(),
+                                   op.getGWindow(),  op.getBetaWindow(),
+                                   op.getAccepted(), op.getStateIndices(),
+                                   op.getState()};
+    ReplayRows replay = replayRows(op, op.getAccepted());
+    forRange(rewriter, op.getLoc(), op.getDims().layers, [&](Value layer) {
+      RecurrentOp view = buildReplayView(rewriter, op, operands, layer);
+      lowerRecurrenceToLoops(rewriter, view, &replay);
+      rewriter.eraseOp(view);
     });
-    // u = beta (v - S^T k), or per column u[v] = beta[v] (v[v] - (S^T k)[v]).
-    forRange(b, loc, d.V, [&](Value v) {
-      Value sk = sumRange(b, loc, d.K, [&](Value k) {
-        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
-        return m.mul(s, memref::LoadOp::create(b, loc, kBuf, ValueRange{k}));
-      });
-      Value vv = m.toF32(memref::LoadOp::create(b, loc, op.getV(), ValueRange{n, t, hv, v}));
-      Value colBeta = perChannel ? m.emitBeta(op, n, t, hv, v) : beta;
-      memref::StoreOp::create(b, loc, m.mul(colBeta, m.sub(vv, sk)), uBuf, ValueRange{v});
-    });
-    // S <- S + k u^T.
-    forRange(b, loc, d.K, [&](Value k) {
-      Value kk = memref::LoadOp::create(b, loc, kBuf, ValueRange{k});
-      forRange(b, loc, d.V, [&](Value v) {
-        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
-        Value u = memref::LoadOp::create(b, loc, uBuf, ValueRange{v});
-        memref::StoreOp::create(b, loc, m.add(s, m.mul(kk, u)), S, ValueRange{k, v});
-      });
-    });
-    // o = S^T q, stored in v's dtype.
-    forRange(b, loc, d.V, [&](Value v) {
-      Value o = sumRange(b, loc, d.K, [&](Value k) {
-        Value s = memref::LoadOp::create(b, loc, S, ValueRange{k, v});
-        return m.mul(s, memref::LoadOp::create(b, loc, qBuf, ValueRange{k}));
-      });
-      if (valid) // padding rows output zeros
-        o = arith::SelectOp::create(b, loc, valid, o, m.f32(0.0));
-      memref::StoreOp::create(b, loc, m.fromF32(o, outType), op.getO(),
-                              ValueRange{n, t, hv, v});
-    });
+    rewriter.eraseOp(op);
+    return success();
   }
 };
 
@@ -314,12 +425,14 @@ struct ConvertGDNToCPUPass
         ok = recurrent.requireMemRefForm("convert-gdn-to-cpu");
       else if (auto commit = dyn_cast<CommitOp>(op))
         ok = commit.requireMemRefForm("convert-gdn-to-cpu");
+      else if (auto replay = dyn_cast<ReplayCommitOp>(op))
+        ok = replay.requireMemRefForm("convert-gdn-to-cpu");
       return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
     });
     if (form.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    patterns.add<RecurrentToLoops>(&getContext());
+    patterns.add<RecurrentToLoops, ReplayCommitToLoops>(&getContext());
     populateCommitToCPUPatterns(patterns);
     ConversionTarget target(getContext());
     target.addIllegalDialect<GDNDialect>();

@@ -25,6 +25,7 @@ void CudaCoreSolveKernel::build() {
   enter();
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
+  writeReplayWindows();
   runStagedForm(state, [&](Value c, Value count, ValueRange current) {
     return chunkedSolve(c, count, current);
   });

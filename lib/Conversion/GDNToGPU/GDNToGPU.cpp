@@ -2,7 +2,7 @@
 //
 // The pass: one gpu.func kernel and its gpu.launch_func per gdn.recurrent,
 // by the pattern of its kernel form (KernelForms.h, RecurrentToGPU.cpp), and
-// per gdn.commit (CommitToGPU.cpp).
+// per gdn.commit (CommitToGPU.cpp) and per gdn.replay_commit (ReplayToGPU.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelForms.h"
@@ -79,8 +79,14 @@ struct ConvertGDNToGPUPass
     module.walk([&](RecurrentOp op) { ops.push_back(op); });
     SmallVector<CommitOp> commits; // lowered in CommitToGPU.cpp
     module.walk([&](CommitOp op) { commits.push_back(op); });
-    if (ops.empty() && commits.empty())
+    SmallVector<ReplayCommitOp> replays; // lowered in ReplayToGPU.cpp
+    module.walk([&](ReplayCommitOp op) { replays.push_back(op); });
+    if (ops.empty() && commits.empty() && replays.empty())
       return;
+    for (ReplayCommitOp op : replays)
+      if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
+          failed(requireHostCode(op)))
+        return signalPassFailure();
     for (RecurrentOp op : ops)
       if (failed(op.requireMemRefForm("convert-gdn-to-gpu")) ||
           failed(requireHostCode(op)))
@@ -91,8 +97,9 @@ struct ConvertGDNToGPUPass
         return signalPassFailure();
     target = lookupGPUTarget(chip);
     if (!target) {
-      Operation *first = ops.empty() ? commits.front().getOperation()
-                                     : ops.front().getOperation();
+      Operation *first = !ops.empty()       ? ops.front().getOperation()
+                         : !commits.empty() ? commits.front().getOperation()
+                                            : replays.front().getOperation();
       first->emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
                            << chip << "' (supported: " << supportedGPUChips()
                            << ")";
@@ -139,6 +146,9 @@ struct ConvertGDNToGPUPass
                                   kernelNameFor(op, "commit"))))
         return signalPassFailure();
     }
+    for (ReplayCommitOp op : replays)
+      if (failed(lowerReplayCommitToGPU(op, *target, kernelModule)))
+        return signalPassFailure();
   }
 
   /// The op becomes a kernel launch, so it must sit in host code: not in a

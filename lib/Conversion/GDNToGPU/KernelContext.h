@@ -34,12 +34,15 @@
 
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
 #include "gdn/Conversion/KernelMath.h"
+#include "gdn/Conversion/ReplayView.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+
+#include <optional>
 
 namespace mlir {
 namespace gdn {
@@ -55,6 +58,11 @@ public:
                 gpu::GPUFuncOp kernel)
       : b(b), loc(loc), op(op), s(s), d(op.getDims()),
         m(b, loc, KernelMath::Flavor::GPU), kernel(kernel) {}
+
+  /// Builds the kernel of a gdn.replay_commit: `op` is its recurrence view
+  /// (ReplayView.h) and the grid's z runs over (layer, row), z = layer *
+  /// replay.rows + n.
+  void setReplay(const ReplayRows &rows) { replay = rows; }
 
 protected:
   /// The kernel's entry (KernelIndices.cpp): the thread's place in the grid
@@ -136,6 +144,18 @@ protected:
   Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
   Value tokenLo, hi;     ///< the sequence's tokens along T: [tokenLo, hi)
   Value interRow, interValid; ///< intermediate_states row, and whether to write
+  /// A replay's rows (setReplay): the tokens of row n are its slot's window
+  /// row, [0, clamp(accepted[n], 0, L)); no output.
+  std::optional<ReplayRows> replay;
+
+  /// Replayed verify (op.hasReplayWindows(); nothing otherwise): the CTA's
+  /// share of its sequence's first L tokens into the windows, read from
+  /// global memory (ReplayWindows.cpp). Threads [0, threads) of the CTA,
+  /// this one `thread`, split the CTA's columns of v, the first CTA of a k
+  /// head (V block 0 of the group's first value head) also k, and V block 0
+  /// of each value head the log decays and betas.
+  void writeReplayWindows(Value thread, int64_t threads);
+  void writeReplayWindows() { writeReplayWindows(tid, s.threads()); }
 };
 
 } // namespace gdn

@@ -177,10 +177,16 @@ using KernelModuleOf =
 /// `suffix` outside a function.
 std::string kernelNameFor(Operation *op, StringRef suffix);
 
-/// The gpu.func of `op` for schedule `s` in its kernel module, named by
-/// kernelNameFor(op, "recurrent"), with the launch bounds the schedule
-/// needs; `build` fills its body (the builder at the entry block's start,
-/// the op's clone there, erased after).
+/// An empty gpu.func (an entry block, no terminator) of `op` for schedule
+/// `s` in its kernel module, its arguments the op's operands, named by
+/// kernelNameFor(op, suffix), with the launch bounds the schedule needs.
+gpu::GPUFuncOp createKernelFunc(Operation *op, const GPUSchedule &s,
+                                const KernelModuleOf &kernelModuleOf,
+                                StringRef suffix);
+
+/// The gpu.func of `op` for schedule `s` (createKernelFunc, named
+/// kernelNameFor(op, "recurrent")); `build` fills its body (the builder at the
+/// entry block's start, the op's clone there, erased after).
 gpu::GPUFuncOp createRecurrentKernel(
     RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
     function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build);
@@ -191,6 +197,13 @@ gpu::GPUFuncOp createRecurrentKernel(
 void populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
                                     const GPUTarget &target,
                                     KernelModuleOf kernelModuleOf);
+
+/// Lowers the memref-form `op` with a complete `gdn.schedule`
+/// (selectReplaySchedule's) to the token-loop kernel of its recurrence
+/// view over a (V blocks, HV, layers * N) grid and its gpu.launch_func
+/// (convert-gdn-to-gpu). Failures are diagnostics on the op.
+LogicalResult lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
+                                     const KernelModuleOf &kernelModuleOf);
 
 } // namespace gdn
 } // namespace mlir

@@ -26,6 +26,8 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (replay) // z = layer * rows + n
+    n = arith::RemUIOp::create(b, loc, n, m.index(replay->rows));
   h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
   v0 = arith::AddIOp::create(
       b, loc,
@@ -53,4 +55,16 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   std::tie(stateRow, valid) = m.emitStateSlot(op, n);
   std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
   std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
+  if (!replay)
+    return;
+  // A replay row's tokens are the first `count` of its slot's window row;
+  // a padding row or one with nothing accepted runs none and touches no
+  // state (ReplayView.h).
+  Value count = emitReplayCount(m, *replay, n);
+  if (valid)
+    count = arith::SelectOp::create(b, loc, valid, count, m.index(0));
+  tokenRow = stateRow;
+  hi = count;
+  valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
+                                m.index(0));
 }

@@ -37,17 +37,16 @@ constexpr int32_t kTensorCoreRegisters = 128;
 
 } // namespace
 
-gpu::GPUFuncOp gdn::createRecurrentKernel(
-    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
-    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build) {
+gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, const GPUSchedule &s,
+                                     const KernelModuleOf &kernelModuleOf,
+                                     StringRef suffix) {
   auto [kernels, symbols] = kernelModuleOf(op);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   // Kernel signature: the op's operands, in order.
   SmallVector<Type> argTypes(op->getOperandTypes());
   OpBuilder b = OpBuilder::atBlockEnd(&kernels.getBodyRegion().front());
-  auto kernel =
-      gpu::GPUFuncOp::create(b, loc, kernelNameFor(op, "recurrent"),
-                             b.getFunctionType(argTypes, {}));
+  auto kernel = gpu::GPUFuncOp::create(b, loc, kernelNameFor(op, suffix),
+                                       b.getFunctionType(argTypes, {}));
   symbols->insert(kernel); // uniquifies the name
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t threads = s.threads();
@@ -68,9 +67,16 @@ gpu::GPUFuncOp gdn::createRecurrentKernel(
   if (s.tensorCores() && s.warps >= 4 && s.consumerRegisters == 0)
     kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     b.getI32IntegerAttr(kTensorCoreRegisters));
+  return kernel;
+}
 
+gpu::GPUFuncOp gdn::createRecurrentKernel(
+    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
+    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build) {
+  gpu::GPUFuncOp kernel = createKernelFunc(op, s, kernelModuleOf, "recurrent");
+  Location loc = op.getLoc();
   Block &entry = kernel.getBody().front();
-  b.setInsertionPointToStart(&entry);
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
   IRMapping mapping;
   mapping.map(op->getOperands(), entry.getArguments());
   auto kop = cast<RecurrentOp>(b.clone(*op, mapping));

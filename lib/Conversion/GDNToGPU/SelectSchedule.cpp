@@ -4,7 +4,8 @@
 // in its `gdn.schedule` attribute: the option's parameters, then any the op
 // already has, the cost model (chooseSchedule) for the rest, refused here
 // already where the kernel cannot take it (checkGPUSchedule).
-// convert-gdn-to-gpu builds that kernel.
+// convert-gdn-to-gpu builds that kernel. A gdn.replay_commit gets the
+// token-loop schedule of its recurrence view (selectReplaySchedule).
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
@@ -12,6 +13,8 @@
 #include "gdn/Conversion/Passes.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -62,6 +65,22 @@ struct GDNSelectSchedulePass
       if (failed(checkGPUSchedule(op, complete, *target)))
         return WalkResult::interrupt();
       op->setAttr(GDNDialect::kScheduleAttrName, complete);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // A replay commit takes the token loop of its recurrence view.
+    result = getOperation().walk([&](ReplayCommitOp op) {
+      if (!target || smCount < 0 || smCount > kMaxSMCount) {
+        op.emitOpError() << "cannot be lowered to the GPU: unsupported chip '"
+                         << chip << "' or sm-count " << smCount;
+        return WalkResult::interrupt();
+      }
+      FailureOr<ScheduleAttr> complete =
+          selectReplaySchedule(op, *target, pins, smCount);
+      if (failed(complete))
+        return WalkResult::interrupt();
+      op->setAttr(GDNDialect::kScheduleAttrName, *complete);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

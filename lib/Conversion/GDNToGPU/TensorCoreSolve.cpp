@@ -136,6 +136,7 @@ void TensorCoreSolveKernel::build() {
   SmallVector<Value> state =
       lateState ? SmallVector<Value>() : loadState();
   waitForPreviousGrid();
+  writeReplayWindows();
   runStagedForm(state, [&](Value c, Value count, ValueRange current) {
     return tensorCoreSolve(c, count, current);
   });

@@ -22,12 +22,13 @@ void TokenLoopKernel::build() {
   // must stay: the previous grid may write them.)
   // The state then loads without a branch (loadState), so ptxas may order
   // all the entry's loads before any math waits on one.
-  tokenFirst = valid && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
+  tokenFirst = valid && !replay && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
                !op.hasParentTable() && !s.programmaticLaunch;
   if (tokenFirst)
     firstToken = loadToken(tokenLo, Value());
   SmallVector<Value> state = loadState(tokenFirst);
   waitForPreviousGrid();
+  writeReplayWindows();
   if (s.chunk == 0) {
     prefetchLaterState();
     auto loop = scf::ForOp::create(

@@ -59,6 +59,10 @@ void WarpSpecializedKernel::build() {
     NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
                                    NVVM::SetMaxRegisterAction::decrease);
   waitForPreviousGrid(); // before the producer's first read of the tokens
+  // The producer warps write a replayed verify's windows.
+  writeReplayWindows(
+      arith::SubIOp::create(b, loc, tid, m.index(s.warps * kWarpSize)),
+      s.producerWarps() * kWarpSize);
   Value isCopier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
                                          m.index(s.warps));
   auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);

@@ -176,7 +176,7 @@ func.func @not_a_schedule(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v
 // -----
 
 // Only gdn.recurrent takes a schedule: on a function ...
-// expected-error @+1 {{'gdn.schedule' is only meaningful on gdn.recurrent}}
+// expected-error @+1 {{'gdn.schedule' is only meaningful on gdn.recurrent and gdn.replay_commit}}
 func.func @on_a_function() attributes {gdn.schedule = #gdn.schedule<warps = 1>} {
   return
 }
@@ -185,7 +185,7 @@ func.func @on_a_function() attributes {gdn.schedule = #gdn.schedule<warps = 1>} 
 
 // ... or on gdn.commit.
 func.func @on_commit(%buf: memref<2x3x4x32x16xf32>, %acc: memref<2xi32>, %s: memref<2x4x32x16xf32>) {
-  // expected-error @+1 {{'gdn.schedule' is only meaningful on gdn.recurrent}}
+  // expected-error @+1 {{'gdn.schedule' is only meaningful on gdn.recurrent and gdn.replay_commit}}
   gdn.commit intermediate_states(%buf : memref<2x3x4x32x16xf32>) accepted(%acc : memref<2xi32>)
       state(%s : memref<2x4x32x16xf32>) {gdn.schedule = #gdn.schedule<warps = 1>}
   return

@@ -144,6 +144,16 @@ ScheduleAttr chooseSchedule(RecurrentOp op, const GPUTarget &target,
 FailureOr<GPUSchedule> checkGPUSchedule(RecurrentOp op, ScheduleAttr complete,
                                         const GPUTarget &target);
 
+/// The token-loop schedule of a gdn.replay_commit (ReplayToGPU.cpp): the
+/// cost model's for its layer-0 recurrence view with `pins` (may be null)
+/// over the op's own `gdn.schedule`, and every staging, solve, producer,
+/// prefetch and launch parameter fixed to none (the replay runs the plain
+/// token loop). Checked with checkGPUSchedule on the view.
+FailureOr<ScheduleAttr> selectReplaySchedule(ReplayCommitOp op,
+                                             const GPUTarget &target,
+                                             ScheduleAttr pins,
+                                             int64_t smCount);
+
 /// The #gdn.schedule pinned on `op` (the `gdn.schedule` attribute, which the
 /// dialect verifies), or a null attribute.
 ScheduleAttr pinnedSchedule(RecurrentOp op);

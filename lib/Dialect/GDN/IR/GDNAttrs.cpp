@@ -131,9 +131,10 @@ LogicalResult GDNDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() != kScheduleAttrName)
     return success();
-  if (!isa<RecurrentOp>(op))
+  if (!isa<RecurrentOp, ReplayCommitOp>(op))
     return op->emitError() << "'" << kScheduleAttrName
-                           << "' is only meaningful on gdn.recurrent";
+                           << "' is only meaningful on gdn.recurrent and "
+                              "gdn.replay_commit";
   if (!isa<ScheduleAttr>(attr.getValue()))
     return op->emitError() << "'" << kScheduleAttrName
                            << "' must be a #gdn.schedule<...>, not "

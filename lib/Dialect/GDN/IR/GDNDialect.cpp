@@ -78,4 +78,6 @@ void GDNDialect::initialize() {
                            RecurrentOp>();
   declarePromisedInterface<bufferization::BufferizableOpInterface,
                            CommitOp>();
+  declarePromisedInterface<bufferization::BufferizableOpInterface,
+                           ReplayCommitOp>();
 }

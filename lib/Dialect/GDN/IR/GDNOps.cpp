@@ -112,6 +112,10 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getRetrieveParentToken(), "retrieve_parent_token"},
       {op.getInitialState(), "initial_state"},
       {op.getIntermediateStates(), "intermediate_states"},
+      {op.getKWindow(), "k_window"},
+      {op.getVWindow(), "v_window"},
+      {op.getGWindow(), "g_window"},
+      {op.getBetaWindow(), "beta_window"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
   SmallVector<std::pair<Value, StringRef>> present;
@@ -179,9 +183,13 @@ void RecurrentOp::getEffects(
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
     // Pools, varlen and intermediate buffers are written only in part.
+    bool window =
+        operand.get() == getKWindow() || operand.get() == getVWindow() ||
+        operand.get() == getGWindow() || operand.get() == getBetaWindow();
     bool partial = hasStatePool() || isVarlen() ||
-                   operand.get() == getIntermediateStates();
-    if (isDpsInit(&operand) || operand.get() == getIntermediateStates()) {
+                   operand.get() == getIntermediateStates() || window;
+    if (isDpsInit(&operand) || operand.get() == getIntermediateStates() ||
+        window) {
       // A tree reads parent states back from the buffer it writes.
       if (operand.get() == getIntermediateStates() && hasParentTable())
         effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
@@ -246,13 +254,73 @@ static LogicalResult verifyResults(RecurrentOp op) {
   return success();
 }
 
+/// The replay windows (replayed verify): all four or none, memref form,
+/// per-head gates, no tree; [slots, H, L, K], [slots, HV, L, V] in q's
+/// dtype, [slots, HV, L] f32 twice, dense.
+static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
+  std::pair<Value, StringRef> windows[] = {{op.getKWindow(), "k_window"},
+                                           {op.getVWindow(), "v_window"},
+                                           {op.getGWindow(), "g_window"},
+                                           {op.getBetaWindow(), "beta_window"}};
+  int given = llvm::count_if(windows, [](auto w) { return bool(w.first); });
+  if (given == 0)
+    return success();
+  for (auto [value, name] : windows)
+    if (!value)
+      return op.emitOpError() << "the replay windows go together: 'k_window', "
+                                 "'v_window', 'g_window' and 'beta_window'; "
+                                 "missing '"
+                              << name << "'";
+  for (auto [value, name] : windows) {
+    if (!isa<MemRefType>(value.getType()))
+      return op.emitOpError()
+             << "operand '" << name << "' is supported in the memref form only";
+    if (failed(checkStatic(op, value, name)))
+      return failure();
+  }
+  if (op.hasPerKeyDecay() || op.hasPerChannelBeta())
+    return op.emitOpError() << "the replay windows take a decay and a beta per "
+                               "head; a per-key decay or per-channel beta "
+                               "is not supported with them yet";
+  if (op.hasParentTable())
+    return op.emitOpError() << "the replay windows hold a chain of tokens; "
+                               "'retrieve_parent_token' (a tree) is not "
+                               "supported with them yet";
+  RecurrentOp::Dims d = op.getDims();
+  auto kType = cast<ShapedType>(op.getKWindow().getType());
+  int64_t L = kType.getRank() == 4 ? kType.getDimSize(2) : 0;
+  if (L < 1)
+    return op.emitOpError() << "operand 'k_window' expects rank 4 [slots, H, "
+                               "L, K] with L >= 1, got "
+                            << formatShape(kType.getShape());
+  Type inType = cast<ShapedType>(op.getQ().getType()).getElementType();
+  std::string qDtype;
+  llvm::raw_string_ostream(qDtype) << inType << " (the dtype of 'q')";
+  auto sameAsQ = [&](Type t) { return t == inType; };
+  auto f32Only = [](Type t) { return t.isF32(); };
+  StringRef rowsName = op.hasStatePool() ? "slots" : "N";
+  std::string kDims = (rowsName + ", H, L, K").str();
+  std::string vDims = (rowsName + ", HV, L, V").str();
+  std::string gDims = (rowsName + ", HV, L").str();
+  if (failed(checkOperand(op, op.getKWindow(), "k_window", {slots, d.H, L, d.K},
+                          kDims, sameAsQ, qDtype)) ||
+      failed(checkOperand(op, op.getVWindow(), "v_window",
+                          {slots, d.HV, L, d.V}, vDims, sameAsQ, qDtype)) ||
+      failed(checkOperand(op, op.getGWindow(), "g_window", {slots, d.HV, L},
+                          gDims, f32Only, "f32")) ||
+      failed(checkOperand(op, op.getBetaWindow(), "beta_window",
+                          {slots, d.HV, L}, gDims, f32Only, "f32")))
+    return failure();
+  return success();
+}
+
 LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
   // The generic form can give a required operand (q, k, v, o) a segment of
   // size 0 or 2; check before any accessor reads past the operand list.
   ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
   static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {16, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {20, "o"}};
   for (auto [index, name] : kRequired)
     if (segments[index] != 1)
       return emitOpError() << "needs exactly one '" << name
@@ -496,6 +564,9 @@ LogicalResult RecurrentOp::verify() {
       return failure();
   }
 
+  if (failed(verifyReplayWindows(*this, slots)))
+    return failure();
+
   if (auto s = getScaleAttr()) {
     double scale = s.getValueAsDouble();
     // Any finite value is used as given (FLA's scale = 0 gives o = 0), but
@@ -673,6 +744,158 @@ LogicalResult CommitOp::verify() {
                          << numResults;
   if (getResult(0).getType() != state.getType())
     return emitOpError() << "result #0 expects type " << state.getType()
+                         << " (the type of 'state'), got "
+                         << getResult(0).getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReplayCommitOp
+//===----------------------------------------------------------------------===//
+
+ReplayCommitOp::Dims ReplayCommitOp::getDims() {
+  auto k = cast<ShapedType>(getKWindow().getType()).getShape();
+  auto v = cast<ShapedType>(getVWindow().getType()).getShape();
+  int64_t N = cast<ShapedType>(getAccepted().getType()).getDimSize(0);
+  return Dims{k[0], N, k[1], k[3], k[2], v[2], k[4], v[4]};
+}
+
+LogicalResult ReplayCommitOp::requireMemRefForm(StringRef consumer) {
+  if (!hasPureTensorSemantics())
+    return success();
+  return emitOpError() << "is in tensor form; " << consumer
+                       << " needs the memref form: run --one-shot-bufferize "
+                          "first";
+}
+
+void ReplayCommitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Memref form: the windows are read in part (the accepted prefixes), the
+  // counts and indices in full; the state is read and written in part (the
+  // committed slots). The tensor form has no memory effects.
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    bool table =
+        operand.get() == getAccepted() || operand.get() == getStateIndices();
+    effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                         /*effectOnFullRegion=*/table,
+                         SideEffects::DefaultResource::get());
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/false,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+LogicalResult ReplayCommitOp::verify() {
+  Operation *op = getOperation();
+  std::pair<Value, StringRef> all[] = {
+      {getKWindow(), "k_window"},  {getVWindow(), "v_window"},
+      {getGWindow(), "g_window"},  {getBetaWindow(), "beta_window"},
+      {getAccepted(), "accepted"}, {getStateIndices(), "state_indices"},
+      {getState(), "state"}};
+  bool tensorForm = isa<RankedTensorType>(all[0].first.getType());
+  for (auto [value, name] : all) {
+    if (!value)
+      continue;
+    if (isa<RankedTensorType>(value.getType()) != tensorForm)
+      return emitOpError()
+             << "operands must be all tensors (tensor form) or all memrefs "
+                "(memref form); 'k_window' is a "
+             << (tensorForm ? "tensor" : "memref") << " but '" << name
+             << "' is a " << (tensorForm ? "memref" : "tensor");
+    if (failed(checkStatic(op, value, name)))
+      return failure();
+  }
+
+  // k_window [layers, slots, H, L, K] fixes layers, slots, H, L and K.
+  auto kType = cast<ShapedType>(getKWindow().getType());
+  auto vType = cast<ShapedType>(getVWindow().getType());
+  if (kType.getRank() != 5 || llvm::is_contained(kType.getShape(), 0))
+    return emitOpError() << "operand 'k_window' expects rank 5 [layers, slots, "
+                            "H, L, K] with non-empty dimensions, got "
+                         << formatShape(kType.getShape());
+  if (vType.getRank() != 5 || llvm::is_contained(vType.getShape(), 0))
+    return emitOpError() << "operand 'v_window' expects rank 5 [layers, slots, "
+                            "HV, L, V] with non-empty dimensions, got "
+                         << formatShape(vType.getShape());
+  ArrayRef<int64_t> k = kType.getShape();
+  int64_t layers = k[0], slots = k[1], H = k[2], L = k[3], K = k[4];
+  int64_t HV = vType.getDimSize(2), V = vType.getDimSize(4);
+  auto anyInput = [](Type t) { return isStorageFloat(t); };
+  auto f32Only = [](Type t) { return t.isF32(); };
+  auto anyFloat = [](Type t) { return isStorageFloat(t); };
+  auto indexType = [](Type t) {
+    return t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  };
+  Type inType = kType.getElementType();
+  std::string kDtype;
+  llvm::raw_string_ostream(kDtype) << inType << " (the dtype of 'k_window')";
+  if (failed(checkOperand(op, getKWindow(), "k_window", k,
+                          "layers, slots, H, L, K", anyInput,
+                          "bf16, f16 or f32")) ||
+      failed(checkOperand(
+          op, getVWindow(), "v_window", {layers, slots, HV, L, V},
+          "layers, slots, HV, L, V", [&](Type t) { return t == inType; },
+          kDtype)))
+    return failure();
+  if (HV % H != 0)
+    return emitOpError() << "the number of value heads HV = " << HV
+                         << " must be a multiple of the number of k heads H = "
+                         << H;
+  if (failed(checkOperand(op, getGWindow(), "g_window", {layers, slots, HV, L},
+                          "layers, slots, HV, L", f32Only, "f32")) ||
+      failed(checkOperand(op, getBetaWindow(), "beta_window",
+                          {layers, slots, HV, L}, "layers, slots, HV, L",
+                          f32Only, "f32")))
+    return failure();
+
+  // accepted [N] fixes N; without state_indices slots = N.
+  auto acceptedType = cast<ShapedType>(getAccepted().getType());
+  if (acceptedType.getRank() != 1 || acceptedType.getDimSize(0) < 1)
+    return emitOpError() << "operand 'accepted' expects shape [N] with N >= 1, "
+                            "got "
+                         << formatShape(acceptedType.getShape());
+  int64_t N = acceptedType.getDimSize(0);
+  if (failed(checkOperand(op, getAccepted(), "accepted", {N}, "N", indexType,
+                          "i32 or i64")))
+    return failure();
+  if (Value idx = getStateIndices()) {
+    if (failed(checkOperand(op, idx, "state_indices", {N}, "N", indexType,
+                            "i32 or i64")))
+      return failure();
+  } else if (slots != N) {
+    return emitOpError() << "without 'state_indices' row n is slot n: the "
+                            "windows and the state need slots = N = "
+                         << N << ", got " << slots;
+  }
+
+  bool vk = isVKLayout();
+  SmallVector<int64_t> stateShape =
+      vk ? SmallVector<int64_t>{layers, slots, HV, V, K}
+         : SmallVector<int64_t>{layers, slots, HV, K, V};
+  if (failed(checkOperand(op, getState(), "state", stateShape,
+                          vk ? "layers, slots, HV, V, K for layout vk"
+                             : "layers, slots, HV, K, V for layout kv",
+                          anyFloat, "f32, bf16 or f16")))
+    return failure();
+
+  // Memref form: no result; tensor form: the new state.
+  unsigned numResults = getNumResults();
+  if (!tensorForm) {
+    if (numResults != 0)
+      return emitOpError() << "has no results in memref form, got "
+                           << numResults;
+    return success();
+  }
+  if (numResults != 1)
+    return emitOpError() << "expects 1 result in tensor form (the new "
+                            "'state'), got "
+                         << numResults;
+  if (getResult(0).getType() != getState().getType())
+    return emitOpError() << "result #0 expects type " << getState().getType()
                          << " (the type of 'state'), got "
                          << getResult(0).getType();
   return success();

@@ -163,10 +163,13 @@ struct RecurrentOpInterface
         get(recurrent.getCuSeqlens()),
         get(recurrent.getIntermediateStateIndices()),
         get(recurrent.getRetrieveParentToken()),
-        get(recurrent.getInitialState()), get(recurrent.getIntermediateStates()),
-        get(recurrent.getFinalState()), get(recurrent.getO()),
-        recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
-        recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());
+        get(recurrent.getInitialState()),
+        get(recurrent.getIntermediateStates()), get(recurrent.getKWindow()),
+        get(recurrent.getVWindow()), get(recurrent.getGWindow()),
+        get(recurrent.getBetaWindow()), get(recurrent.getFinalState()),
+        get(recurrent.getO()), recurrent.getScaleAttr(),
+        recurrent.getQkL2normAttr(), recurrent.getAllowNegEigvalAttr(),
+        recurrent.getStateLayoutAttr());
     return replaceWithInitBuffers(op, newOp, recurrent.getDpsInits(), *operands,
                                   rewriter, options);
   }
@@ -202,6 +205,33 @@ struct CommitOpInterface
                                   *operands, rewriter, options);
   }
 };
+
+/// gdn.replay_commit: like gdn.commit, every operand is read (the init
+/// `state` too: the replay starts from it) and `state` is written in part.
+struct ReplayCommitOpInterface
+    : DstBufferizableOpInterfaceExternalModel<ReplayCommitOpInterface,
+                                              ReplayCommitOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto replay = cast<ReplayCommitOp>(op);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+    FailureOr<OperandBuffers> operands = bufferizeOperands(
+        op, rewriter, options, state, [](OpOperand &) { return true; });
+    if (failed(operands))
+      return failure();
+    auto get = [&](Value tensor) { return operands->get(tensor); };
+    auto newOp = ReplayCommitOp::create(
+        rewriter, op->getLoc(), TypeRange{}, get(replay.getKWindow()),
+        get(replay.getVWindow()), get(replay.getGWindow()),
+        get(replay.getBetaWindow()), get(replay.getAccepted()),
+        get(replay.getStateIndices()), get(replay.getState()),
+        replay.getQkL2normAttr(), replay.getStateLayoutAttr());
+    return replaceWithInitBuffers(op, newOp, ValueRange{replay.getState()},
+                                  *operands, rewriter, options);
+  }
+};
 } // namespace
 
 void mlir::gdn::registerBufferizableOpInterfaceExternalModels(
@@ -209,5 +239,6 @@ void mlir::gdn::registerBufferizableOpInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *ctx, GDNDialect *) {
     RecurrentOp::attachInterface<RecurrentOpInterface>(*ctx);
     CommitOp::attachInterface<CommitOpInterface>(*ctx);
+    ReplayCommitOp::attachInterface<ReplayCommitOpInterface>(*ctx);
   });
 }

@@ -128,6 +128,23 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       every token follow from the state it started from. Unlike SGLang,
       which reloads every parent from the buffer, a chain step keeps the fp32
       state: identical for f32 buffers, one rounding less for bf16/f16.
+    - `k_window`, `v_window`, `g_window`, `beta_window` (optional, all four
+      together, memref form; replayed verify, FlashInfer's ReplaySSM and
+      SGLang's ring-write layout): the token inputs a later
+      `gdn.replay_commit` replays, instead of per-token states. Shapes
+      [slots, H, L, K] and [slots, HV, L, V] in q's dtype, [slots, HV, L]
+      and [slots, HV, L] in f32, dense; slots = the pool's (N without a
+      pool), L >= 1 steps. Sequence n writes row state_indices[n] (n without
+      a pool; padding rows write nothing), and for its s-th token (s < L;
+      later tokens are not stored) k_window[row, h, s] = k as given (before
+      the L2 norm), v_window[row, hv, s] = v, g_window[row, hv, s] = the
+      token's log decay g in f32 (the given g, or the fused gate; 0 without
+      decay) and beta_window[row, hv, s] = its beta in f32 (as step 4
+      computes it). Per-head decay and beta only; no EAGLE tree. Nothing
+      else changes: o and every other write are those of the op without
+      the windows, and exp(g_window) is the decay step 3 applies, so the
+      replay of a prefix recomputes its states exactly
+      (`gdn.replay_commit`).
     - `o`: [N, T, HV, V] in v's dtype.
 
     Example (Kimi Linear KDA decode: per-key fused gating, per-head beta
@@ -201,6 +218,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "parent step of each token [N, steps] (i32 or i64; EAGLE tree)">:$retrieve_parent_token,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "state after every token [R, steps, HV, ...] (written)">:$intermediate_states,
+    Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw k [slots, H, L, K] (written)">:$k_window,
+    Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw v [slots, HV, L, V] (written)">:$v_window,
+    Arg<Optional<GDN_TensorOrMemRef>, "replay window of log decays [slots, HV, L] f32 (written)">:$g_window,
+    Arg<Optional<GDN_TensorOrMemRef>, "replay window of betas [slots, HV, L] f32 (written)">:$beta_window,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
@@ -228,6 +249,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`retrieve_parent_token` `(` $retrieve_parent_token^ `:` type($retrieve_parent_token) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`intermediate_states` `(` $intermediate_states^ `:` type($intermediate_states) `)`)?
+    (`k_window` `(` $k_window^ `:` type($k_window) `)`)?
+    (`v_window` `(` $v_window^ `:` type($v_window) `)`)?
+    (`g_window` `(` $g_window^ `:` type($g_window) `)`)?
+    (`beta_window` `(` $beta_window^ `:` type($beta_window) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
     attr-dict
@@ -256,6 +281,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     bool hasStatePool() { return getStateIndices() != nullptr; }
     /// EAGLE tree verify: tokens start from their parent's state.
     bool hasParentTable() { return getRetrieveParentToken() != nullptr; }
+    /// Replayed verify: the op writes each token's raw k, v and gates into
+    /// the replay windows (all four are given together).
+    bool hasReplayWindows() { return getKWindow() != nullptr; }
 
     /// DestinationStyleOpInterface: the inits are `final_state` (if given)
     /// and `o`, the last operands. The range spans two operand segments: set
@@ -374,6 +402,121 @@ def GDN_CommitOp : GDN_Op<"commit", [
     /// Shape facts of a verified op: N rows, T steps of the buffer, R buffer
     /// rows, `slots` state rows (N without a pool), HV heads, K, V.
     struct Dims { int64_t N, T, R, slots, HV, K, V; };
+    Dims getDims();
+    bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
+    bool hasStatePool() { return getStateIndices() != nullptr; }
+
+    /// DestinationStyleOpInterface: the init is `state`, the last operand.
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getStateMutable(); }
+    /// Succeeds on the memref form; on the tensor form, reports that
+    /// `consumer` (a pass name) needs the memref form and fails.
+    ::llvm::LogicalResult requireMemRefForm(::llvm::StringRef consumer);
+  }];
+}
+
+def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "replay each row's accepted prefix onto its checkpoint, for every layer";
+  let description = [{
+    Replayed speculative verify, second half. The verify (a `gdn.recurrent`
+    with the replay windows and no `final_state`) left each layer's
+    checkpoint untouched and wrote every draft token's raw inputs into
+    per-slot windows; once the accepted counts are known, this op advances,
+    for every layer l and row n of N, the checkpoint by the row's accepted
+    prefix, in place, in one launch:
+
+        a    = min(accepted[n], L)                 (clamped, see below)
+        slot = state_indices[n]                    (n without the operand)
+        if slot >= 0 and a >= 1:
+          for s in [0, a):  the gdn.recurrent token (steps 1, 3, 4, 5) with
+            k = k_window[l, slot, h, s] (L2-normalized if qk_l2norm),
+            v = v_window[l, slot, hv, s], decay exp(g_window[l, slot, hv, s])
+            and beta = beta_window[l, slot, hv, s], on
+            S = state[l, slot, hv] (widened to f32, rounded once on store).
+
+    Exactness: the committed state is the state the plain `gdn.recurrent`
+    of the same a tokens would leave: bit for bit with an f32 state when
+    both kernels split the keys the same way (the GPU kernel takes the
+    token-loop schedule of a one-token decode of the N rows, or the op's
+    pinned `gdn.schedule`; the CPU loops always), else within the
+    arithmetic's rounding (f32 sums in another order); a bf16/f16 state is
+    rounded once, after the last replayed token, as that decode's final
+    state. The verify's windows hold exactly what its recurrence used
+    (gdn.recurrent, `k_window`).
+
+    Contract:
+    - a row with slot < 0 (padding) or accepted[n] <= 0 reads and writes
+      nothing: that checkpoint stays bit-identical, as does every slot no
+      row names; window entries past a row's prefix are never read (NaN
+      there changes nothing);
+    - accepted[n] > L is clamped to L;
+    - slot >= slots is undefined behaviour, as for `gdn.recurrent`; two rows
+      naming the same slot race; `state` must not overlap the windows.
+
+    Nothing depends on host-side values, so one compiled op serves every
+    step and can be captured in a CUDA graph.
+
+    Operands (static, dense). `layers` >= 1 is a leading dimension of
+    every window and of the state (FlashInfer's and SGLang's all-layer
+    caches; one layer is [1, ...]); slots >= 1; H divides HV.
+    - `k_window`: [layers, slots, H, L, K]; `v_window`: [layers, slots, HV,
+      L, V]; bf16, f16 or f32, the same dtype;
+    - `g_window`, `beta_window`: [layers, slots, HV, L], f32;
+    - `accepted`: [N], i32 or i64; `state_indices` (optional): [N], i32 or
+      i64 (without it slots = N and row n is slot n);
+    - `state`: [layers, slots, HV, V, K] for `state_layout =
+      #gdn.layout<vk>` or [layers, slots, HV, K, V] for `#gdn.layout<kv>`
+      (the default), f32, bf16 or f16 (the destination).
+
+    Like `gdn.commit` the op has a memref form (no results) and a tensor
+    form (`state` is the init; the op returns its new value).
+
+    Example (Qwen3-Next, 48 layers, a 64-slot bf16-input pool, T = 4):
+
+    ```mlir
+    gdn.replay_commit k_window(%k : memref<48x64x16x4x128xbf16>)
+        v_window(%v : memref<48x64x32x4x128xbf16>)
+        g_window(%g : memref<48x64x32x4xf32>)
+        beta_window(%beta : memref<48x64x32x4xf32>)
+        accepted(%accepted : memref<8xi32>) state_indices(%slots : memref<8xi32>)
+        state(%s : memref<48x64x32x128x128xf32>)
+        {qk_l2norm, state_layout = #gdn.layout<vk>}
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<GDN_TensorOrMemRef, "raw k of each step [layers, slots, H, L, K]">:$k_window,
+    Arg<GDN_TensorOrMemRef, "raw v of each step [layers, slots, HV, L, V]">:$v_window,
+    Arg<GDN_TensorOrMemRef, "log decay of each step [layers, slots, HV, L] f32">:$g_window,
+    Arg<GDN_TensorOrMemRef, "beta of each step [layers, slots, HV, L] f32">:$beta_window,
+    Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
+    Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
+    Arg<GDN_TensorOrMemRef, "checkpoints [layers, slots, HV, ...] (destination, written in part)">:$state,
+    UnitAttr:$qk_l2norm,
+    DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
+  );
+  // Tensor form: the new state; memref form: none.
+  let results = (outs Variadic<AnyRankedTensor>:$result_tensors);
+
+  let assemblyFormat = [{
+    `k_window` `(` $k_window `:` type($k_window) `)`
+    `v_window` `(` $v_window `:` type($v_window) `)`
+    `g_window` `(` $g_window `:` type($g_window) `)`
+    `beta_window` `(` $beta_window `:` type($beta_window) `)`
+    `accepted` `(` $accepted `:` type($accepted) `)`
+    (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
+    `state` `(` $state `:` type($state) `)`
+    attr-dict
+    (`->` type($result_tensors)^)?
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Shape facts of a verified op: `layers`, N rows, `slots`, L window
+    /// steps, H, HV, K, V.
+    struct Dims { int64_t layers, N, slots, L, H, HV, K, V; };
     Dims getDims();
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
     bool hasStatePool() { return getStateIndices() != nullptr; }

@@ -1,0 +1,58 @@
+//===- ReplayView.h - gdn.replay_commit as a gdn.recurrent ------*- C++ -*-===//
+//
+// Both lowerings build a gdn.replay_commit from the recurrence's own pieces,
+// so that the replayed tokens run the arithmetic of a plain gdn.recurrent
+// (the op's exactness contract): for one layer, the windows are viewed as
+// the token operands of a gdn.recurrent (q = k = the k window, v and o = the
+// v window, g and beta the gate windows, the state in place), which the
+// lowering reads but never lowers on its own; ReplayRows says how its rows
+// differ from a plain recurrence's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GDN_CONVERSION_REPLAYVIEW_H
+#define GDN_CONVERSION_REPLAYVIEW_H
+
+#include "gdn/Dialect/GDN/IR/GDNOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace gdn {
+class KernelMath;
+
+/// How a replay's rows differ from the view's (a plain recurrence over
+/// `slots` sequences of L tokens): there are `rows` rows (the accepted
+/// counts), row n reads its tokens from the window row of its slot (the
+/// state's row), runs the first clamp(accepted[n], 0, L) of them, touches
+/// no state when that is 0, and stores no output.
+struct ReplayRows {
+  Value accepted; ///< [N] i32 or i64
+  int64_t rows;   ///< N
+  int64_t steps;  ///< L
+};
+
+/// The recurrence view of layer `layer` (an index) of `op`, built at `b`'s
+/// insertion point from `operands`, the values standing for the op's
+/// operands in their order (k_window, v_window, g_window, beta_window,
+/// accepted, state_indices or null, state): rank-reduced subviews at the
+/// layer, the windows transposed to [slots, L, heads, ...]. The caller
+/// erases the returned op once it has built the replay from it.
+RecurrentOp buildReplayView(OpBuilder &b, ReplayCommitOp op,
+                            ArrayRef<Value> operands, Value layer);
+
+/// Erases `view` and the views it alone used (buildReplayView's ops).
+void eraseReplayView(RecurrentOp view);
+
+/// ReplayRows of `op` with `accepted` standing for its accepted counts.
+inline ReplayRows replayRows(ReplayCommitOp op, Value accepted) {
+  ReplayCommitOp::Dims d = op.getDims();
+  return ReplayRows{accepted, d.N, d.L};
+}
+
+/// Tokens row n replays, as an index: clamp(accepted[n], 0, L).
+Value emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n);
+
+} // namespace gdn
+} // namespace mlir
+
+#endif // GDN_CONVERSION_REPLAYVIEW_H

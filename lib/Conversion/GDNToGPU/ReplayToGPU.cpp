@@ -1,0 +1,121 @@
+//===- ReplayToGPU.cpp - gdn.replay_commit to the token-loop kernel ------===//
+//
+// A replay commit is the token loop of its recurrence view (ReplayView.h):
+// the same pieces, the same arithmetic a plain gdn.recurrent of the accepted
+// tokens runs with that schedule, over a grid whose z covers every (layer,
+// row): one launch for all layers (KernelForms.h).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelForms.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
+#include "gdn/Conversion/ReplayView.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// The largest grid z (layers * N) of a launch.
+constexpr int64_t kMaxGridZ = 65535;
+
+/// Runs `body` on the layer-0 recurrence view of `op`, built before the op
+/// and erased after.
+template <typename Result>
+Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
+  OpBuilder b(op);
+  Value layer0 = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
+  SmallVector<Value> operands = {op.getKWindow(),  op.getVWindow(),
+                                 op.getGWindow(),  op.getBetaWindow(),
+                                 op.getAccepted(), op.getStateIndices(),
+                                 op.getState()};
+  RecurrentOp view = buildReplayView(b, op, operands, layer0);
+  Result result = body(view);
+  eraseReplayView(view);
+  return result;
+}
+
+/// The parameters a replay never takes: it runs the plain token loop.
+ScheduleAttr tokenLoopPins(MLIRContext *context) {
+  return ScheduleAttr::get(
+      context, std::nullopt, std::nullopt, std::nullopt, /*staged_tokens=*/0,
+      /*unroll_tokens=*/1, ReductionsAttr(),
+      ChunkSolveAttr::get(context, ChunkSolve::token_by_token),
+      /*producer_stages=*/0, /*consumer_registers=*/0,
+      /*state_prefetch_distance=*/0, /*input_prefetch_distance=*/0,
+      LaunchModeAttr::get(context, LaunchMode::ordinary));
+}
+} // namespace
+
+FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
+                                                  const GPUTarget &target,
+                                                  ScheduleAttr pins,
+                                                  int64_t smCount) {
+  MLIRContext *context = op.getContext();
+  auto own = op->getAttrOfType<ScheduleAttr>(GDNDialect::kScheduleAttrName);
+  ScheduleAttr wanted = own ? own : ScheduleAttr::get(context);
+  if (pins)
+    wanted = wanted.pinnedBy(pins);
+  wanted = wanted.pinnedBy(tokenLoopPins(context));
+  return withHostView<FailureOr<ScheduleAttr>>(
+      op, [&](RecurrentOp view) -> FailureOr<ScheduleAttr> {
+        ScheduleAttr complete = chooseSchedule(view, target, wanted, smCount);
+        if (failed(checkGPUSchedule(view, complete, target)))
+          return failure();
+        return complete;
+      });
+}
+
+LogicalResult
+gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
+                            const KernelModuleOf &kernelModuleOf) {
+  auto complete =
+      op->getAttrOfType<ScheduleAttr>(GDNDialect::kScheduleAttrName);
+  if (!complete || !complete.isComplete() ||
+      complete != complete.pinnedBy(tokenLoopPins(op.getContext())))
+    return op.emitOpError()
+           << "cannot be lowered to the GPU without the complete token-loop "
+              "schedule gdn-select-schedule attaches; run it first";
+  FailureOr<GPUSchedule> s =
+      withHostView<FailureOr<GPUSchedule>>(op, [&](RecurrentOp view) {
+        return checkGPUSchedule(view, complete, target);
+      });
+  if (failed(s))
+    return failure();
+  ReplayCommitOp::Dims d = op.getDims();
+  if (d.layers * d.N > kMaxGridZ)
+    return op.emitOpError()
+           << "cannot be lowered to the GPU: layers * N = " << d.layers << " * "
+           << d.N << " grid rows exceed the launch limit of " << kMaxGridZ;
+
+  gpu::GPUFuncOp kernel = createKernelFunc(op, *s, kernelModuleOf, "replay");
+  Location loc = op.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  // z = layer * N + n: the layer's views, then the token loop of row n.
+  Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value layer = arith::DivUIOp::create(
+      b, loc, z, arith::ConstantIndexOp::create(b, loc, d.N));
+  SmallVector<Value> args(kernel.getArguments());
+  if (!op.getStateIndices()) // the kernel's arguments are the op's operands
+    args.insert(args.begin() + 5, Value());
+  RecurrentOp view = buildReplayView(b, op, args, layer);
+  TokenLoopKernel form(b, loc, view, *s, kernel);
+  form.setReplay(replayRows(op, args[4]));
+  form.build();
+  view->erase();
+  gpu::ReturnOp::create(b, loc);
+
+  OpBuilder host(op);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(host, loc, v);
+  };
+  gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV),
+                       idx(d.layers * d.N)};
+  gpu::KernelDim3 block{idx(s->threads()), idx(1), idx(1)};
+  gpu::LaunchFuncOp::create(host, loc, kernel, grid, block,
+                            /*dynamicSharedMemorySize=*/Value(),
+                            op->getOperands());
+  op->erase();
+  return success();
+}

@@ -1,0 +1,98 @@
+//===- ReplayView.cpp - gdn.replay_commit as a gdn.recurrent --------------===//
+//
+// The layer view of a replay's windows and state (ReplayView.h).
+//
+//===----------------------------------------------------------------------===//
+#include "gdn/Conversion/ReplayView.h"
+#include "gdn/Conversion/KernelMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// Layer `layer` of a dense memref x [layers, slots, a, b, ...] as [slots,
+/// b, a, ...] when `stepsSecond` (a window: [slots, heads, L, ...] read as
+/// [slots, L, heads, ...]), else [slots, a, b, ...]: one reinterpret_cast
+/// at offset layer * (its elements a layer), which both memref-to-LLVM
+/// lowerings take as it is.
+Value layerView(OpBuilder &b, Location loc, Value x, Value layer,
+                bool stepsSecond) {
+  auto type = cast<MemRefType>(x.getType());
+  ArrayRef<int64_t> shape = type.getShape().drop_front();
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  SmallVector<int64_t> viewShape(shape);
+  if (stepsSecond) {
+    std::swap(viewShape[1], viewShape[2]);
+    std::swap(strides[1], strides[2]);
+  }
+  int64_t perLayer = strides[0] * shape[0];
+  Value offset = arith::MulIOp::create(
+      b, loc, layer, arith::ConstantIndexOp::create(b, loc, perLayer));
+  auto viewType = MemRefType::get(
+      viewShape, type.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
+  SmallVector<OpFoldResult> sizes, strideValues;
+  for (int64_t d : viewShape)
+    sizes.push_back(b.getIndexAttr(d));
+  for (int64_t st : strides)
+    strideValues.push_back(b.getIndexAttr(st));
+  return memref::ReinterpretCastOp::create(b, loc, viewType, x, offset, sizes,
+                                           strideValues);
+}
+} // namespace
+
+RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
+                                 ArrayRef<Value> operands, Value layer) {
+  Location loc = op.getLoc();
+  auto window = [&](unsigned i) {
+    return layerView(b, loc, operands[i], layer, /*stepsSecond=*/true);
+  };
+  Value k = window(0), v = window(1), g = window(2), beta = window(3);
+  Value indices = operands[5];
+  Value state = layerView(b, loc, operands[6], layer, /*stepsSecond=*/false);
+  return RecurrentOp::create(
+      b, loc, TypeRange{}, /*q=*/k, k, v, g, /*a=*/Value(), /*A_log=*/Value(),
+      /*dt_bias=*/Value(), beta, /*b=*/Value(), indices,
+      /*cu_seqlens=*/Value(), /*intermediate_state_indices=*/Value(),
+      /*retrieve_parent_token=*/Value(), /*initial_state=*/state,
+      /*intermediate_states=*/Value(), /*k_window=*/Value(),
+      /*v_window=*/Value(), /*g_window=*/Value(), /*beta_window=*/Value(),
+      /*final_state=*/state, /*o=*/v, /*scale=*/FloatAttr(), op.getQkL2norm(),
+      /*allow_neg_eigval=*/false, op.getStateLayout());
+}
+
+Value gdn::emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  Value raw = memref::LoadOp::create(b, loc, replay.accepted, ValueRange{n});
+  Value count = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, count, m.index(0)),
+      m.index(replay.steps));
+}
+
+void gdn::eraseReplayView(RecurrentOp view) {
+  SmallVector<Operation *> worklist;
+  for (Value operand : view->getOperands())
+    if (Operation *def = operand.getDefiningOp())
+      worklist.push_back(def);
+  view->erase();
+  llvm::SmallPtrSet<Operation *, 16> erased; // an op may be listed twice
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !op->use_empty() ||
+        !isa<memref::ReinterpretCastOp, arith::MulIOp, arith::ConstantOp>(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
