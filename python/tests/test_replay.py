@@ -179,6 +179,23 @@ def test_windows_without_a_pool_take_row_n_and_the_given_gates():
     assert torch.equal(gw, g.transpose(1, 2)) and torch.equal(bw, beta.transpose(1, 2))
 
 
+def test_described_kernel_takes_the_windows_in_the_c_api_order():
+    """Compiler.compile(replay_steps=L): the four windows after
+    intermediate_states and before final_state, rows = the pool's slots."""
+    import gdn
+    k = gdn.default_compiler().compile(
+        N=2, T=3, H=1, HV=2, K=32, V=16, input_dtype="float32", decay="fused_gating",
+        beta="logits", qk_l2norm=True, layout="vk", initial_state=True, final_state=True,
+        num_slots=5, intermediate_rows=2, intermediate_steps=3, replay_steps=4, target="cpu")
+    names = [n for n, _ in k.arguments]
+    i = names.index("intermediate_states")
+    assert names[i + 1:i + 5] == ["k_window", "v_window", "g_window", "beta_window"]
+    assert names[i + 5] == "final_state"
+    sizes = dict(k.arguments)
+    assert sizes["k_window"] == 5 * 1 * 4 * 32 * 4 and sizes["v_window"] == 5 * 2 * 4 * 16 * 4
+    assert sizes["g_window"] == sizes["beta_window"] == 5 * 2 * 4 * 4
+
+
 # ---------------------------------------------------------------------------
 # replay commit
 # ---------------------------------------------------------------------------
