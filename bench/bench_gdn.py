@@ -31,9 +31,16 @@ EAGLE-tree verify (T = 4) against SGLang; final-state-only T = 1, 4, 12 (and
 KDA) against FLA. For T > 1 at HV = 32 and N in QUICK_NS also the kernel
 forms (FORMS). A row where an anchor is faster says why (_why_slower).
 
+--replay runs instead the replayed-verify workload of bench/bench_replay.py
+(one speculative round: verify + commit, gdn replay vs gdn snapshot vs
+SGLang's Triton replay; its own table, bench_replay.md), leaving this
+table as it is.
+
 Usage: python3 bench/bench_gdn.py [--quick] [--sweep] [--forms] [--only 'TEXT;...']
            [--Ns 1,8] [--Ts 4,12] [--hv 8,32,64] [--out DIR] [--site DIR]
            [--anchors 'NAME;...'] [--profile]   (untimed calls, for ncu)
+       python3 bench/bench_gdn.py --replay [--quick] [--Ns ..] [--Ts ..] [--layers 1,48]
+           [--accepted 0,1] [--out DIR] [--site DIR]
        python3 bench/bench_gdn.py --from-json A.json,B.log [--device-name NAME]
            [--out DIR]   (no GPU: redraws the table and plot)
        python3 bench/bench_gdn.py --list-anchors [--site DIR]
@@ -844,7 +851,10 @@ if __name__ == "__main__":
                    help="no timing: one call of gdn and of each anchor a point, for Nsight "
                         "Compute (ncu -k regex:'recurrent|fused' --set full python3 "
                         "bench/bench_gdn.py --profile --only verify --Ts 4 --hv 32 --Ns 16)")
-    p.add_argument("--out", default=os.environ.get("OUT", "bench/results/anchors"))
+    p.add_argument("--out", default=os.environ.get("OUT"),
+                   help="default bench/results/anchors (--replay: bench/results/replay)")
+    p.add_argument("--replay", action="store_true",
+                   help="the replayed-verify workload (bench/bench_replay.py) instead")
     p.add_argument("--site", default=None,
                    help="a site directory holding the anchors (pip install --target; "
                         "scripts/anchor-site.sh builds one), put first on sys.path; without "
@@ -863,7 +873,11 @@ if __name__ == "__main__":
                         "e.g. to join the parts of a sweep run in several calls; a later "
                         "file's row replaces an earlier one of the same workload, T, HV, N")
     p.add_argument("--device-name", default="NVIDIA H200", help="with --from-json")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_replay  # noqa: E402
+    bench_replay.add_arguments(p)
     a = p.parse_args()
+    a.out = a.out or ("bench/results/replay" if a.replay else "bench/results/anchors")
     value = lambda v: int(v) if v.lstrip("-").isdigit() else v  # a size or an enum case
     a.schedules = [{k.strip(): value(v.strip()) for k, v in (kv.split("=") for kv in item.split(","))}
                    for item in a.schedules.split(";")] if a.schedules else None
@@ -874,6 +888,9 @@ if __name__ == "__main__":
             an.load()
             print(f"{an.name}: {an.version or 'not installed'}: {an.module}.{an.function}: "
                   f"{'error: ' + an.error if an.error else 'imported'}")
+        sys.exit(0)
+    if a.replay:
+        bench_replay.main(a)
         sys.exit(0)
     if a.from_json:
         # A later file's row replaces an earlier one of the same workload, T,

@@ -1,9 +1,9 @@
 """gdn-mlir: Gated Delta Rule kernels compiled by MLIR.
 
 `Compiler` compiles a gdn.recurrent (MLIR text, or keyword arguments that
-describe it) or a gdn.commit (MLIR text, `compile_text`) for the CPU or for
-CUDA; `Kernel.run_host` runs a CPU kernel on numpy arrays, `Kernel.launch` a
-CUDA kernel on device pointers and a stream.
+describe it) or a gdn.commit or gdn.replay_commit (MLIR text, `compile_text`)
+for the CPU or for CUDA; `Kernel.run_host` runs a CPU kernel on numpy arrays,
+`Kernel.launch` a CUDA kernel on device pointers and a stream.
 The PyTorch entry points (FLA, SGLang and FlashInfer signatures) live in
 `gdn.ops` (importing it needs torch).
 """
@@ -180,8 +180,8 @@ class Compiler:
             self._h = None
 
     def compile_text(self, mlir, function=None, target="cpu", chip=None):
-        """Compiles the function holding a gdn.recurrent or a gdn.commit of
-        MLIR text `mlir`."""
+        """Compiles the function holding a gdn.recurrent, a gdn.commit or a
+        gdn.replay_commit of MLIR text `mlir`."""
         k = ctypes.c_void_p()
         check(lib.gdnCompileText(self._h, mlir.encode(),
                                  function.encode() if function else None,
@@ -199,7 +199,7 @@ class Compiler:
                 per_key_decay=False, per_channel_beta=False,
                 schedule=None, sm_count=0, q_strides=None, k_strides=None, v_strides=None,
                 gate_strides=None, beta_strides=None, state_slot_stride=0,
-                intermediate_row_stride=0, target="cpu", chip=None):
+                intermediate_row_stride=0, replay_steps=0, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -249,14 +249,22 @@ class Compiler:
         projection; state_slot_stride / intermediate_row_stride (0: dense)
         for pools and buffers whose slots or rows are views of a larger
         record. The op's rules apply (docs/DESIGN.md, "Strided operands"); the
-        kernel's pointer is the address of element [0, ...]."""
+        kernel's pointer is the address of element [0, ...].
+        replay_steps > 0 (replayed verify): the kernel also takes the replay
+        windows k_window [rows, H, L, K], v_window [rows, HV, L, V] (both
+        input_dtype), g_window and beta_window [rows, HV, L] (float32), dense,
+        after intermediate_states, with L = replay_steps and rows = num_slots
+        with a pool, else N: row state_indices[n] (or n) receives the first L
+        tokens' raw k and v, log decay and beta (gdn.replay_commit replays
+        them)."""
         flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
                      state_in_place=state_in_place, allow_neg_eigval=allow_neg_eigval,
                      per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
         flags = {name: _flag(name, value) for name, value in flags.items()}
         d = new_desc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, sm_count=sm_count, num_slots=num_slots,
-                    intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps)
+                    intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps,
+                    replay_steps=replay_steps)
         ints.update(state_slot_stride=state_slot_stride,
                     intermediate_row_stride=intermediate_row_stride)
         for name, value in ints.items():

@@ -52,11 +52,12 @@ class RecurrentDesc(ctypes.Structure):
         ("beta_strides", ctypes.c_int64 * 4), ("state_slot_stride", ctypes.c_int64),
         ("intermediate_row_stride", ctypes.c_int64),
         ("schedule", ctypes.c_char_p),
+        ("replay_steps", ctypes.c_int64),
     ]
 
 
 # GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 
 def new_desc():

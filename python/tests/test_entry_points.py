@@ -396,7 +396,8 @@ def test_sglang_fixed_signature_and_unsupported_arguments():
     idx = torch.arange(2, dtype=torch.int32)
     with pytest.raises(TypeError, match="'use_cache'"):
         sglang(x, x["pool"], idx, use_cache=True)
-    for kw, name in ((dict(lower_bound=-5.0), "lower_bound"), (dict(cache_ring=True), "cache_ring"),
+    for kw, name in ((dict(lower_bound=-5.0), "lower_bound"),
+                     (dict(cache_ring=True, is_kda=True), "cache_ring"),
                      (dict(is_kda=True, match_cutedsl_decode=True), "match_cutedsl_decode")):
         with pytest.raises(NotImplementedError, match=f"'{name}'"):
             sglang(x, x["pool"], idx, **kw)
@@ -535,7 +536,7 @@ def test_mtp_unsupported_and_refused_arguments():
     with pytest.raises(NotImplementedError, match="'ssm_state_indices'"):
         mtp(x, x["pool"], idx, ssm_state_indices=torch.zeros(2, 2, dtype=torch.int32),
             disable_state_update=False)
-    with pytest.raises(NotImplementedError, match="'cache_replayssm'"):
+    with pytest.raises(ValueError, match="requires replayssm_rawv/rawk/g/beta"):
         mtp(x, x["pool"], idx, cache_replayssm=True, disable_state_update=True)
     with pytest.raises(NotImplementedError, match="'output_state_indices'"):
         mtp(x, x["pool"], idx, output_state_indices=idx.clone())

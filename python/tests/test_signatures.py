@@ -38,6 +38,9 @@ ANCHORS = [
      "gated_delta_rule_decode_pretranspose"),
     ("FlashInfer", "flashinfer", "flashinfer/gdn_decode.py", "gated_delta_rule_decode"),
     ("FlashInfer", "flashinfer", "flashinfer/gdn_decode.py", "gated_delta_rule_mtp"),
+    ("FlashInfer", "flashinfer", "flashinfer/gdn_decode.py", "gated_delta_rule_replayssm_commit"),
+    ("SGLang", "sglang", "sglang/kernels/ops/attention/linear/gdn_replayssm_spec_fold.py",
+     "commit_gdn_replayssm_fold_all_layers"),
 ]
 REQUIRED = "—"  # the table's default for a parameter without one
 KWARGS = "**kwargs"

@@ -14,15 +14,24 @@ does with it).
 - `fused_sigmoid_gating_delta_rule_update`   SGLang 0.5.23 (decode and verify)
 - `fused_recurrent_gated_delta_rule_packed_decode`
                                              SGLang 0.5.23 (packed mixed_qkv decode)
+- `gated_delta_rule_replayssm_commit`        FlashInfer 0.7.2 (ReplaySSM commit)
+- `commit_gdn_replayssm_fold_all_layers`     SGLang 0.5.23 (ReplaySSM commit)
 - `commit_accepted`                          after verify: each row's accepted
                                              prefix into the pool (gdn.commit)
+- `replay_commit`                            after a replayed verify (windows
+                                             of raw inputs, no per-token
+                                             states): each row's accepted
+                                             prefix replayed onto the pool,
+                                             all layers in one launch
+                                             (gdn.replay_commit)
 
 `set_schedule` overrides the GPU schedule of the kernels compiled afterwards
 (used by the benchmarks' sweeps).
 
 Each validates its arguments (TypeError / ValueError naming the argument,
 raised before any launch), then calls the custom op `gdn::recurrent`
-(`commit_accepted`: `gdn::commit`), registered with torch.library (fake
+(`commit_accepted`: `gdn::commit`; the replay commits:
+`gdn::replay_commit`), registered with torch.library (fake
 implementation included, so torch.compile can trace it). The op launches on
 torch.cuda.current_stream() and allocates nothing when the caller passes the
 outputs (and inputs the kernels read in place, in the dtypes they take:
@@ -49,10 +58,10 @@ decay per key channel, S[k, :] <- exp(g[k]) S[k, :] (g or a [B, T, HV, K],
 dt_bias [HV * K]); beta may be per value channel (beta or b [B, T, HV, V]).
 
 The package, one concern a module: _custom_ops (the custom ops
-gdn::recurrent and gdn::commit, their kernel caches, set_schedule), _checks
-(the argument checks the entry points share), fla, sglang, flashinfer (each
-anchor's entry points; fla_chunk: FLA's chunk signatures) and accepted
-(commit_accepted). No backward pass yet: an input that requires grad (with
+gdn::recurrent, gdn::commit and gdn::replay_commit, their kernel caches,
+set_schedule), _checks (the argument checks the entry points share), fla,
+sglang, flashinfer (each anchor's entry points; fla_chunk: FLA's chunk
+signatures), accepted (commit_accepted) and replay (replay_commit). No backward pass yet: an input that requires grad (with
 grad enabled) is a NotImplementedError naming it. Import the entry
 points from gdn.ops, which re-exports them.
 """
@@ -62,8 +71,10 @@ from .accepted import commit_accepted
 from .fla import fused_recurrent_gated_delta_rule, fused_recurrent_kda
 from .fla_chunk import chunk_gated_delta_rule, chunk_kda
 from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
-                         gated_delta_rule_mtp)
-from .sglang import (fused_recurrent_gated_delta_rule_packed_decode,
+                         gated_delta_rule_mtp, gated_delta_rule_replayssm_commit)
+from .replay import replay_commit
+from .sglang import (commit_gdn_replayssm_fold_all_layers,
+                     fused_recurrent_gated_delta_rule_packed_decode,
                      fused_sigmoid_gating_delta_rule_update)
 
 __all__ = [
@@ -74,7 +85,10 @@ __all__ = [
     "gated_delta_rule_decode_pretranspose",
     "gated_delta_rule_decode",
     "gated_delta_rule_mtp",
+    "gated_delta_rule_replayssm_commit",
     "fused_sigmoid_gating_delta_rule_update",
     "fused_recurrent_gated_delta_rule_packed_decode",
+    "commit_gdn_replayssm_fold_all_layers",
     "commit_accepted",
+    "replay_commit",
 ]

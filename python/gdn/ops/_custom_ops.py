@@ -1,10 +1,10 @@
-"""The torch custom ops `gdn::recurrent` and `gdn::commit` (torch.library,
-fake implementations included so torch.compile can trace them) on
-validated tensors (dense, or views the kernels read in place:
+"""The torch custom ops `gdn::recurrent`, `gdn::commit` and
+`gdn::replay_commit` (torch.library, fake implementations included so
+torch.compile can trace them) on validated tensors (dense, or views the kernels read in place:
 _checks._view_strides); their caches of compiled kernels, and
 `set_schedule`, the GPU schedule of the kernels compiled afterwards. The
-entry points (fla, sglang, flashinfer, accepted) check their arguments and
-call these ops through torch.ops.gdn."""
+entry points (fla, sglang, flashinfer, accepted, replay) check their
+arguments and call these ops through torch.ops.gdn."""
 import ctypes
 from typing import Optional
 
@@ -78,8 +78,21 @@ def _in_kernel_order(kern, given, what):
     return [given[name] for name in names]
 
 
+def _launch(kern, given, what, device):
+    """Launches `kern` on `given` (argument name -> tensor or None) on the
+    current stream of `device` (CUDA) or runs it on the host (CPU)."""
+    tensors = _in_kernel_order(kern, given, what)
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    if device.type == "cuda":
+        kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
+    else:
+        from .._capi import check, lib
+        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
 @torch.library.custom_op("gdn::recurrent",
-                         mutates_args=("state", "intermediate_states", "final_state", "o"))
+                         mutates_args=("state", "intermediate_states", "final_state", "o",
+                                       "k_window", "v_window", "g_window", "beta_window"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
@@ -92,6 +105,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
+              k_window: Optional[torch.Tensor] = None,
+              v_window: Optional[torch.Tensor] = None,
+              g_window: Optional[torch.Tensor] = None,
+              beta_window: Optional[torch.Tensor] = None,
               fresh_early_inputs: bool = False) -> None:
     """The gdn.recurrent op on validated tensors: dense, or views the
     kernels read in place (_checks._view_strides: q, k, v, the gates; the
@@ -103,7 +120,11 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
     (int32/int64, with intermediate_states): EAGLE tree verify, each step
     starts from its parent step's stored state (see the op's description).
-    fresh_early_inputs: the caller has just written the initial state or an
+    Replayed verify: k_window [rows, H, L, K], v_window [rows, HV, L, V] (q's
+    dtype), g_window, beta_window [rows, HV, L] (float32), all four or none,
+    dense, rows = the pool's slots (N without a pool): the first L tokens of
+    sequence n go to row state_indices[n] (or n) as raw k, v, log decay and
+    beta, for gdn::replay_commit. fresh_early_inputs: the caller has just written the initial state or an
     index table with a kernel of its own (a dtype conversion, an arange), so
     this call is never a programmatic launch (set_schedule), whose kernel
     reads those before waiting for the previous kernel."""
@@ -138,6 +159,14 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         desc.update(num_slots=pool.shape[0], state_index_dtype=index_dtype(state_indices))
     if cu_seqlens is not None:
         desc["cu_seqlens_dtype"] = index_dtype(cu_seqlens)
+    windows = dict(k_window=k_window, v_window=v_window, g_window=g_window,
+                   beta_window=beta_window)
+    if any(t is not None for t in windows.values()):
+        for name, t in windows.items():
+            if t is None or not t.is_contiguous():
+                raise ValueError(f"gdn::recurrent: the replay windows come as four dense "
+                                 f"tensors; {name} is {'missing' if t is None else 'strided'}")
+        desc["replay_steps"] = k_window.shape[2]
     if intermediate_states is not None:
         desc.update(intermediate_rows=intermediate_states.shape[0],
                     intermediate_steps=intermediate_states.shape[1],
@@ -168,29 +197,25 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "intermediate_state_indices": intermediate_state_indices,
              "retrieve_parent_token": retrieve_parent_token, "initial_state": initial_state,
              "state": state, "intermediate_states": intermediate_states,
-             "final_state": final_state, "o": o}
-    tensors = _in_kernel_order(kern, given, "gdn::recurrent")
-    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
-    if q.is_cuda:
-        kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(q.device).cuda_stream))
-    else:
-        from .._capi import check, lib
-        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+             "final_state": final_state, "o": o, "k_window": k_window, "v_window": v_window,
+             "g_window": g_window, "beta_window": beta_window}
+    _launch(kern, given, "gdn::recurrent", q.device)
 
 
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
       scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None,
-      fresh_early_inputs=False):
+      k_window=None, v_window=None, g_window=None, beta_window=None, fresh_early_inputs=False):
     return None
 
 
-# gdn::commit: the commit of an accepted prefix (gdn.commit)
+# Ops compiled from MLIR text: gdn::commit (an accepted prefix's state
+# copied into the pool, gdn.commit) and gdn::replay_commit (gdn.replay_commit)
 
 _MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
                torch.int32: "i32", torch.int64: "i64"}
-_commit_kernels = {}
+_text_kernels = {}
 
 
 def _memref(t):
@@ -203,32 +228,27 @@ def _memref(t):
     return text + ">"
 
 
-def _commit_kernel(intermediate_states, accepted, state, state_indices,
-                   intermediate_state_indices):
-    """The compiled gdn.commit for these shapes and dtypes (cached): a
-    function @gdn_commit whose arguments are the op's operands."""
-    device = intermediate_states.device
-    operands = [("intermediate_states", intermediate_states), ("accepted", accepted),
-                ("state_indices", state_indices),
-                ("intermediate_state_indices", intermediate_state_indices),
-                ("state", state)]
+def _text_kernel(op, operands, attributes):
+    """The compiled function @gdn_<op> (cached by device, operand types and
+    attributes) holding one `gdn.<op>` whose operands are the function's
+    arguments: `operands` (name, tensor or None) in the op's order, None
+    left out; `attributes` the text of its attribute dictionary."""
     operands = [(name, t) for name, t in operands if t is not None]
+    device = operands[0][1].device
     types = [(name, _memref(t)) for name, t in operands]
-    key = (device.type, device.index) + tuple(types)
-    k = _commit_kernels.get(key)
+    key = (device.type, device.index, op, attributes) + tuple(types)
+    k = _text_kernels.get(key)
     if k is None:
         sig = ", ".join(f"%{name}: {ty}" for name, ty in types)
         body = " ".join(f"{name}(%{name} : {ty})" for name, ty in types)
-        # The copy does not depend on the layout as long as the buffer and
-        # the pool share one; vk names the last two dimensions [V, K].
-        text = (f"func.func @gdn_commit({sig}) {{\n"
-                f"  gdn.commit {body} {{state_layout = #gdn.layout<vk>}}\n"
+        text = (f"func.func @gdn_{op}({sig}) {{\n"
+                f"  gdn.{op} {body} {attributes}\n"
                 f"  return\n}}\n")
         target = "cuda" if device.type == "cuda" else "cpu"
         chip = _chip(device) if target == "cuda" else None
-        k = default_compiler().compile_text(text, function="gdn_commit", target=target,
+        k = default_compiler().compile_text(text, function=f"gdn_{op}", target=target,
                                             chip=chip)
-        _commit_kernels[key] = k
+        _text_kernels[key] = k
     return k
 
 
@@ -246,21 +266,50 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
     # Pointer checks live here, where torch.compile does not trace.
     if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
         raise ValueError("state and intermediate_states must not share memory")
-    kern = _commit_kernel(intermediate_states, accepted, state, state_indices,
-                          intermediate_state_indices)
-    tensors = _in_kernel_order(kern, {
-        "intermediate_states": intermediate_states, "accepted": accepted, "state": state,
-        "state_indices": state_indices,
-        "intermediate_state_indices": intermediate_state_indices}, "gdn::commit")
-    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
-    if state.is_cuda:
-        kern.launch_raw(ptrs, ctypes.c_void_p(
-            torch.cuda.current_stream(state.device).cuda_stream))
-    else:
-        from .._capi import check, lib
-        check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+    # The copy does not depend on the layout as long as the buffer and the
+    # pool share one; vk names the last two dimensions [V, K].
+    given = {"intermediate_states": intermediate_states, "accepted": accepted,
+             "state_indices": state_indices,
+             "intermediate_state_indices": intermediate_state_indices, "state": state}
+    kern = _text_kernel("commit", list(given.items()), "{state_layout = #gdn.layout<vk>}")
+    _launch(kern, given, "gdn::commit", state.device)
 
 
 @commit.register_fake
 def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices):
+    return None
+
+
+@torch.library.custom_op("gdn::replay_commit", mutates_args=("state",))
+def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torch.Tensor,
+                  beta_window: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
+                  state_indices: Optional[torch.Tensor], qk_l2norm: bool,
+                  state_layout: str) -> None:
+    """The gdn.replay_commit op on validated dense tensors with a leading
+    layer dimension: k_window [LY, slots, H, L, K], v_window
+    [LY, slots, HV, L, V], g_window, beta_window [LY, slots, HV, L],
+    accepted [N], state_indices [N] or None (slot n), state
+    [LY, slots, HV, V, K] ("vk") or [.., K, V] ("kv"): for every layer and
+    row with slot >= 0 and a = min(accepted[n], L) >= 1, the state of that
+    slot advances by the row's first a window steps, in place."""
+    if accepted.shape[0] == 0:
+        return
+    # Pointer checks live here, where torch.compile does not trace.
+    storage = state.untyped_storage().data_ptr()
+    for name, t in (("k_window", k_window), ("v_window", v_window), ("g_window", g_window),
+                    ("beta_window", beta_window)):
+        if t.untyped_storage().data_ptr() == storage:
+            raise ValueError(f"state and {name} must not share memory")
+    given = {"k_window": k_window, "v_window": v_window, "g_window": g_window,
+             "beta_window": beta_window, "accepted": accepted, "state_indices": state_indices,
+             "state": state}
+    attributes = (("{qk_l2norm, " if qk_l2norm else "{") +
+                  f"state_layout = #gdn.layout<{state_layout}>}}")
+    kern = _text_kernel("replay_commit", list(given.items()), attributes)
+    _launch(kern, given, "gdn::replay_commit", state.device)
+
+
+@replay_commit.register_fake
+def _(k_window, v_window, g_window, beta_window, accepted, state, state_indices, qk_l2norm,
+      state_layout):
     return None

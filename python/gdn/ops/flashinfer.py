@@ -1,11 +1,14 @@
 """FlashInfer (flashinfer-python 0.7.2, flashinfer.gdn_decode):
 gated_delta_rule_decode_pretranspose, gated_delta_rule_decode (K-major
-state), gated_delta_rule_mtp (verify, T > 1)."""
+state), gated_delta_rule_mtp (verify, T > 1; ReplaySSM windows with
+cache_replayssm) and gated_delta_rule_replayssm_commit (the ReplaySSM
+commit of all layers)."""
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_fused_gating, _check_indices, _check_pool,
                       _check_qkv, _scale, _unsupported, _validate_indices)
+from .replay import _null_blocks, _replay
 
 
 def _flashinfer_backend(backend, names):
@@ -41,10 +44,11 @@ def _check_output(output, v):
 
 
 def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, read_only,
-         use_qk_l2norm):
+         use_qk_l2norm, windows=None):
     """The shared tail of the vk entry points on checked q, k, v and state
     (or pool, with `indices`): checks the gates, the verify buffer, scale and
-    output, then runs the op (state read only, or updated in place).
+    output, then runs the op (state read only, or updated in place; with
+    `windows`, the checked replay windows (k, v, g, beta), also written).
     Returns (output, state); B = 0 or T = 0 launch nothing."""
     B, T, HV, V = v.shape
     K = q.shape[3]
@@ -57,10 +61,51 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     output = _check_output(output, v)
     if B == 0 or T == 0:  # no token: nothing to launch, the state is unchanged
         return output, state
+    kw, vw, gw, bw = windows or (None,) * 4
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
-                            inter, None, output, scale, bool(use_qk_l2norm), "vk")
+                            inter, None, output, scale, bool(use_qk_l2norm), "vk",
+                            k_window=kw, v_window=vw, g_window=gw, beta_window=bw)
     return output, state
+
+
+_REPLAYSSM = ("replayssm_rawv", "replayssm_rawk", "replayssm_g", "replayssm_beta")
+
+
+def _replayssm_windows(buffers, q, pool_size, HV, V):
+    """FlashInfer's ReplaySSM windows, checked as FlashInfer asserts them (a
+    ValueError naming the buffer): rawv [pool, HV, T, V], rawk [pool, H, T, K]
+    in q's dtype (FlashInfer: bfloat16; its float16 inputs are cached as
+    bfloat16, which gdn does not do: NotImplementedError), g and beta
+    [pool, HV, T] float32, contiguous, on q's device, all four given.
+    Returns them as (k, v, g, beta), the op's order."""
+    missing = [name for name in _REPLAYSSM if buffers[name] is None]
+    if missing:
+        raise ValueError(f"cache_replayssm=True requires replayssm_rawv/rawk/g/beta; missing "
+                         f"{', '.join(missing)}")
+    B, T, H, K = q.shape
+    expected = {"replayssm_rawv": (pool_size, HV, T, V), "replayssm_rawk": (pool_size, H, T, K),
+                "replayssm_g": (pool_size, HV, T), "replayssm_beta": (pool_size, HV, T)}
+    for name, shape in expected.items():
+        t = buffers[name]
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        dtype = q.dtype if name in ("replayssm_rawv", "replayssm_rawk") else torch.float32
+        if tuple(t.shape) != shape:
+            raise ValueError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
+        if t.dtype != dtype:
+            if dtype == torch.float16 and t.dtype == torch.bfloat16:
+                raise NotImplementedError(
+                    f"gdn: argument '{name}' in bfloat16 with float16 inputs (FlashInfer "
+                    "caches them converted) is not supported yet: gdn's windows hold q's dtype")
+            raise ValueError(f"{name} must have dtype {dtype}, got {t.dtype}")
+        if t.device != q.device:
+            raise ValueError(f"{name} device {t.device} != q device {q.device}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be a contiguous per-layer ReplaySSM view")
+        _check(name, t, q.device, shape, (dtype,), written=True)
+    return tuple(buffers[name] for name in ("replayssm_rawk", "replayssm_rawv", "replayssm_g",
+                                            "replayssm_beta"))
 
 
 def gated_delta_rule_decode_pretranspose(
@@ -168,18 +213,46 @@ def gated_delta_rule_mtp(
     [HV] in float32, bfloat16 or float16 (converted to float32).
     Returns (output [B, T, HV, V], initial_state) as FlashInfer does; the
     pool is the same object, updated in place. ssm_state_indices (per-token
-    scatter), cache_replayssm, and output_state_indices other than
-    initial_state_indices raise NotImplementedError; replayssm_* buffers
-    without cache_replayssm are a ValueError (FlashInfer refuses them).
+    scatter) and output_state_indices other than initial_state_indices
+    raise NotImplementedError; replayssm_* buffers without cache_replayssm
+    are a ValueError (FlashInfer refuses them).
+    cache_replayssm=True (ReplaySSM verify; gdn takes any T >= 1 and every
+    GPU gdn supports, and the CPU): the pool is only read and, instead of
+    per-token states, row initial_state_indices[n] (< 0: nothing) of the
+    windows receives each token's raw inputs: replayssm_rawk
+    [slots, H, T, K] (k before the L2 norm) and replayssm_rawv
+    [slots, HV, T, V], both in q's dtype (bfloat16 as FlashInfer asserts;
+    float32 inputs: float32; bfloat16 windows with float16 inputs:
+    NotImplementedError), replayssm_g [slots, HV, T] (log decay) and
+    replayssm_beta [slots, HV, T] (sigmoid(b)), float32, contiguous; the
+    output is the one of the same call without the windows, bit for bit.
+    As FlashInfer asserts (ValueError): disable_state_update=True (or
+    None), no intermediate_states_buffer, no ssm_state_indices, all four
+    buffers of those shapes and dtypes, a pool of at least one slot.
+    gated_delta_rule_replayssm_commit (or gdn.ops.replay_commit) then
+    replays the accepted prefixes onto the pool.
     B = 0 or T = 0: nothing is compiled or launched, the pool and the buffer
     are untouched, output is the empty [B, T, HV, V] (the given one, if
     any). A pool of 0 slots with B > 0 is a ValueError."""
-    _unsupported(ssm_state_indices=ssm_state_indices, cache_replayssm=cache_replayssm)
     buffers = dict(replayssm_rawv=replayssm_rawv, replayssm_rawk=replayssm_rawk,
                    replayssm_g=replayssm_g, replayssm_beta=replayssm_beta)
-    given = [name for name, t in buffers.items() if t is not None]
-    if given:
-        raise ValueError(f"{', '.join(given)}: replayssm_* buffers require cache_replayssm=True")
+    read_only = True if disable_state_update is None else bool(disable_state_update)
+    if cache_replayssm:  # FlashInfer's asserts, in its order
+        if not read_only:
+            raise ValueError("ReplaySSM verify must leave the checkpoint frozen "
+                             "(disable_state_update=True)")
+        if intermediate_states_buffer is not None:
+            raise ValueError("ReplaySSM replaces full intermediate-state snapshots "
+                             "(intermediate_states_buffer must be None)")
+        if ssm_state_indices is not None:
+            raise ValueError("ReplaySSM and per-token state scatter (ssm_state_indices) are "
+                             "mutually exclusive")
+    else:
+        given = [name for name, t in buffers.items() if t is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: replayssm_* buffers require "
+                             "cache_replayssm=True")
+    _unsupported(ssm_state_indices=ssm_state_indices)
     if output_state_indices is not None and output_state_indices is not initial_state_indices:
         raise NotImplementedError(
             "gdn: argument 'output_state_indices' (a split read/write pool) is not supported yet")
@@ -187,6 +260,57 @@ def gated_delta_rule_mtp(
     pool = _check_pool("initial_state", initial_state, dev, HV, V, K, B)
     indices = _check_indices("initial_state_indices", initial_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
-    read_only = True if disable_state_update is None else bool(disable_state_update)
+    windows = None
+    if cache_replayssm:
+        if pool.shape[0] == 0:
+            raise ValueError("ReplaySSM requires at least one checkpoint slot")
+        windows = _replayssm_windows(buffers, q, pool.shape[0], HV, V)
     return _run(q, k, v, pool, indices, A_log, a, dt_bias, b, scale, output,
-                intermediate_states_buffer, read_only, use_qk_l2norm)
+                intermediate_states_buffer, read_only, use_qk_l2norm, windows)
+
+
+def gated_delta_rule_replayssm_commit(
+        checkpoint_state, rawv_cache, rawk_cache, g_cache, beta_cache, state_indices,
+        accept_lens, *, track_state_indices=None, track_steps=None, use_qk_l2norm=True,
+        null_block_id=-1, backend="auto"):
+    """FlashInfer's `gated_delta_rule_replayssm_commit` (flashinfer-python
+    0.7.2): after gated_delta_rule_mtp(cache_replayssm=True) of every layer,
+    replays each request's accepted prefix into every layer's checkpoint, in
+    place, in one launch (gdn.ops.replay_commit; any GPU gdn supports, and
+    the CPU).
+    - checkpoint_state [layers, slots, HV, V, K] (K-last), float32 as
+      FlashInfer (bfloat16 and float16 too: replayed in float32, rounded
+      once on store);
+    - rawv_cache [layers, slots, HV, T, V], rawk_cache [layers, slots, H, T, K]
+      (one dtype, the verify's q dtype: bfloat16 as FlashInfer), g_cache,
+      beta_cache [layers, slots, HV, T] float32; all contiguous;
+    - state_indices [B], accept_lens [B]: int32 as FlashInfer (int64 too);
+      row n replays min(accept_lens[n], T) tokens onto slot state_indices[n];
+      slots <= null_block_id (>= -1) and accept_lens <= 0 are no-ops (a slot
+      no live row names stays bit-identical).
+    use_qk_l2norm must match the verify. backend: "auto", "simt" and
+    "tcgen05" all run gdn's kernel (float32 arithmetic); any other value is
+    a ValueError (as FlashInfer). track_state_indices / track_steps (saving
+    an extra checkpoint): NotImplementedError naming them.
+    Errors before any launch: ValueError for shapes, devices, contiguity,
+    null_block_id < -1, as FlashInfer (whose TypeError for dtypes is kept);
+    each names the argument. Live slots must be unique and in range (the
+    caller's contract, as in FlashInfer). B = 0: nothing is launched.
+    Returns None."""
+    if backend not in ("auto", "simt", "tcgen05"):
+        raise ValueError("backend must be auto, simt, or tcgen05")
+    _unsupported(track_state_indices=track_state_indices, track_steps=track_steps)
+    for name, t in (("checkpoint_state", checkpoint_state), ("rawk_cache", rawk_cache)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if rawk_cache.dim() != 5:
+        raise ValueError("rawk_cache must be [layers, slots, H, T, K]")
+    if checkpoint_state.dim() != 5:
+        raise ValueError("checkpoint_state must be [layers, slots, HV, V, K]")
+    if null_block_id < -1:
+        raise ValueError("null_block_id must be >= -1")
+    _replay(rawk_cache, rawv_cache, g_cache, beta_cache, accept_lens, checkpoint_state,
+            _null_blocks("state_indices", state_indices, null_block_id), use_qk_l2norm, "vk",
+            dict(k="rawk_cache", v="rawv_cache", g="g_cache", beta="beta_cache",
+                 accepted="accept_lens", state="checkpoint_state", indices="state_indices"))
+

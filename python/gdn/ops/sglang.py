@@ -1,11 +1,47 @@
 """SGLang (sglang 0.5.23): fused_sigmoid_gating_delta_rule_update (decode and
-verify) and fused_recurrent_gated_delta_rule_packed_decode (packed
-mixed_qkv decode)."""
+verify, with the ReplaySSM ring-write), fused_recurrent_gated_delta_rule_packed_decode
+(packed mixed_qkv decode) and commit_gdn_replayssm_fold_all_layers (the
+ReplaySSM commit of all layers)."""
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
+from .replay import _null_blocks, _replay
+
+
+def _ring(pool, dev, dtype, H, HV, K, V, rawv, rawk, g, beta):
+    """SGLang's per-layer ReplaySSM ring views for cache_ring: rawv
+    [slots, HV, L, V], rawk [slots, H, L, K] (L = max_cache_len, any
+    L >= 1; tokens past L are not stored, as SGLang), g and beta
+    [slots, HV, L], with the pool's slots. SGLang's assert on the ranks is a
+    ValueError; it stores into any dtype and takes the slot pitch from the
+    rings, gdn writes q's dtype (rawk, rawv) and float32 (g, beta) to dense
+    rings: anything else is NotImplementedError. Returns (k, v, g, beta)."""
+    rings = dict(replayssm_rawv=rawv, replayssm_rawk=rawk, replayssm_g=g, replayssm_beta=beta)
+    ranks = dict(replayssm_rawv=4, replayssm_rawk=4, replayssm_g=3, replayssm_beta=3)
+    for name, t in rings.items():
+        if not isinstance(t, torch.Tensor) or t.dim() != ranks[name]:
+            raise ValueError(f"cache_ring expects per-layer ring views: {name} must be a "
+                             f"{ranks[name]}-D tensor, got "
+                             f"{list(t.shape) if isinstance(t, torch.Tensor) else t!r}")
+    if pool is None:
+        raise NotImplementedError("gdn: argument 'cache_ring' without initial_state_source (the "
+                                  "rings are addressed by the pool's slots) is not supported yet")
+    slots, L = pool.shape[0], rawv.shape[2]
+    if L == 0:
+        raise ValueError("replayssm_rawv must hold at least one step (max_cache_len >= 1), got "
+                         f"shape {list(rawv.shape)}")
+    shapes = dict(replayssm_rawv=(slots, HV, L, V), replayssm_rawk=(slots, H, L, K),
+                  replayssm_g=(slots, HV, L), replayssm_beta=(slots, HV, L))
+    for name, t in rings.items():
+        want = dtype if name in ("replayssm_rawv", "replayssm_rawk") else torch.float32
+        if t.dtype != want:
+            raise NotImplementedError(f"gdn: argument '{name}' in {t.dtype} is not supported "
+                                      f"yet (gdn writes {want}: q's dtype for rawk and rawv, "
+                                      "float32 for g and beta)")
+        _check(name, t, dev, shapes[name], (want,), written=True)
+    return rawk, rawv, g, beta
 
 
 def fused_sigmoid_gating_delta_rule_update(
@@ -47,11 +83,19 @@ def fused_sigmoid_gating_delta_rule_update(
     every sequence are left unwritten).
     Not supported yet (NotImplementedError naming them): softplus_beta !=
     1.0, softplus_threshold != 20.0, lower_bound (SGLang's KDA safe gate
-    lower_bound * sigmoid(exp(A_log) (a + dt_bias))), cache_ring (the
-    ReplaySSM ring-write; replayssm_* are ignored without it, as in SGLang),
-    match_cutedsl_decode (after SGLang's own ValueError when it is set
+    lower_bound * sigmoid(exp(A_log) (a + dt_bias))), cache_ring with
+    is_kda or without initial_state_source, match_cutedsl_decode (after SGLang's own ValueError when it is set
     without is_kda or with lower_bound). Unknown keywords are a TypeError,
     as SGLang's fixed signature makes them.
+    ReplaySSM ring-write, cache_ring=True (replayssm_* are ignored
+    without it, as in SGLang): the s-th token (s < L) of the row with pool
+    slot initial_state_indices[n] (< 0: nothing) is stored at step s of
+    that slot's rings: replayssm_rawk [slots, H, L, K] (k before the L2
+    norm) and replayssm_rawv [slots, HV, L, V] in q's dtype, replayssm_g
+    (log decay) and replayssm_beta (sigmoid(b)) [slots, HV, L] float32;
+    L (max_cache_len) may exceed T; o and every other write are those of
+    the same call without the rings. commit_gdn_replayssm_fold_all_layers
+    then replays the accepted prefixes.
     Nothing to compute (B = 0, T = 0 or cu_seqlens = [0]): nothing is
     compiled or launched, the pool and the buffer are untouched and o is the
     empty (cu_seqlens = [0]: unwritten) [B, T, HV, V]. A pool or buffer of 0
@@ -59,8 +103,10 @@ def fused_sigmoid_gating_delta_rule_update(
     if match_cutedsl_decode and (not is_kda or lower_bound is not None):
         raise ValueError("match_cutedsl_decode is defined for the KDA softplus gate only "
                          "(is_kda=True, lower_bound=None).")
-    _unsupported(match_cutedsl_decode=match_cutedsl_decode, lower_bound=lower_bound,
-                 cache_ring=cache_ring)
+    _unsupported(match_cutedsl_decode=match_cutedsl_decode, lower_bound=lower_bound)
+    if cache_ring and is_kda:
+        raise NotImplementedError("gdn: argument 'cache_ring' with is_kda (KDA's ring of "
+                                  "per-key gates) is not supported yet")
     if float(softplus_beta) != 1.0:
         raise NotImplementedError("gdn: argument 'softplus_beta' != 1.0 is not supported yet")
     if float(softplus_threshold) != 20.0:
@@ -98,6 +144,10 @@ def fused_sigmoid_gating_delta_rule_update(
                              "(parent states are read back from it)")
         _check("retrieve_parent_token", parents, dev, (N, inter.shape[1]),
                (torch.int32, torch.int64), strided=True)
+    windows = (None,) * 4
+    if cache_ring:
+        windows = _ring(pool, dev, q.dtype, H, HV, K, V, replayssm_rawv, replayssm_rawk,
+                        replayssm_g, replayssm_beta)
     scale = _scale(scale)
     o = torch.empty_like(v)
     if N == 0 or T == 0:  # no token: nothing to launch, the pool is unchanged
@@ -117,7 +167,7 @@ def fused_sigmoid_gating_delta_rule_update(
                             inter_idx, pool if read_only else None,
                             None if read_only else pool, inter, None, o, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
-                            fresh_early_inputs=fresh)
+                            *windows, fresh_early_inputs=fresh)
     return o_out
 
 
@@ -203,3 +253,47 @@ def fused_recurrent_gated_delta_rule_packed_decode(
                             None, pool, None, None, out, scale, bool(use_qk_l2norm_in_kernel),
                             "vk")
     return out, initial_state
+
+
+def commit_gdn_replayssm_fold_all_layers(
+        checkpoint_state, rawv_cache, rawk_cache, g_cache, beta_cache, ssm_state_indices,
+        accept_lens, max_cache_len, num_k_heads, mamba_track_indices=None,
+        mamba_steps_to_track=None, use_qk_l2norm_in_kernel=True, null_block_id=-1):
+    """SGLang's `commit_gdn_replayssm_fold_all_layers` (sglang 0.5.23,
+    gdn_replayssm_spec_fold.py): after the verify of every layer with
+    cache_ring=True, replays each request's accepted prefix from the rings
+    into every layer's checkpoint, in place, in one launch
+    (gdn.ops.replay_commit).
+    - checkpoint_state [layers, slots, HV, V, K] (SGLang's pool layout),
+      float32/bfloat16/float16 (replayed in float32, rounded once on store);
+    - rawv_cache [layers, slots, HV, L, V], rawk_cache [layers, slots, H, L, K]
+      (one dtype, the verify's q dtype), g_cache, beta_cache
+      [layers, slots, HV, L] float32; dense (SGLang also takes strided
+      layers and slots: a strided ring is a ValueError here);
+    - ssm_state_indices, accept_lens [B] int32/int64: row n replays
+      min(accept_lens[n], L) tokens onto slot ssm_state_indices[n] (SGLang
+      reads past the ring for accept_lens > L); slots <= null_block_id (and
+      < 0) and accept_lens <= 0 are no-ops;
+    - max_cache_len: L, num_k_heads: H (the rings' own sizes; a different
+      value is a ValueError, SGLang would read other ring entries).
+    use_qk_l2norm_in_kernel must match the verify. mamba_track_indices /
+    mamba_steps_to_track (an extra checkpoint of a track slot):
+    NotImplementedError naming them. Errors before any launch: TypeError
+    for dtypes, ValueError for shapes, devices and contiguity, each naming
+    the argument. B = 0: nothing is launched. Returns None."""
+    _unsupported(mamba_track_indices=mamba_track_indices,
+                 mamba_steps_to_track=mamba_steps_to_track)
+    for name, t, rank in (("checkpoint_state", checkpoint_state, 5), ("rawk_cache", rawk_cache, 5)):
+        if not isinstance(t, torch.Tensor) or t.dim() != rank:
+            raise ValueError(f"{name} must be a {rank}-D tensor [layers, slots, ...]")
+    if int(max_cache_len) != rawk_cache.shape[3]:
+        raise ValueError(f"max_cache_len = {max_cache_len} must be the rings' step count "
+                         f"rawk_cache.shape[3] = {rawk_cache.shape[3]}")
+    if int(num_k_heads) != rawk_cache.shape[2]:
+        raise ValueError(f"num_k_heads = {num_k_heads} must be rawk_cache.shape[2] = "
+                         f"{rawk_cache.shape[2]}")
+    _replay(rawk_cache, rawv_cache, g_cache, beta_cache, accept_lens, checkpoint_state,
+            _null_blocks("ssm_state_indices", ssm_state_indices, null_block_id),
+            use_qk_l2norm_in_kernel, "vk",
+            dict(k="rawk_cache", v="rawv_cache", g="g_cache", beta="beta_cache",
+                 accepted="accept_lens", state="checkpoint_state", indices="ssm_state_indices"))

@@ -1,0 +1,576 @@
+"""Replayed speculative verify (issue 22): gdn.recurrent with replay windows
+(FlashInfer's gated_delta_rule_mtp(cache_replayssm=True), SGLang's
+cache_ring) and gdn.replay_commit (gdn.ops.replay_commit, FlashInfer's
+gated_delta_rule_replayssm_commit, SGLang's
+commit_gdn_replayssm_fold_all_layers), on the CPU and, where present, CUDA.
+
+The contract checked: the verify's o is the one without windows, bit for
+bit, and the windows hold the raw k, v and the f32 log decay and beta; the
+commit equals a plain decode of each row's accepted tokens (gdn's own
+recurrent with the state in place: bit for bit on the CPU, within rounding
+on the GPU; and the fp64 reference within tolerance); padding rows, zero
+acceptance and slots no row names leave the pool bit-identical; NaN in
+window entries the commit does not read changes nothing; many layers in one
+launch equal one launch a layer; a CUDA graph of verify + commit replays
+with new accepted counts as eager calls compute."""
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent as ref_recurrent, rms_rel  # noqa: E402
+
+cuda_ok = torch.cuda.is_available()
+DEVICES = ["cpu"] + (["cuda"] if cuda_ok else [])
+f32, bf16 = torch.float32, torch.bfloat16
+
+
+def np64(t):
+    return t.detach().double().cpu().numpy()
+
+
+def make(N, T, H=1, HV=2, K=32, V=16, slots=None, dtype=f32, state_dtype=f32, device="cpu",
+         seed=0):
+    """Fused-gating inputs of N rows of T tokens and a vk pool of `slots`
+    (N + 3) slots, on `device`."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    slots = N + 3 if slots is None else slots
+    x = dict(q=r(N, T, H, K).to(dtype), k=r(N, T, H, K).to(dtype), v=r(N, T, HV, V).to(dtype),
+             a=r(N, T, HV).to(dtype), b=r(N, T, HV).to(dtype),
+             A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV),
+             pool=r(slots, HV, V, K).to(state_dtype))
+    return {n: t.to(device) for n, t in x.items()}
+
+
+def windows(x, L, fill=float("nan")):
+    """Empty FlashInfer/SGLang windows for x's pool: (rawv, rawk, g, beta)
+    [slots, HV, L, V], [slots, H, L, K], [slots, HV, L] x 2, filled with
+    `fill` (NaN: an entry no one writes stays NaN)."""
+    slots, HV, V, K = x["pool"].shape
+    H, dev, dt = x["q"].shape[2], x["q"].device, x["q"].dtype
+    full = lambda shape, dtype: torch.full(shape, fill, dtype=dtype, device=dev)  # noqa: E731
+    return (full((slots, HV, L, V), dt), full((slots, H, L, K), dt),
+            full((slots, HV, L), f32), full((slots, HV, L), f32))
+
+
+def verify(x, pool, idx, w=None, l2=True):
+    """FlashInfer's replayed verify (windows w) or plain verify (w None) of
+    all T tokens, the pool only read. Returns o."""
+    kw = {}
+    if w is not None:
+        kw = dict(cache_replayssm=True, replayssm_rawv=w[0], replayssm_rawk=w[1],
+                  replayssm_g=w[2], replayssm_beta=w[3])
+    o, _ = ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
+                                    x["dt_bias"], x["b"], disable_state_update=True,
+                                    use_qk_l2norm=l2, **kw)
+    return o
+
+
+def commit(w, accepted, pool, idx, l2=True):
+    rawv, rawk, g, beta = w
+    return ops.replay_commit(rawk, rawv, g, beta, accepted, pool, state_indices=idx,
+                             qk_l2norm=l2)
+
+
+def plain_decode(x, pool, idx, accepted, l2=True):
+    """The oracle: each row's first a = min(accepted, T) tokens run by gdn's
+    own recurrent on its slot, the state in place (rows with slot < 0 or
+    a <= 0 skipped). Returns the per-row outputs (None where skipped)."""
+    T = x["q"].shape[1]
+    outs = []
+    for n in range(idx.shape[0]):
+        a = min(int(accepted[n]), T)
+        if int(idx[n]) < 0 or a <= 0:
+            outs.append(None)
+            continue
+        rows = lambda t: t[n:n + 1, :a].contiguous()  # noqa: E731
+        o, _ = ops.gated_delta_rule_decode_pretranspose(
+            rows(x["q"]), rows(x["k"]), rows(x["v"]), None, x["A_log"], rows(x["a"]),
+            x["dt_bias"], rows(x["b"]), initial_state=pool, initial_state_indices=idx[n:n + 1],
+            use_qk_l2norm=l2)
+        outs.append(o)
+    return outs
+
+
+def reference_pool(x, pool0, idx, accepted, l2=True):
+    """fp64: pool0 with each row's accepted prefix decoded (the reference)."""
+    out = np64(pool0)
+    T = x["q"].shape[1]
+    for n in range(idx.shape[0]):
+        a, slot = min(int(accepted[n]), T), int(idx[n])
+        if slot < 0 or a <= 0:
+            continue
+        sub = lambda t: np64(t[n:n + 1, :a])  # noqa: E731
+        _, s = ref_recurrent(sub(x["q"]), sub(x["k"]), sub(x["v"]), a=sub(x["a"]),
+                             A_log=np64(x["A_log"]), dt_bias=np64(x["dt_bias"]), b=sub(x["b"]),
+                             initial_state=out[slot:slot + 1], qk_l2norm=l2, layout="vk")
+        out[slot] = s[0]
+    return out
+
+
+def close(got, want, exact):
+    """Bit for bit where the contract says so (the CPU's loops), else
+    within the state dtype's rounding."""
+    if exact:
+        return torch.equal(got, want)
+    tol = 1e-5 if got.dtype == f32 else 1e-2
+    return torch.allclose(got.float(), want.float(), rtol=tol, atol=tol)
+
+
+def softplus(x):
+    return torch.where(x <= 20.0, torch.log1p(torch.exp(torch.clamp(x, max=20.0))), x)
+
+
+# ---------------------------------------------------------------------------
+# verify with windows
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [f32, bf16])
+def test_verify_output_is_unchanged_and_windows_hold_the_inputs(device, dtype):
+    N, T = 4, 3
+    x = make(N, T, H=2, HV=4, dtype=dtype, device=device, seed=1)
+    idx = torch.tensor([5, -1, 0, 2], dtype=torch.int32, device=device)
+    pool0 = x["pool"].clone()
+    o_plain = verify(x, x["pool"], idx)
+    w = windows(x, T)
+    o = verify(x, x["pool"], idx, w)
+    assert torch.equal(o, o_plain), "the windows changed o"
+    assert torch.equal(x["pool"], pool0), "verify wrote the checkpoint"
+    rawv, rawk, g, beta = w
+    HV, H = 4, 2
+    a32, b32 = x["a"].float(), x["b"].float()
+    want_g = -torch.exp(x["A_log"]) * softplus(a32 + x["dt_bias"])
+    for n, slot in enumerate(idx.tolist()):
+        if slot < 0:
+            continue
+        assert torch.equal(rawk[slot], x["k"][n].permute(1, 0, 2)), "k_window: raw k"
+        assert torch.equal(rawv[slot], x["v"][n].permute(1, 0, 2)), "v_window: raw v"
+        assert torch.allclose(g[slot], want_g[n].T, rtol=1e-6, atol=1e-6)
+        assert torch.allclose(beta[slot], torch.sigmoid(b32[n]).T, rtol=1e-6, atol=1e-7)
+    for slot in (1, 3, 4, 6):  # named by no live row: untouched
+        for t in w:
+            assert torch.isnan(t[slot].float()).all(), f"slot {slot} of a window was written"
+    assert H == rawk.shape[1] and HV == rawv.shape[1]
+
+
+def test_windows_without_a_pool_take_row_n_and_the_given_gates():
+    """gdn::recurrent itself: log-space g and beta given, no pool (rows = N):
+    the windows hold g and beta exactly."""
+    N, T, H, HV, K, V = 2, 3, 1, 2, 32, 16
+    g_ = torch.Generator().manual_seed(3)
+    r = lambda *s: torch.randn(*s, generator=g_)  # noqa: E731
+    q, k, v = r(N, T, H, K), r(N, T, H, K), r(N, T, HV, V)
+    g = torch.nn.functional.logsigmoid(r(N, T, HV))
+    beta = torch.rand(N, T, HV, generator=g_)
+    s0 = r(N, HV, K, V)
+    o1, o2 = torch.empty(N, T, HV, V), torch.empty(N, T, HV, V)
+    kw, vw = torch.full((N, H, T, K), math.nan), torch.full((N, HV, T, V), math.nan)
+    gw, bw = torch.full((N, HV, T), math.nan), torch.full((N, HV, T), math.nan)
+    args = (q, k, v, g, None, None, None, beta, None, None, None, None, s0, None, None, None)
+    torch.ops.gdn.recurrent(*args, o1, None, True, "kv")
+    torch.ops.gdn.recurrent(*args, o2, None, True, "kv", k_window=kw, v_window=vw, g_window=gw,
+                            beta_window=bw)
+    assert torch.equal(o1, o2)
+    assert torch.equal(kw, k.permute(0, 2, 1, 3)) and torch.equal(vw, v.permute(0, 2, 1, 3))
+    assert torch.equal(gw, g.transpose(1, 2)) and torch.equal(bw, beta.transpose(1, 2))
+
+
+def test_described_kernel_takes_the_windows_in_the_c_api_order():
+    """Compiler.compile(replay_steps=L): the four windows after
+    intermediate_states and before final_state, rows = the pool's slots."""
+    import gdn
+    k = gdn.default_compiler().compile(
+        N=2, T=3, H=1, HV=2, K=32, V=16, input_dtype="float32", decay="fused_gating",
+        beta="logits", qk_l2norm=True, layout="vk", initial_state=True, final_state=True,
+        num_slots=5, intermediate_rows=2, intermediate_steps=3, replay_steps=4, target="cpu")
+    names = [n for n, _ in k.arguments]
+    i = names.index("intermediate_states")
+    assert names[i + 1:i + 5] == ["k_window", "v_window", "g_window", "beta_window"]
+    assert names[i + 5] == "final_state"
+    sizes = dict(k.arguments)
+    assert sizes["k_window"] == 5 * 1 * 4 * 32 * 4 and sizes["v_window"] == 5 * 2 * 4 * 16 * 4
+    assert sizes["g_window"] == sizes["beta_window"] == 5 * 2 * 4 * 4
+
+
+# ---------------------------------------------------------------------------
+# replay commit
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,state_dtype", [(f32, f32), (bf16, f32), (bf16, bf16)])
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_commit_equals_plain_decode_of_the_accepted_tokens(device, dtype, state_dtype,
+                                                           index_dtype):
+    """Accepted 0, 1, T - 1, T, > T and < 0, a padding row, in one batch."""
+    N, T = 7, 4
+    x = make(N, T, H=2, HV=4, dtype=dtype, state_dtype=state_dtype, device=device, seed=2)
+    idx = torch.tensor([3, 0, 7, 5, -1, 9, 1], dtype=index_dtype, device=device)
+    accepted = torch.tensor([0, 1, T - 1, T, 2, T + 3, -2], dtype=index_dtype, device=device)
+    pool0 = x["pool"].clone()
+    w = windows(x, T)
+    verify(x, x["pool"], idx, w)
+    got = x["pool"]
+    assert commit(w, accepted, got, idx) is got
+    want = pool0.clone()
+    plain_decode(x, want, idx, accepted)
+    assert close(got, want, exact=device == "cpu")
+    for slot in (2, 4, 6, 8, 3, 1):  # no row / padding / accepted 0 / accepted < 0
+        assert torch.equal(got[slot], pool0[slot]), f"slot {slot} changed"
+    ref = reference_pool(x, pool0, idx, accepted)
+    assert rms_rel(np64(got), ref) < (1e-5 if state_dtype == f32 else 4e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_in_unused_window_entries_changes_nothing(device):
+    """SGLang's ring with L = T + 2 steps: entries past each row's accepted
+    prefix (and past T) hold NaN; the commit never reads them."""
+    N, T, L = 3, 3, 5
+    x = make(N, T, device=device, seed=4)
+    idx = torch.tensor([1, 4, 2], dtype=torch.int32, device=device)
+    accepted = torch.tensor([1, 3, 2], dtype=torch.int32, device=device)
+    pools = []
+    for fill in (float("nan"), 0.0):
+        pool = x["pool"].clone()
+        w = windows(x, L, fill)
+        ops.fused_sigmoid_gating_delta_rule_update(
+            x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool,
+            idx, use_qk_l2norm_in_kernel=True, disable_state_update=True, cache_ring=True,
+            replayssm_rawv=w[0], replayssm_rawk=w[1], replayssm_g=w[2], replayssm_beta=w[3])
+        if fill != fill:
+            assert all(torch.isnan(t[:, :, T:].float()).all() for t in w), "steps past T written"
+        ops.commit_gdn_replayssm_fold_all_layers(
+            pool[None], w[0][None], w[1][None], w[2][None], w[3][None], idx, accepted, L, 1)
+        pools.append(pool)
+    assert torch.isfinite(pools[0]).all()
+    assert torch.equal(pools[0], pools[1])
+    want = x["pool"].clone()
+    plain_decode(x, want, idx, accepted)
+    assert close(pools[0], want, exact=device == "cpu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_verify_3_commit_2_decode_1_equals_three_plain_decodes(device):
+    N, T = 2, 3
+    x = make(N, T, device=device, seed=5)
+    idx = torch.tensor([4, 1], dtype=torch.int32, device=device)
+    exact = device == "cpu"
+    # Three plain decodes, one token each.
+    plain = x["pool"].clone()
+    outs = []
+    for t in range(T):
+        one = {n: (v[:, t:t + 1].contiguous() if v.dim() > 1 and n != "pool" else v)
+               for n, v in x.items()}
+        o, _ = ops.gated_delta_rule_decode_pretranspose(
+            one["q"], one["k"], one["v"], None, x["A_log"], one["a"], x["dt_bias"], one["b"],
+            initial_state=plain, initial_state_indices=idx)
+        outs.append(o)
+    # Verify 3, commit 2, decode the third token.
+    pool = x["pool"].clone()
+    w = windows(x, T)
+    o_verify = verify(x, pool, idx, w)
+    commit(w, torch.full((N,), 2, dtype=torch.int32, device=device), pool, idx)
+    third = {n: (v[:, 2:3].contiguous() if v.dim() > 1 and n != "pool" else v)
+             for n, v in x.items()}
+    o3, _ = ops.gated_delta_rule_decode_pretranspose(
+        third["q"], third["k"], third["v"], None, x["A_log"], third["a"], x["dt_bias"],
+        third["b"], initial_state=pool, initial_state_indices=idx)
+    for t in range(2):
+        assert close(o_verify[:, t:t + 1], outs[t], exact), f"verify output of token {t}"
+    assert close(o3, outs[2], exact), "the decode after the commit"
+    assert close(pool, plain, exact), "the state after three tokens"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_layers_in_one_commit_equal_per_layer_commits(device):
+    LY, N, T = 48, 3, 4
+    slots, H, HV, K, V = 5, 1, 2, 32, 16
+    g = torch.Generator().manual_seed(6)
+    r = lambda *s: torch.randn(*s, generator=g).to(device)  # noqa: E731
+    kw, vw = r(LY, slots, H, T, K), r(LY, slots, HV, T, V)
+    gw = torch.nn.functional.logsigmoid(r(LY, slots, HV, T))
+    bw = torch.sigmoid(r(LY, slots, HV, T))
+    state = r(LY, slots, HV, V, K)
+    idx = torch.tensor([4, -1, 1], dtype=torch.int32, device=device)
+    accepted = torch.tensor([2, 3, 4], dtype=torch.int32, device=device)
+    each = state.clone()
+    for layer in range(LY):
+        ops.replay_commit(kw[layer], vw[layer], gw[layer], bw[layer], accepted, each[layer],
+                          state_indices=idx)
+    ops.replay_commit(kw, vw, gw, bw, accepted, state, state_indices=idx)
+    assert torch.equal(state, each)
+
+
+def test_kv_layout_is_the_transposed_vk_commit():
+    N, T = 3, 4
+    x = make(N, T, seed=7)
+    idx = torch.tensor([0, 2, 5], dtype=torch.int32)
+    accepted = torch.tensor([4, 1, 3], dtype=torch.int32)
+    w = windows(x, T)
+    verify(x, x["pool"], idx, w)
+    kv = x["pool"].transpose(-1, -2).contiguous()
+    commit(w, accepted, x["pool"], idx)
+    ops.replay_commit(w[1], w[0], w[2], w[3], accepted, kv, state_indices=idx, layout="kv")
+    assert torch.equal(kv, x["pool"].transpose(-1, -2))
+
+
+def test_without_l2_norm():
+    N, T = 2, 3
+    x = make(N, T, seed=8)
+    idx = torch.tensor([1, 3], dtype=torch.int32)
+    accepted = torch.tensor([3, 2], dtype=torch.int32)
+    pool0 = x["pool"].clone()
+    w = windows(x, T)
+    verify(x, x["pool"], idx, w, l2=False)
+    commit(w, accepted, x["pool"], idx, l2=False)
+    want = pool0.clone()
+    plain_decode(x, want, idx, accepted, l2=False)
+    assert torch.equal(x["pool"], want)
+    assert rms_rel(np64(x["pool"]), reference_pool(x, pool0, idx, accepted, l2=False)) < 1e-5
+
+
+# ---------------------------------------------------------------------------
+# the anchors' entry points
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("null_block_id", [-1, 0])
+def test_flashinfer_round_trip_over_layers(device, null_block_id):
+    """gated_delta_rule_mtp(cache_replayssm=True) per layer into a
+    [layers, ...] cache, then gated_delta_rule_replayssm_commit once."""
+    LY, N, T = 3, 4, 4
+    xs = [make(N, T, H=2, HV=4, dtype=bf16, slots=6, device=device, seed=10 + l_)
+          for l_ in range(LY)]
+    idx = torch.tensor([2, 0, 5, -1], dtype=torch.int32, device=device)
+    accepted = torch.tensor([4, 2, 1, 3], dtype=torch.int32, device=device)
+    ckpt = torch.stack([x["pool"] for x in xs])
+    ckpt0 = ckpt.clone()
+    caches = [torch.stack(t) for t in zip(*(windows(x, T) for x in xs))]
+    for l_, x in enumerate(xs):
+        verify(x, ckpt[l_], idx, tuple(c[l_] for c in caches))
+    assert torch.equal(ckpt, ckpt0)
+    rawv, rawk, g, beta = caches
+    ops.gated_delta_rule_replayssm_commit(ckpt, rawv, rawk, g, beta, idx, accepted,
+                                          null_block_id=null_block_id,
+                                          backend="auto" if null_block_id < 0 else "simt")
+    for l_, x in enumerate(xs):
+        want = ckpt0[l_].clone()
+        live = idx.clone()
+        if null_block_id >= 0:
+            live[live <= null_block_id] = -1
+        plain_decode(x, want, live, accepted)
+        assert close(ckpt[l_], want, exact=device == "cpu"), f"layer {l_}"
+    if null_block_id == 0:
+        assert torch.equal(ckpt[:, 0], ckpt0[:, 0]), "the null block was written"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sglang_round_trip_with_a_longer_ring_and_varlen(device):
+    """cache_ring with L = max_cache_len > T and packed tokens (cu_seqlens),
+    then commit_gdn_replayssm_fold_all_layers; the output equals the plain
+    verify's."""
+    lens, L = [3, 1, 2], 5
+    N, T = len(lens), sum(lens)
+    x = make(1, T, H=2, HV=4, slots=6, device=device, seed=20)
+    cu = torch.tensor([0, 3, 4, 6], dtype=torch.int32, device=device)
+    idx = torch.tensor([4, 1, 0], dtype=torch.int32, device=device)
+    accepted = torch.tensor([2, 1, 2], dtype=torch.int64, device=device)
+    call = lambda pool, **kw: ops.fused_sigmoid_gating_delta_rule_update(  # noqa: E731
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool, idx,
+        use_qk_l2norm_in_kernel=True, cu_seqlens=cu, disable_state_update=True, **kw)
+    pool = x["pool"].clone()
+    o_plain = call(pool)
+    w = windows(x, L)
+    o = call(pool, cache_ring=True, replayssm_rawv=w[0], replayssm_rawk=w[1], replayssm_g=w[2],
+             replayssm_beta=w[3])
+    assert torch.equal(o, o_plain)
+    for n, (slot, start) in enumerate(zip(idx.tolist(), cu.tolist())):
+        s = lens[n]
+        assert torch.equal(w[1][slot, :, :s], x["k"][0, start:start + s].permute(1, 0, 2))
+        assert torch.isnan(w[1][slot, :, s:].float()).all()
+    ops.commit_gdn_replayssm_fold_all_layers(pool[None], w[0][None], w[1][None], w[2][None],
+                                             w[3][None], idx, accepted, L, 2)
+    want = x["pool"].clone()
+    for n, slot in enumerate(idx.tolist()):  # each sequence's accepted tokens, decoded
+        start, a = cu[n].item(), int(accepted[n])
+        sub = {k_: (v_[:, start:start + a].contiguous() if v_.dim() > 1 and k_ != "pool" else v_)
+               for k_, v_ in x.items()}
+        plain_decode(sub, want, idx[n:n + 1], accepted[n:n + 1])
+    assert close(pool, want, exact=device == "cpu")
+
+
+def test_entry_point_refusals_name_the_argument():
+    N, T = 2, 3
+    x = make(N, T, dtype=bf16, seed=30)
+    idx = torch.arange(N, dtype=torch.int32)
+    w = windows(x, T)
+    mtp = lambda **kw: ops.gated_delta_rule_mtp(  # noqa: E731
+        x["q"], x["k"], x["v"], x["pool"], idx, x["A_log"], x["a"], x["dt_bias"], x["b"], **kw)
+    full = dict(cache_replayssm=True, replayssm_rawv=w[0], replayssm_rawk=w[1],
+                replayssm_g=w[2], replayssm_beta=w[3])
+    with pytest.raises(ValueError, match="disable_state_update=True"):
+        mtp(disable_state_update=False, **full)
+    with pytest.raises(ValueError, match="intermediate-state snapshots"):
+        mtp(intermediate_states_buffer=torch.zeros(N, T, 2, 16, 32), **full)
+    with pytest.raises(ValueError, match="missing replayssm_g"):
+        mtp(**{**full, "replayssm_g": None})
+    with pytest.raises(ValueError, match="replayssm_rawk must have shape"):
+        mtp(**{**full, "replayssm_rawk": w[1][:, :, :2]})
+    with pytest.raises(ValueError, match="replayssm_beta must have dtype"):
+        mtp(**{**full, "replayssm_beta": w[3].double()})
+    with pytest.raises(ValueError, match="replayssm_rawv must be a contiguous"):
+        mtp(**{**full, "replayssm_rawv": w[0].transpose(0, 1).contiguous().transpose(0, 1)})
+    h = make(N, T, dtype=torch.float16, seed=31)
+    with pytest.raises(NotImplementedError, match="'replayssm_rawv'"):
+        ops.gated_delta_rule_mtp(h["q"], h["k"], h["v"], h["pool"], idx, h["A_log"], h["a"],
+                                 h["dt_bias"], h["b"], **full)
+    L3 = [t[None] for t in w]
+    commit_fi = lambda **kw: ops.gated_delta_rule_replayssm_commit(  # noqa: E731
+        x["pool"][None], *L3, idx, idx, **kw)
+    with pytest.raises(ValueError, match="backend must be auto, simt, or tcgen05"):
+        commit_fi(backend="cute")
+    for name in ("track_state_indices", "track_steps"):
+        with pytest.raises(NotImplementedError, match=f"'{name}'"):
+            commit_fi(**{name: idx})
+    with pytest.raises(ValueError, match="null_block_id must be >= -1"):
+        commit_fi(null_block_id=-2)
+    with pytest.raises(ValueError, match="rawk_cache must be"):
+        ops.gated_delta_rule_replayssm_commit(x["pool"][None], L3[0], w[1], L3[2], L3[3], idx,
+                                              idx)
+    with pytest.raises(TypeError, match="g_cache must have dtype"):
+        ops.gated_delta_rule_replayssm_commit(x["pool"][None], L3[0], L3[1], L3[2].half(), L3[3],
+                                              idx, idx)
+    fold = lambda *a, **kw: ops.commit_gdn_replayssm_fold_all_layers(  # noqa: E731
+        x["pool"][None], *L3, idx, idx, *a, **kw)
+    with pytest.raises(ValueError, match="max_cache_len = 4"):
+        fold(4, 1)
+    with pytest.raises(ValueError, match="num_k_heads = 2"):
+        fold(T, 2)
+    with pytest.raises(NotImplementedError, match="'mamba_track_indices'"):
+        fold(T, 1, mamba_track_indices=idx, mamba_steps_to_track=idx)
+    with pytest.raises(ValueError, match="accept_lens must be 1-D"):
+        ops.commit_gdn_replayssm_fold_all_layers(x["pool"][None], *L3, idx, idx[None], T, 1)
+    sgl = lambda **kw: ops.fused_sigmoid_gating_delta_rule_update(  # noqa: E731
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], x["pool"],
+        idx, use_qk_l2norm_in_kernel=True, disable_state_update=True, cache_ring=True, **kw)
+    rings = dict(replayssm_rawv=w[0], replayssm_rawk=w[1], replayssm_g=w[2], replayssm_beta=w[3])
+    with pytest.raises(ValueError, match="per-layer ring views: replayssm_g"):
+        sgl(**{**rings, "replayssm_g": w[2][None]})
+    with pytest.raises(NotImplementedError, match="'replayssm_rawk'"):
+        sgl(**{**rings, "replayssm_rawk": w[1].float()})
+    with pytest.raises(ValueError, match="replayssm_rawv must have shape"):
+        sgl(**{**rings, "replayssm_rawv": w[0][:1]})
+    assert torch.isnan(w[1].float()).all(), "a refused call wrote a window"
+
+
+def test_replay_commit_argument_errors():
+    N, T = 2, 3
+    x = make(N, T, seed=40)
+    rawv, rawk, g, beta = windows(x, T, 0.0)
+    idx = torch.tensor([0, 3], dtype=torch.int32)
+    acc = torch.tensor([1, 2], dtype=torch.int32)
+    pool = x["pool"]
+    f = ops.replay_commit
+    with pytest.raises(TypeError, match="k_window must be a torch.Tensor"):
+        f(rawk.numpy(), rawv, g, beta, acc, pool, idx)
+    with pytest.raises(ValueError, match=r"k_window must be \[layers, slots, H, L, K\]"):
+        f(rawk[0], rawv, g, beta, acc, pool, idx)
+    with pytest.raises(ValueError, match="v_window must have 4 dimensions"):
+        f(rawk, rawv[None], g, beta, acc, pool, idx)
+    with pytest.raises(TypeError, match="v_window must have dtype"):
+        f(rawk, rawv.half(), g, beta, acc, pool, idx)
+    with pytest.raises(TypeError, match="g_window must have dtype"):
+        f(rawk, rawv, g.half(), beta, acc, pool, idx)
+    with pytest.raises(ValueError, match="beta_window must have shape"):
+        f(rawk, rawv, g, beta[:, :, :2], acc, pool, idx)
+    with pytest.raises(ValueError, match="k_window must be contiguous"):
+        f(rawk.transpose(2, 3).contiguous().transpose(2, 3), rawv, g, beta, acc, pool, idx)
+    with pytest.raises(TypeError, match="accepted must have dtype"):
+        f(rawk, rawv, g, beta, acc.float(), pool, idx)
+    with pytest.raises(ValueError, match="state must have shape"):
+        f(rawk, rawv, g, beta, acc, pool.transpose(-1, -2).contiguous()[:, :, :8], idx)
+    with pytest.raises(ValueError, match="state_indices must have shape"):
+        f(rawk, rawv, g, beta, acc, pool, idx[:1])
+    with pytest.raises(ValueError, match="5 slots but accepted has 2 rows"):
+        f(rawk, rawv, g, beta, acc, pool)
+    with pytest.raises(ValueError, match="layout must be 'vk' or 'kv'"):
+        f(rawk, rawv, g, beta, acc, pool, idx, layout="kkv")
+    with pytest.raises(ValueError, match="must not share memory"):
+        whole = torch.zeros(2 * 2 * 16 * 32 + 2 * 2 * 3 * 16)
+        f(rawk[:2], whole[2 * 2 * 16 * 32:].view(2, 2, 3, 16), g[:2], beta[:2], acc,
+          whole[:2 * 2 * 16 * 32].view(2, 2, 16, 32))
+    if cuda_ok:
+        with pytest.raises(ValueError, match="state is on cuda"):
+            f(rawk, rawv, g, beta, acc, pool.cuda(), idx)
+    assert torch.equal(pool, make(N, T, seed=40)["pool"]), "a refused call wrote the state"
+
+
+def test_empty_batch_compiles_and_launches_nothing():
+    x = make(1, 2, seed=41)
+    rawv, rawk, g, beta = windows(x, 2, 0.0)
+    before = dict(ops._custom_ops._text_kernels)
+    none = torch.zeros(0, dtype=torch.int32)
+    assert ops.replay_commit(rawk, rawv, g, beta, none, x["pool"], state_indices=none) is x["pool"]
+    assert ops._custom_ops._text_kernels == before
+
+
+def test_torch_compile_traces_the_op_and_opcheck():
+    N, T = 3, 4
+    x = make(N, T, seed=42)
+    idx = torch.tensor([0, 2, -1], dtype=torch.int32)
+    acc = torch.tensor([2, 4, 1], dtype=torch.int32)
+    w = windows(x, T)
+    verify(x, x["pool"], idx, w)
+    want = x["pool"].clone()
+    commit(w, acc, want, idx)
+
+    def step(w, acc, pool, idx):
+        commit(w, acc, pool, idx)
+        return pool
+
+    got = x["pool"].clone()
+    torch.compile(step, backend="aot_eager", fullgraph=True)(w, acc, got, idx)
+    assert torch.equal(got, want)
+    rawv, rawk, g, beta = (t[None] for t in w)
+    torch.library.opcheck(torch.ops.gdn.replay_commit.default,
+                          (rawk, rawv, g, beta, acc, x["pool"][None].clone(), idx, True, "vk"),
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+@pytest.mark.skipif(not cuda_ok, reason="CUDA graphs need a GPU")
+def test_cuda_graph_of_verify_and_commit_replays_with_new_accepted_counts():
+    N, T = 8, 4
+    x = make(N, T, H=2, HV=4, dtype=bf16, slots=12, device="cuda", seed=50)
+    idx = torch.tensor([3, 0, 11, -1, 7, 5, 1, 9], dtype=torch.int32, device="cuda")
+    accepted = torch.zeros(N, dtype=torch.int32, device="cuda")
+    out = torch.empty_like(x["v"])
+    w = windows(x, T, 0.0)
+    pool = x["pool"].clone()
+
+    def round_():
+        ops.gated_delta_rule_mtp(x["q"], x["k"], x["v"], pool, idx, x["A_log"], x["a"],
+                                 x["dt_bias"], x["b"], output=out, disable_state_update=True,
+                                 cache_replayssm=True, replayssm_rawv=w[0], replayssm_rawk=w[1],
+                                 replayssm_g=w[2], replayssm_beta=w[3])
+        commit(w, accepted, pool, idx)
+
+    round_()  # compile outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        round_()
+    for counts in ([4, 1, 0, 2, 3, 4, 2, 1], [0, 0, 4, 4, 1, 1, 3, 2]):
+        accepted.copy_(torch.tensor(counts, dtype=torch.int32))
+        pool.copy_(x["pool"])
+        graph.replay()
+        torch.cuda.synchronize()
+        replayed, o_replayed = pool.clone(), out.clone()
+        pool.copy_(x["pool"])
+        round_()
+        assert torch.equal(pool, replayed) and torch.equal(out, o_replayed)
+        want = x["pool"].clone()
+        plain_decode(x, want, idx, accepted)
+        assert close(replayed, want, exact=False)
