@@ -574,3 +574,28 @@ def test_cuda_graph_of_verify_and_commit_replays_with_new_accepted_counts():
         want = x["pool"].clone()
         plain_decode(x, want, idx, accepted)
         assert close(replayed, want, exact=False)
+
+
+@pytest.mark.skipif(not cuda_ok, reason="the GPU kernels need a GPU")
+@pytest.mark.parametrize("reductions", ["side_by_side", "in_turn"])
+def test_gpu_commit_is_bit_exact_with_a_decode_of_the_same_schedule(reductions):
+    """The op's exactness contract on the GPU: with an f32 state and the
+    same token-loop schedule pinned for both (set_schedule), the committed
+    pool equals the plain decode of the accepted tokens bit for bit."""
+    ops.set_schedule(columns_per_lane=2, lanes_along_v=2, warps=4, staged_tokens=0,
+                     reductions=reductions)
+    try:
+        N, T = 6, 4
+        x = make(N, T, H=2, HV=4, K=128, V=128, device="cuda", seed=7)
+        idx = torch.tensor([4, 0, -1, 2, 7, 5], dtype=torch.int32, device="cuda")
+        accepted = torch.tensor([T, 1, 3, 0, 2, T - 1], dtype=torch.int32, device="cuda")
+        pool0 = x["pool"].clone()
+        w = windows(x, T)
+        verify(x, x["pool"], idx, w)
+        got = x["pool"]
+        commit(w, accepted, got, idx)
+        want = pool0.clone()
+        plain_decode(x, want, idx, accepted)
+        assert torch.equal(got, want)
+    finally:
+        ops.set_schedule()

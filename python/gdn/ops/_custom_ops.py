@@ -303,8 +303,13 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
     given = {"k_window": k_window, "v_window": v_window, "g_window": g_window,
              "beta_window": beta_window, "accepted": accepted, "state_indices": state_indices,
              "state": state}
+    # set_schedule pins the GPU kernel's parameters here too (the token
+    # loop keeps its own: no staging, solve, producer or prefetch).
+    pinned = ""
+    if _schedule and state.device.type == "cuda":
+        pinned = f", gdn.schedule = {schedule_text(dict(_schedule))}"
     attributes = (("{qk_l2norm, " if qk_l2norm else "{") +
-                  f"state_layout = #gdn.layout<{state_layout}>}}")
+                  f"state_layout = #gdn.layout<{state_layout}>{pinned}}}")
     kern = _text_kernel("replay_commit", list(given.items()), attributes)
     _launch(kern, given, "gdn::replay_commit", state.device)
 
