@@ -36,6 +36,12 @@ public:
     return s.stages == 0 && !s.chunkedSolve;
   }
   void build();
+
+private:
+  /// A replay's tokens (setReplay) from `state`: steps [0, L) in groups
+  /// whose window loads issue together, each token run while t < count.
+  /// Returns the state after.
+  SmallVector<Value> replayTokens(SmallVector<Value> state);
 };
 
 class WarpSpecializedKernel : public TokenSteps {

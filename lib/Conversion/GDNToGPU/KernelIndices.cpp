@@ -63,7 +63,10 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   Value count = emitReplayCount(m, *replay, n);
   if (valid)
     count = arith::SelectOp::create(b, loc, valid, count, m.index(0));
-  tokenRow = stateRow;
+  // (Row 0 for a padding row: the replay loads its windows unguarded.)
+  tokenRow = valid ? arith::SelectOp::create(b, loc, valid, stateRow,
+                                             m.index(0))
+                   : stateRow;
   hi = count;
   valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
                                 m.index(0));

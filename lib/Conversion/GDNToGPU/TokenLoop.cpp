@@ -29,6 +29,10 @@ void TokenLoopKernel::build() {
   SmallVector<Value> state = loadState(tokenFirst);
   waitForPreviousGrid();
   writeReplayWindows();
+  if (replay) {
+    storeState(replayTokens(state));
+    return;
+  }
   if (s.chunk == 0) {
     prefetchLaterState();
     auto loop = scf::ForOp::create(
@@ -50,4 +54,32 @@ void TokenLoopKernel::build() {
     return runChunk(c, count, m.index(0), current);
   });
   unrollTokenLoops();
+}
+
+SmallVector<Value> TokenLoopKernel::replayTokens(SmallVector<Value> state) {
+  // Every window step < L is in bounds whatever the row's count, so a group
+  // of tokens is loaded at once (one memory latency a group, not a token),
+  // then each runs while t < count; a token past the count leaves the state
+  // as it was (its inputs, NaN or not, are never used).
+  constexpr int64_t kGroup = 4;
+  for (int64_t first = 0; first < replay->steps; first += kGroup) {
+    int64_t last = std::min(replay->steps, first + kGroup);
+    std::vector<TokenInputs> group;
+    for (int64_t t = first; t < last; ++t)
+      group.push_back(loadToken(m.index(t), Value()));
+    for (int64_t t = first; t < last; ++t) {
+      Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         m.index(t), hi);
+      auto ifOp = scf::IfOp::create(b, loc, ValueRange(state).getTypes(), runs,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      firstToken = group[t - first];
+      scf::YieldOp::create(b, loc, token(m.index(t), Value(), state));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, state);
+      state.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+  }
+  return state;
 }

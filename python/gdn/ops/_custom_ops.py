@@ -102,13 +102,11 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               initial_state: Optional[torch.Tensor], state: Optional[torch.Tensor],
               intermediate_states: Optional[torch.Tensor],
               final_state: Optional[torch.Tensor], o: torch.Tensor,
+              k_window: Optional[torch.Tensor], v_window: Optional[torch.Tensor],
+              g_window: Optional[torch.Tensor], beta_window: Optional[torch.Tensor],
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
-              k_window: Optional[torch.Tensor] = None,
-              v_window: Optional[torch.Tensor] = None,
-              g_window: Optional[torch.Tensor] = None,
-              beta_window: Optional[torch.Tensor] = None,
               fresh_early_inputs: bool = False) -> None:
     """The gdn.recurrent op on validated tensors: dense, or views the
     kernels read in place (_checks._view_strides: q, k, v, the gates; the
@@ -124,7 +122,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     dtype), g_window, beta_window [rows, HV, L] (float32), all four or none,
     dense, rows = the pool's slots (N without a pool): the first L tokens of
     sequence n go to row state_indices[n] (or n) as raw k, v, log decay and
-    beta, for gdn::replay_commit. fresh_early_inputs: the caller has just written the initial state or an
+    beta, for gdn::replay_commit. (Every mutated argument comes before the
+    first one with a default: torch drops trailing default arguments before
+    its ADInplaceOrView kernel, which indexes the mutated ones by position.)
+    fresh_early_inputs: the caller has just written the initial state or an
     index table with a kernel of its own (a dtype conversion, an arange), so
     this call is never a programmatic launch (set_schedule), whose kernel
     reads those before waiting for the previous kernel."""
@@ -205,8 +206,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
-      scale, qk_l2norm, state_layout, allow_neg_eigval=False, retrieve_parent_token=None,
-      k_window=None, v_window=None, g_window=None, beta_window=None, fresh_early_inputs=False):
+      k_window, v_window, g_window, beta_window, scale, qk_l2norm, state_layout,
+      allow_neg_eigval=False, retrieve_parent_token=None, fresh_early_inputs=False):
     return None
 
 

@@ -64,8 +64,8 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     kw, vw, gw, bw = windows or (None,) * 4
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
-                            inter, None, output, scale, bool(use_qk_l2norm), "vk",
-                            k_window=kw, v_window=vw, g_window=gw, beta_window=bw)
+                            inter, None, output, kw, vw, gw, bw, scale, bool(use_qk_l2norm),
+                            "vk")
     return output, state
 
 
@@ -192,7 +192,8 @@ def gated_delta_rule_decode(
     if B == 0 or T == 0:
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
-                            None, state, None, None, output, scale, bool(use_qk_l2norm), "kv")
+                            None, state, None, None, output, None, None, None, None, scale,
+                            bool(use_qk_l2norm), "kv")
     return output, state
 
 

@@ -25,10 +25,17 @@
 // CHECK: arith.maxsi
 // CHECK: %[[CLAMPED:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK: %[[COUNT:.*]] = arith.select %{{.*}}, %[[CLAMPED]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
 // CHECK: %[[SOME:.*]] = arith.cmpi sgt, %[[COUNT]], %{{.*}} : index
 // CHECK: scf.if %[[SOME]]
-// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[COUNT]]
-// CHECK: vector.load %[[KVIEW]][%{{.*}}, %[[T]], %{{.*}}, %{{.*}}]
+// The four window steps' loads first (in bounds whatever the count), then
+// each token while t < count.
+// CHECK: vector.load %[[KVIEW]][%[[ROW]], %c0, %{{.*}}, %{{.*}}]
+// CHECK: vector.load %[[KVIEW]][%[[ROW]], %c3, %{{.*}}, %{{.*}}]
+// CHECK: %[[RUN0:.*]] = arith.cmpi slt, %c0, %[[COUNT]] : index
+// CHECK: scf.if %[[RUN0]]
+// CHECK: %[[RUN3:.*]] = arith.cmpi slt, %c3, %[[COUNT]] : index
+// CHECK: scf.if %[[RUN3]]
 // CHECK-NOT: memref<2x4x4x128xbf16>
 // CHECK: gpu.return
 // PTX: gpu.binary @gdn_kernels
