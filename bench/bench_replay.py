@@ -182,6 +182,9 @@ def run(args):
                    "accepted": acc, "N": N, "layers": LY, "H": H, "HV": HV,
                    "bytes": round_bytes(sdt, T, N, LY, acc), "sets": R}
             res["copy"] = bg.time_copy(res["bytes"], dev)
+            # The checkpoints alone (every layer's), what a verify must read.
+            res["checkpoint_copy"] = bg.time_copy(
+                LY * N * HV * K * V * (torch.finfo(sdt).bits // 8), dev)
             res["gdn_replay_verify"], res["gdn_replay_verify_error"] = verify_us, verify_err
             for name, fn in (("gdn_replay", gdn_replay), ("gdn_replay_commit", gdn_replay_commit),
                              ("gdn_snapshot", gdn_snapshot)):
@@ -211,9 +214,10 @@ def report(rows, out, quiet=False):
         return "—" if not (num and den) else f"{num / den:.2f}"
 
     lines = ["| state | T | accepted | N | layers | MB | copy us | gdn replay us (of copy) | "
-             "verify us (of copy) | commit us | gdn snapshot us (of copy) | snapshot / replay | "
+             "verify us (of copy) | verify / checkpoint copy | commit us | "
+             "gdn snapshot us (of copy) | snapshot / replay | "
              "SGLang, version, path | SGLang us (of copy) | SGLang / gdn replay |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c = r["anchors"]["SGLang Triton replay"]
         label = ", ".join(x for x in ("SGLang Triton replay", c.get("version"), c.get("path")) if x)
@@ -222,7 +226,9 @@ def report(rows, out, quiet=False):
         lines.append(
             f"| {r['state_dtype']} | {r['T']} | {r['accepted']} | {r['N']} | {r['layers']} | "
             f"{r['bytes'] / 1e6:.1f} | {r['copy']:.2f} | {us(r, 'gdn_replay')} | "
-            f"{us(r, 'gdn_replay_verify')} | {us(r, 'gdn_replay_commit')} | "
+            f"{us(r, 'gdn_replay_verify')} | "
+            f"{ratio(r.get('gdn_replay_verify'), r.get('checkpoint_copy'))} | "
+            f"{us(r, 'gdn_replay_commit')} | "
             f"{us(r, 'gdn_snapshot')} | {ratio(r.get('gdn_snapshot'), r.get('gdn_replay'))} | "
             f"{bg._md(label)} | {sgl} | {ratio(c.get('us'), r.get('gdn_replay'))} |")
     table = "\n".join(lines)
@@ -236,7 +242,9 @@ def report(rows, out, quiet=False):
                 "ReplaySSM (cache_ring verify + commit_gdn_replayssm_fold_all_layers). "
                 "H=16, HV=32, K=V=128, bf16 inputs, a pool of N slots. CUDA-graph replay "
                 "medians over rotating input sets (cold state); 'of copy' = copy time / "
-                "time for the bytes a replay round moves. Ratios > 1: gdn replay is "
+                "time for the bytes a replay round moves; 'verify / checkpoint copy' = "
+                "the verifies' time over a copy of every layer's checkpoint. Ratios "
+                "'snapshot / replay' and 'SGLang / gdn replay' > 1: gdn replay is "
                 "faster.\n\n" + table + "\n")
     with open(os.path.join(out, "bench_replay.json"), "w") as f:
         json.dump(rows, f, indent=1)

@@ -94,6 +94,17 @@ LogicalResult checkOperand(Operation *op, Value value, StringRef name,
   return success();
 }
 
+/// Succeeds on a gdn op in memref form; on its tensor form, reports that
+/// `consumer` (a pass name) needs the memref form and fails.
+template <typename GDNOp>
+LogicalResult requireMemRefFormOf(GDNOp op, StringRef consumer) {
+  if (!op.hasPureTensorSemantics())
+    return success();
+  return op.emitOpError() << "is in tensor form; " << consumer
+                          << " needs the memref form: run --one-shot-bufferize "
+                             "first";
+}
+
 /// The operands of `op` that are present, with their keywords.
 SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
   std::pair<Value, StringRef> all[] = {
@@ -167,11 +178,7 @@ Value RecurrentOp::getFinalStateResult() {
 }
 
 LogicalResult RecurrentOp::requireMemRefForm(StringRef consumer) {
-  if (!hasPureTensorSemantics())
-    return success();
-  return emitOpError() << "is in tensor form; " << consumer
-                       << " needs the memref form: run --one-shot-bufferize "
-                          "first";
+  return requireMemRefFormOf(*this, consumer);
 }
 
 void RecurrentOp::getEffects(
@@ -598,11 +605,7 @@ CommitOp::Dims CommitOp::getDims() {
 }
 
 LogicalResult CommitOp::requireMemRefForm(StringRef consumer) {
-  if (!hasPureTensorSemantics())
-    return success();
-  return emitOpError() << "is in tensor form; " << consumer
-                       << " needs the memref form: run --one-shot-bufferize "
-                          "first";
+  return requireMemRefFormOf(*this, consumer);
 }
 
 void CommitOp::getEffects(
@@ -761,11 +764,7 @@ ReplayCommitOp::Dims ReplayCommitOp::getDims() {
 }
 
 LogicalResult ReplayCommitOp::requireMemRefForm(StringRef consumer) {
-  if (!hasPureTensorSemantics())
-    return success();
-  return emitOpError() << "is in tensor form; " << consumer
-                       << " needs the memref form: run --one-shot-bufferize "
-                          "first";
+  return requireMemRefFormOf(*this, consumer);
 }
 
 void ReplayCommitOp::getEffects(

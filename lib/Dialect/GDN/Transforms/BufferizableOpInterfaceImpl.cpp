@@ -176,59 +176,33 @@ struct RecurrentOpInterface
 };
 
 
-/// gdn.commit: every operand is read, including the init `state` (slots the
-/// op does not commit keep their values), and `state` is written in part.
-/// Its result is the buffer of `state`, so the pool is updated in place
-/// unless it is read after the op (then the analysis copies it first).
-struct CommitOpInterface
-    : DstBufferizableOpInterfaceExternalModel<CommitOpInterface, CommitOp> {
+/// gdn.commit and gdn.replay_commit: every operand is read, including the
+/// init `state` (slots the op does not commit keep their values; a replay
+/// starts from them), and `state` is written in part. The result is the
+/// buffer of `state`, so the pool is updated in place unless it is read
+/// after the op (then the analysis copies it first).
+template <typename PoolUpdateOp>
+struct PoolUpdateOpInterface
+    : DstBufferizableOpInterfaceExternalModel<
+          PoolUpdateOpInterface<PoolUpdateOp>, PoolUpdateOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto commit = cast<CommitOp>(op);
-    Location loc = op->getLoc();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
-
     // All operands are read, the init `state` included: copy them all in.
     FailureOr<OperandBuffers> operands = bufferizeOperands(
         op, rewriter, options, state, [](OpOperand &) { return true; });
     if (failed(operands))
       return failure();
-    auto get = [&](Value tensor) { return operands->get(tensor); };
-    auto newOp = CommitOp::create(
-        rewriter, loc, TypeRange{}, get(commit.getIntermediateStates()),
-        get(commit.getAccepted()), get(commit.getStateIndices()),
-        get(commit.getIntermediateStateIndices()), get(commit.getState()),
-        commit.getStateLayoutAttr());
-    return replaceWithInitBuffers(op, newOp, ValueRange{commit.getState()},
-                                  *operands, rewriter, options);
-  }
-};
-
-/// gdn.replay_commit: like gdn.commit, every operand is read (the init
-/// `state` too: the replay starts from it) and `state` is written in part.
-struct ReplayCommitOpInterface
-    : DstBufferizableOpInterfaceExternalModel<ReplayCommitOpInterface,
-                                              ReplayCommitOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto replay = cast<ReplayCommitOp>(op);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(op);
-    FailureOr<OperandBuffers> operands = bufferizeOperands(
-        op, rewriter, options, state, [](OpOperand &) { return true; });
-    if (failed(operands))
-      return failure();
-    auto get = [&](Value tensor) { return operands->get(tensor); };
-    auto newOp = ReplayCommitOp::create(
-        rewriter, op->getLoc(), TypeRange{}, get(replay.getKWindow()),
-        get(replay.getVWindow()), get(replay.getGWindow()),
-        get(replay.getBetaWindow()), get(replay.getAccepted()),
-        get(replay.getStateIndices()), get(replay.getState()),
-        replay.getQkL2normAttr(), replay.getStateLayoutAttr());
-    return replaceWithInitBuffers(op, newOp, ValueRange{replay.getState()},
+    // The same op on the buffers, with no result (its memref form).
+    OperationState memrefForm(op->getLoc(), op->getName());
+    for (Value tensor : op->getOperands())
+      memrefForm.addOperands(operands->get(tensor));
+    memrefForm.propertiesAttr = op->getPropertiesAsAttribute();
+    Operation *newOp = rewriter.create(memrefForm);
+    return replaceWithInitBuffers(op, newOp,
+                                  ValueRange{cast<PoolUpdateOp>(op).getState()},
                                   *operands, rewriter, options);
   }
 };
@@ -238,7 +212,8 @@ void mlir::gdn::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, GDNDialect *) {
     RecurrentOp::attachInterface<RecurrentOpInterface>(*ctx);
-    CommitOp::attachInterface<CommitOpInterface>(*ctx);
-    ReplayCommitOp::attachInterface<ReplayCommitOpInterface>(*ctx);
+    CommitOp::attachInterface<PoolUpdateOpInterface<CommitOp>>(*ctx);
+    ReplayCommitOp::attachInterface<PoolUpdateOpInterface<ReplayCommitOp>>(
+        *ctx);
   });
 }
