@@ -65,6 +65,18 @@ def points(quick):
                     yield sdt, T, N, LY, accs
 
 
+# Copies past this size are timed at it and scaled linearly (a copy is
+# bandwidth-bound long before; the full-size source and destination of a
+# 48-layer N = 256 round would not fit beside its inputs).
+COPY_CAP = 2 << 30
+
+
+def copy_us(nbytes, dev):
+    if nbytes <= COPY_CAP:
+        return bg.time_copy(nbytes, dev)
+    return bg.time_copy(COPY_CAP, dev) * nbytes / COPY_CAP
+
+
 def round_bytes(sdt, T, N, LY, acc):
     """Bytes one replay round must move (the copy it is compared with)."""
     state = N * HV * K * V * (torch.finfo(sdt).bits // 8)
@@ -155,6 +167,9 @@ def sglang_cell(sets):
 def run(args):
     if not torch.cuda.is_available():
         sys.exit("bench_replay.py times on a CUDA GPU (none here)")
+    if args.schedule:  # e.g. "columns_per_lane=8,lanes_along_v=1": every gdn kernel
+        ops.set_schedule({k: (int(v) if v.isdigit() else v) for k, v in
+                          (item.split("=") for item in args.schedule.split(","))})
     dev = torch.device("cuda")
     for a in SGLANG_REPLAY:
         a.load()
@@ -181,10 +196,12 @@ def run(args):
             res = {"workload": "replay", "state_dtype": str(sdt).split(".")[-1], "T": T,
                    "accepted": acc, "N": N, "layers": LY, "H": H, "HV": HV,
                    "bytes": round_bytes(sdt, T, N, LY, acc), "sets": R}
-            res["copy"] = bg.time_copy(res["bytes"], dev)
+            res["copy"] = copy_us(res["bytes"], dev)
             # The checkpoints alone (every layer's), what a verify must read.
-            res["checkpoint_copy"] = bg.time_copy(
+            res["checkpoint_copy"] = copy_us(
                 LY * N * HV * K * V * (torch.finfo(sdt).bits // 8), dev)
+            if args.schedule:
+                res["schedule"] = args.schedule
             res["gdn_replay_verify"], res["gdn_replay_verify_error"] = verify_us, verify_err
             for name, fn in (("gdn_replay", gdn_replay), ("gdn_replay_commit", gdn_replay_commit),
                              ("gdn_snapshot", gdn_snapshot)):
@@ -257,6 +274,9 @@ def add_arguments(p):
     p.add_argument("--layers", default=None, help="comma-separated layer counts of 1, 48")
     p.add_argument("--accepted", default=None,
                    help="comma-separated accepted counts (default: 0, 1, T/2, T)")
+    p.add_argument("--schedule", default=None,
+                   help="#gdn.schedule parameters pinned for every gdn kernel, "
+                        "e.g. columns_per_lane=8,lanes_along_v=1 (a sweep)")
 
 
 def main(args):

@@ -27,6 +27,12 @@ DEVICES = ["cpu"] + (["cuda"] if cuda_ok else [])
 f32, bf16 = torch.float32, torch.bfloat16
 
 
+def fresh(t):
+    """A dense copy of t in storage of its own: 16-byte aligned, as the GPU
+    entry points require (a slice of a row would not be)."""
+    return t.clone(memory_format=torch.contiguous_format)
+
+
 def np64(t):
     return t.detach().double().cpu().numpy()
 
@@ -86,11 +92,11 @@ def plain_decode(x, pool, idx, accepted, l2=True):
         if int(idx[n]) < 0 or a <= 0:
             outs.append(None)
             continue
-        rows = lambda t: t[n:n + 1, :a].contiguous()  # noqa: E731
+        rows = lambda t: fresh(t[n:n + 1, :a])  # noqa: E731
         o, _ = ops.gated_delta_rule_decode_pretranspose(
             rows(x["q"]), rows(x["k"]), rows(x["v"]), None, x["A_log"], rows(x["a"]),
-            x["dt_bias"], rows(x["b"]), initial_state=pool, initial_state_indices=idx[n:n + 1],
-            use_qk_l2norm=l2)
+            x["dt_bias"], rows(x["b"]), initial_state=pool,
+            initial_state_indices=fresh(idx[n:n + 1]), use_qk_l2norm=l2)
         outs.append(o)
     return outs
 
@@ -261,7 +267,7 @@ def test_verify_3_commit_2_decode_1_equals_three_plain_decodes(device):
     plain = x["pool"].clone()
     outs = []
     for t in range(T):
-        one = {n: (v[:, t:t + 1].contiguous() if v.dim() > 1 and n != "pool" else v)
+        one = {n: (fresh(v[:, t:t + 1]) if v.dim() > 1 and n != "pool" else v)
                for n, v in x.items()}
         o, _ = ops.gated_delta_rule_decode_pretranspose(
             one["q"], one["k"], one["v"], None, x["A_log"], one["a"], x["dt_bias"], one["b"],
@@ -272,7 +278,7 @@ def test_verify_3_commit_2_decode_1_equals_three_plain_decodes(device):
     w = windows(x, T)
     o_verify = verify(x, pool, idx, w)
     commit(w, torch.full((N,), 2, dtype=torch.int32, device=device), pool, idx)
-    third = {n: (v[:, 2:3].contiguous() if v.dim() > 1 and n != "pool" else v)
+    third = {n: (fresh(v[:, 2:3]) if v.dim() > 1 and n != "pool" else v)
              for n, v in x.items()}
     o3, _ = ops.gated_delta_rule_decode_pretranspose(
         third["q"], third["k"], third["v"], None, x["A_log"], third["a"], x["dt_bias"],
@@ -395,7 +401,7 @@ def test_sglang_round_trip_with_a_longer_ring_and_varlen(device):
     want = x["pool"].clone()
     for n, slot in enumerate(idx.tolist()):  # each sequence's accepted tokens, decoded
         start, a = cu[n].item(), int(accepted[n])
-        sub = {k_: (v_[:, start:start + a].contiguous() if v_.dim() > 1 and k_ != "pool" else v_)
+        sub = {k_: (fresh(v_[:, start:start + a]) if v_.dim() > 1 and k_ != "pool" else v_)
                for k_, v_ in x.items()}
         plain_decode(sub, want, idx[n:n + 1], accepted[n:n + 1])
     assert close(pool, want, exact=device == "cpu")

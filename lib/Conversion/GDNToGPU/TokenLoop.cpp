@@ -57,6 +57,14 @@ void TokenLoopKernel::build() {
 }
 
 SmallVector<Value> TokenLoopKernel::replayTokens(SmallVector<Value> state) {
+  // A row that replays nothing (padding, count 0) loads no window: most
+  // rows of a round that accepted little leave after their count.
+  auto some = scf::IfOp::create(b, loc, ValueRange(state).getTypes(), valid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&some.getElseRegion().front());
+  scf::YieldOp::create(b, loc, state);
+  b.setInsertionPointToStart(&some.getThenRegion().front());
   // Every window step < L is in bounds whatever the row's count, so a group
   // of tokens is loaded at once (one memory latency a group, not a token),
   // then each runs while t < count; a token past the count leaves the state
@@ -81,5 +89,6 @@ SmallVector<Value> TokenLoopKernel::replayTokens(SmallVector<Value> state) {
       state.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
   }
-  return state;
+  scf::YieldOp::create(b, loc, state);
+  return SmallVector<Value>(some.getResults());
 }
