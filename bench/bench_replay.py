@@ -127,6 +127,11 @@ def replay_verify(f, s):
         _verify_call(f, s, layer, **_rings(s, layer))
 
 
+def plain_verify(f, s):
+    for layer in range(s["state"].shape[0]):
+        _verify_call(f, s, layer)
+
+
 def gdn_replay_commit(s):
     ops.replay_commit(s["rawk"], s["rawv"], s["g"], s["beta"], s["accepted"], s["state"],
                       state_indices=s["idx"])
@@ -190,6 +195,9 @@ def run(args):
         sets = [make_set(sdt, T, N, LY, i, dev) for i in range(R)]
         verify_us, verify_err = bg.time_graph_err(
             lambda s: replay_verify(ops.fused_sigmoid_gating_delta_rule_update, s), sets)
+        # The same verify writing no windows (o only): what the windows cost.
+        plain_us, plain_err = bg.time_graph_err(
+            lambda s: plain_verify(ops.fused_sigmoid_gating_delta_rule_update, s), sets)
         for acc in counts:
             for s in sets:
                 s["accepted"].fill_(acc)
@@ -203,6 +211,7 @@ def run(args):
             if args.schedule:
                 res["schedule"] = args.schedule
             res["gdn_replay_verify"], res["gdn_replay_verify_error"] = verify_us, verify_err
+            res["gdn_plain_verify"], res["gdn_plain_verify_error"] = plain_us, plain_err
             for name, fn in (("gdn_replay", gdn_replay), ("gdn_replay_commit", gdn_replay_commit),
                              ("gdn_snapshot", gdn_snapshot)):
                 res[name], res[name + "_error"] = bg.time_graph_err(fn, sets)
@@ -225,16 +234,18 @@ def report(rows, out, quiet=False):
         if t is None:
             err = r.get(key + "_error")
             return "error: " + bg._md(err) if err else "—"
-        return f"{t:.2f} ({r['copy'] / t:.2f})" if key != "gdn_replay_commit" else f"{t:.2f}"
+        return (f"{t:.2f}" if key in ("gdn_replay_commit", "gdn_plain_verify")
+                else f"{t:.2f} ({r['copy'] / t:.2f})")
 
     def ratio(num, den):
         return "—" if not (num and den) else f"{num / den:.2f}"
 
     lines = ["| state | T | accepted | N | layers | MB | copy us | gdn replay us (of copy) | "
-             "verify us (of copy) | verify / checkpoint copy | commit us | "
+             "verify us (of copy) | verify / checkpoint copy | verify without windows us | "
+             "commit us | "
              "gdn snapshot us (of copy) | snapshot / replay | "
              "SGLang, version, path | SGLang us (of copy) | SGLang / gdn replay |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c = r["anchors"]["SGLang Triton replay"]
         label = ", ".join(x for x in ("SGLang Triton replay", c.get("version"), c.get("path")) if x)
@@ -245,7 +256,7 @@ def report(rows, out, quiet=False):
             f"{r['bytes'] / 1e6:.1f} | {r['copy']:.2f} | {us(r, 'gdn_replay')} | "
             f"{us(r, 'gdn_replay_verify')} | "
             f"{ratio(r.get('gdn_replay_verify'), r.get('checkpoint_copy'))} | "
-            f"{us(r, 'gdn_replay_commit')} | "
+            f"{us(r, 'gdn_plain_verify')} | {us(r, 'gdn_replay_commit')} | "
             f"{us(r, 'gdn_snapshot')} | {ratio(r.get('gdn_snapshot'), r.get('gdn_replay'))} | "
             f"{bg._md(label)} | {sgl} | {ratio(c.get('us'), r.get('gdn_replay'))} |")
     table = "\n".join(lines)
