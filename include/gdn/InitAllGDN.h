@@ -14,8 +14,8 @@ class DialectRegistry;
 namespace gdn {
 
 /// Adds the gdn dialect to `registry`, with the one-shot bufferization models
-/// of gdn.recurrent and gdn.commit (their tensor forms bufferize to their
-/// memref forms).
+/// of gdn.recurrent, gdn.commit and gdn.replay_commit (their tensor forms
+/// bufferize to their memref forms).
 void registerGDNDialect(DialectRegistry &registry);
 /// Adds the dialects, interfaces and LLVM IR translations that the gdn
 /// lowerings produce (arith, math, memref, scf, vector, gpu, nvvm, llvm, ...),
