@@ -437,10 +437,11 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
 
     Exactness: the committed state is the state the plain `gdn.recurrent`
     of the same a tokens would leave: bit for bit with an f32 state when
-    both kernels split the keys the same way (the GPU kernel takes the
-    token-loop schedule of a one-token decode of the N rows, or the op's
-    pinned `gdn.schedule`; the CPU loops always), else within the
-    arithmetic's rounding (f32 sums in another order); a bf16/f16 state is
+    both kernels run the token loop with the same mapping and reductions
+    (the CPU loops always; on the GPU the replay takes the token-loop
+    schedule gdn-select-schedule gives its layer-0 view, L tokens of `slots`
+    sequences, over any parameters its `gdn.schedule` pins), else within
+    the arithmetic's rounding (f32 sums in another order); a bf16/f16 state is
     rounded once, after the last replayed token, as that decode's final
     state. The verify's windows hold exactly what its recurrence used
     (gdn.recurrent, `k_window`).
