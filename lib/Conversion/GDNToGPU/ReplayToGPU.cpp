@@ -36,7 +36,8 @@ Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   return result;
 }
 
-/// The parameters a replay never takes: it runs the plain token loop.
+/// The parameters a replay never takes: it runs the plain token loop
+/// (docs/cost-model.md#replay-commit-token-loop).
 ScheduleAttr tokenLoopPins(MLIRContext *context) {
   return ScheduleAttr::get(
       context, std::nullopt, std::nullopt, std::nullopt, /*staged_tokens=*/0,
