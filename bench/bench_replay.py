@@ -122,14 +122,11 @@ def _rings(s, layer):
                 replayssm_g=s["g"][layer], replayssm_beta=s["beta"][layer])
 
 
-def replay_verify(f, s):
+def replay_verify(f, s, windows=True):
+    """Every layer's verify, writing the replay windows (or, windows=False,
+    o only: what the windows cost)."""
     for layer in range(s["state"].shape[0]):
-        _verify_call(f, s, layer, **_rings(s, layer))
-
-
-def plain_verify(f, s):
-    for layer in range(s["state"].shape[0]):
-        _verify_call(f, s, layer)
+        _verify_call(f, s, layer, **(_rings(s, layer) if windows else {}))
 
 
 def gdn_replay_commit(s):
@@ -197,7 +194,8 @@ def run(args):
             lambda s: replay_verify(ops.fused_sigmoid_gating_delta_rule_update, s), sets)
         # The same verify writing no windows (o only): what the windows cost.
         plain_us, plain_err = bg.time_graph_err(
-            lambda s: plain_verify(ops.fused_sigmoid_gating_delta_rule_update, s), sets)
+            lambda s: replay_verify(ops.fused_sigmoid_gating_delta_rule_update, s,
+                                    windows=False), sets)
         for acc in counts:
             for s in sets:
                 s["accepted"].fill_(acc)

@@ -20,6 +20,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::gdn;
 
@@ -81,69 +83,71 @@ void KernelContext::writeReplayWindows(Value thread, int64_t threads) {
     }
   };
 
+  // How a row of `width` elements a step is copied and how the steps are
+  // split over the threads: with a fixed T every step < min(T, L) in
+  // vector batches (`copy`); varlen, the sequence's tokens [tokenLo, hi), at
+  // most L of them, one element a thread at a time.
+  std::function<void(Value, Value, Value, Value, int64_t)> copyRows;
+  std::function<void(function_ref<void(Value)>)> forEachStep;
   if (!op.isVarlen()) {
     int64_t steps = std::min(d.T, L);
-    copy(op.getV(), op.getVWindow(), hv,
-         arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())), steps,
-         s.blockRows());
-    openIf(isZero(vBlock));
-    // Thread t < steps: the gates of token t, in f32 as the recurrence
-    // computes them.
-    Value step = thread;
-    {
+    copyRows = [&, steps](Value src, Value dst, Value head, Value col0,
+                          int64_t width) {
+      copy(src, dst, head, col0, steps, width);
+    };
+    forEachStep = [&, steps](function_ref<void(Value)> body) {
       OpBuilder::InsertionGuard g2(b);
-      openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step,
+      openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
                                    m.index(steps)));
-      Value t = token(step);
-      memref::StoreOp::create(b, loc, m.emitLogDecay(op, tokenRow, t, hv),
-                              op.getGWindow(), ValueRange{stateRow, hv, step});
-      memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
-                              op.getBetaWindow(),
-                              ValueRange{stateRow, hv, step});
-    }
-    // k, once a k head: by the first value head of its group.
-    openIf(isZero(arith::RemUIOp::create(b, loc, hv, m.index(d.HV / d.H))));
-    copy(op.getK(), op.getKWindow(), h, m.index(0), steps, d.K);
-    return;
+      body(thread);
+    };
+  } else {
+    Value count = arith::MinSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, hi, tokenLo), m.index(L));
+    auto spread = [&, count](int64_t width,
+                             function_ref<void(Value, Value)> body) {
+      Value total = arith::MulIOp::create(b, loc, count, m.index(width));
+      scf::ForOp::create(
+          b, loc, thread, total, m.index(threads), ValueRange{},
+          [&](OpBuilder &nb, Location, Value i, ValueRange) {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPoint(nb.getInsertionBlock(),
+                                nb.getInsertionPoint());
+            body(arith::DivUIOp::create(b, loc, i, m.index(width)),
+                 arith::RemUIOp::create(b, loc, i, m.index(width)));
+            scf::YieldOp::create(b, loc);
+          });
+    };
+    copyRows = [&, spread](Value src, Value dst, Value head, Value col0,
+                           int64_t width) {
+      spread(width, [&](Value step, Value c) {
+        Value col = arith::AddIOp::create(b, loc, col0, c);
+        Value x = memref::LoadOp::create(
+            b, loc, src, ValueRange{tokenRow, token(step), head, col});
+        memref::StoreOp::create(b, loc, x, dst,
+                                ValueRange{stateRow, head, step, col});
+      });
+    };
+    forEachStep = [&, spread](function_ref<void(Value)> body) {
+      spread(1, [&](Value step, Value) { body(step); });
+    };
   }
 
-  // Varlen: the sequence's tokens [tokenLo, hi), at most L of them, one
-  // element a thread at a time.
-  Value count = arith::MinSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, hi, tokenLo), m.index(L));
-  auto spread = [&](int64_t width, function_ref<void(Value, Value)> body) {
-    Value total = arith::MulIOp::create(b, loc, count, m.index(width));
-    scf::ForOp::create(
-        b, loc, thread, total, m.index(threads), ValueRange{},
-        [&](OpBuilder &nb, Location, Value i, ValueRange) {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          body(arith::DivUIOp::create(b, loc, i, m.index(width)),
-               arith::RemUIOp::create(b, loc, i, m.index(width)));
-          scf::YieldOp::create(b, loc);
-        });
-  };
-  Value col0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
-  spread(s.blockRows(), [&](Value step, Value c) {
-    Value col = arith::AddIOp::create(b, loc, col0, c);
-    Value x = memref::LoadOp::create(b, loc, op.getV(),
-                                     ValueRange{tokenRow, token(step), hv, col});
-    memref::StoreOp::create(b, loc, x, op.getVWindow(),
-                            ValueRange{stateRow, hv, step, col});
-  });
+  // v: the CTA's columns.
+  copyRows(op.getV(), op.getVWindow(), hv,
+           arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
+           s.blockRows());
+  // The gates of the value head, by its V block 0, in f32 as the
+  // recurrence computes them.
   openIf(isZero(vBlock));
-  spread(1, [&](Value step, Value) {
+  forEachStep([&](Value step) {
     Value t = token(step);
     memref::StoreOp::create(b, loc, m.emitLogDecay(op, tokenRow, t, hv),
                             op.getGWindow(), ValueRange{stateRow, hv, step});
     memref::StoreOp::create(b, loc, m.emitBeta(op, tokenRow, t, hv),
                             op.getBetaWindow(), ValueRange{stateRow, hv, step});
   });
+  // k, once a k head: by the first value head of its group.
   openIf(isZero(arith::RemUIOp::create(b, loc, hv, m.index(d.HV / d.H))));
-  spread(d.K, [&](Value step, Value key) {
-    Value x = memref::LoadOp::create(b, loc, op.getK(),
-                                     ValueRange{tokenRow, token(step), h, key});
-    memref::StoreOp::create(b, loc, x, op.getKWindow(),
-                            ValueRange{stateRow, h, step, key});
-  });
+  copyRows(op.getK(), op.getKWindow(), h, m.index(0), d.K);
 }
