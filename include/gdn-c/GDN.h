@@ -193,6 +193,22 @@ const char *gdnGetLastError(void);
  * string is static. */
 const char *gdnChipForDevice(int major, int minor);
 
+typedef enum gdnVerifyMode {
+  GDN_VERIFY_SNAPSHOTS = 0, /* state after every draft token, then gdn.commit a layer */
+  GDN_VERIFY_REPLAY = 1     /* replay windows, then one gdn.replay_commit */
+} gdnVerifyMode;
+
+/* The speculative-verify scheme the cost model expects to be faster for one
+ * round (docs/cost-model.md, "Replay or snapshots"; measured on sm_90a):
+ * state_dtype the pool's (GDN_DTYPE_F32, _BF16 or _F16); T >= 1 draft tokens
+ * a row, N >= 1 rows, layers >= 1 a round; expected_accepted the mean
+ * accepted tokens a row, 0 <= expected_accepted <= T; tree nonzero for an
+ * EAGLE tree. Sets *mode; GDN_ERROR_INVALID_ARGUMENT (naming the argument)
+ * for anything else. */
+gdnStatus gdnChooseVerifyMode(gdnDType state_dtype, int64_t T, int64_t N,
+                              int64_t layers, double expected_accepted,
+                              int tree, gdnVerifyMode *mode);
+
 /* Creates a compiler: an MLIR context, an in-memory kernel cache and the disk
  * cache directory ($GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else
  * ~/.cache/gdn-mlir; GDN_CACHE_DIR=off disables the disk cache). */

@@ -3,6 +3,7 @@
 
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
+#include "gdn/Conversion/GDNToGPU/VerifyMode.h"
 #include "gdn/InitAllGDN.h"
 #include "gdn/JIT/Compiler.h"
 #include "gdn/JIT/KernelCache.h"
@@ -17,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -142,6 +144,33 @@ extern "C" const char *gdnChipForDevice(int major, int minor) {
   return target ? target->chip.data() : nullptr;
 }
 extern "C" const char *gdnGetLastError(void) { return lastError.c_str(); }
+
+extern "C" gdnStatus gdnChooseVerifyMode(gdnDType state_dtype, int64_t T,
+                                         int64_t N, int64_t layers,
+                                         double expected_accepted, int tree,
+                                         gdnVerifyMode *mode) {
+  auto bad = [](const llvm::Twine &what) {
+    return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnChooseVerifyMode: " + what);
+  };
+  if (!mode)
+    return bad("mode is NULL");
+  if (state_dtype != GDN_DTYPE_F32 && state_dtype != GDN_DTYPE_BF16 &&
+      state_dtype != GDN_DTYPE_F16)
+    return bad("state_dtype must be GDN_DTYPE_F32, _BF16 or _F16, got " +
+               llvm::Twine(int(state_dtype)));
+  for (auto [value, name] : {std::pair{T, "T"}, {N, "N"}, {layers, "layers"}})
+    if (value < 1)
+      return bad(llvm::Twine(name) + " must be >= 1, got " + llvm::Twine(value));
+  // (NaN fails both comparisons.)
+  if (!(expected_accepted >= 0 && expected_accepted <= double(T)))
+    return bad("expected_accepted must be in [0, T = " + llvm::Twine(T) +
+               "], got " + llvm::formatv("{0}", expected_accepted));
+  VerifyRound round{state_dtype == GDN_DTYPE_F32 ? 4 : 2, T, N, layers,
+                    expected_accepted, tree != 0};
+  *mode = chooseVerifyMode(round) == VerifyMode::Replay ? GDN_VERIFY_REPLAY
+                                                        : GDN_VERIFY_SNAPSHOTS;
+  return ok();
+}
 
 extern "C" gdnStatus gdnCompilerCreate(gdnCompiler *compiler) {
   if (!compiler)

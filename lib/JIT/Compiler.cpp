@@ -158,6 +158,7 @@ static SmallVector<std::pair<Value, Role>> operandRoles(ReplayCommitOp op) {
           {op.getBetaWindow(), Role::BetaWindow},
           {op.getAccepted(), Role::Accepted},
           {op.getStateIndices(), Role::StateIndices},
+          {op.getRetrieveParentToken(), Role::ParentTokens},
           {op.getState(), Role::State}};
 }
 

@@ -16,12 +16,40 @@ from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
                     RecurrentDesc, check, lib, new_desc)
 from .schedule import schedule_text
 
-__all__ = ["Compiler", "Kernel", "GDNError", "version", "default_compiler"]
+__all__ = ["Compiler", "Kernel", "GDNError", "version", "default_compiler",
+           "choose_verify_mode"]
 
 
 def version():
     """The version of the loaded libGDNCAPI.so."""
     return lib.gdnVersion().decode()
+
+
+def choose_verify_mode(state_dtype, T, N, layers=1, expected_accepted=None, tree=False):
+    """The speculative-verify scheme gdn's cost model expects to be faster
+    for one round (gdnChooseVerifyMode; docs/cost-model.md, "Replay or
+    snapshots"; measured on sm_90a): "replay" (verify with the replay
+    windows, then one replay_commit for all layers) or "snapshots" (verify
+    storing the state after every draft token, then commit_accepted a
+    layer). state_dtype: the pool's, "float32", "bfloat16" or "float16" (or
+    the torch dtype); T draft tokens a row, N rows, layers a round (ints
+    >= 1); expected_accepted: the mean accepted tokens a row, 0 <= it <= T
+    (None: T / 2); tree: an EAGLE tree. Raises ValueError naming the
+    argument (GDNError's message) for anything else."""
+    name = str(state_dtype).removeprefix("torch.")
+    dtype = _lookup(DTYPES, name, "state_dtype")
+    for arg, value in (("T", T), ("N", N), ("layers", layers)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            raise TypeError(f"{arg} must be an int, got {type(value).__name__}")
+    accepted = T / 2 if expected_accepted is None else expected_accepted
+    if not isinstance(accepted, numbers.Real) or isinstance(accepted, bool):
+        raise TypeError(f"expected_accepted must be a number, got {type(accepted).__name__}")
+    mode = ctypes.c_int()
+    status = lib.gdnChooseVerifyMode(dtype, int(T), int(N), int(layers), float(accepted),
+                                     int(bool(tree)), ctypes.byref(mode))
+    if status != 0:
+        raise ValueError(lib.gdnGetLastError().decode(errors="replace"))
+    return "replay" if mode.value == 1 else "snapshots"
 
 
 # numpy dtype names accepted for each element type (gdnDType order; numpy

@@ -407,6 +407,89 @@ def test_sglang_round_trip_with_a_longer_ring_and_varlen(device):
     assert close(pool, want, exact=device == "cpu")
 
 
+# EAGLE trees: the verify takes SGLang's parent table, the commit replays
+# the accepted path. Rows: the issue's tree (path [0, 2, 3]); a branch
+# ([0, 1]); a second root ([1, 2, 3]); a parent >= its step, which ends the
+# path ([1]); nothing accepted; a padding row.
+TREE_PARENTS = [[-1, 0, 0, 2], [-1, 0, 0, 1], [-1, -1, 1, 2], [-1, 5, 0, 1], [-1, 0, 1, 2],
+                [-1, 0, 0, 0]]
+TREE_ACCEPTED = [4, 2, 4, 2, 0, 3]  # 1 + the last accepted step
+TREE_PATHS = [[0, 2, 3], [0, 1], [1, 2, 3], [1], [], None]
+TREE_SLOTS = [3, 0, 7, 5, 1, -1]
+
+
+def tree_verify(x, pool, idx, parents, w=None):
+    """SGLang's tree verify (the pool only read, per-token states into a
+    buffer, optionally the rings w). Returns (o, buffer)."""
+    N, T = x["q"].shape[:2]
+    slots, HV, V, K = pool.shape
+    buf = torch.zeros(N, T, HV, V, K, dtype=pool.dtype, device=pool.device)
+    rows = torch.arange(N, dtype=torch.int32, device=pool.device)
+    kw = {}
+    if w is not None:
+        kw = dict(cache_ring=True, replayssm_rawv=w[0], replayssm_rawk=w[1],
+                  replayssm_g=w[2], replayssm_beta=w[3])
+    o = ops.fused_sigmoid_gating_delta_rule_update(
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool, idx,
+        use_qk_l2norm_in_kernel=True, disable_state_update=True, intermediate_states_buffer=buf,
+        intermediate_state_indices=rows, retrieve_parent_token=parents, **kw)
+    return o, buf
+
+
+def decode_path(x, pool, slot, n, path):
+    """The oracle: the tokens `path` of row n decoded, in order, on `slot`."""
+    if not path:
+        return
+    sel = torch.tensor(path, device=pool.device)
+    pick = lambda t: fresh(t[n:n + 1].index_select(1, sel))  # noqa: E731
+    ops.gated_delta_rule_decode_pretranspose(
+        pick(x["q"]), pick(x["k"]), pick(x["v"]), None, x["A_log"], pick(x["a"]), x["dt_bias"],
+        pick(x["b"]), initial_state=pool,
+        initial_state_indices=torch.tensor([slot], dtype=torch.int32, device=pool.device),
+        use_qk_l2norm=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_tree_commit_replays_the_accepted_path(device, index_dtype):
+    """A tree of 4 tokens whose accepted path is [0, 2, 3]: the committed
+    state is the plain decode of tokens 0, 2, 3 (and likewise for the other
+    rows' paths); the verify's o and stored states are those of the tree
+    verify without rings; window entries off the paths (NaN) are never read;
+    slots no row commits stay bit-identical."""
+    N, T = len(TREE_SLOTS), 4
+    x = make(N, T, H=2, HV=4, slots=9, device=device, seed=30)
+    idx = torch.tensor(TREE_SLOTS, dtype=index_dtype, device=device)
+    parents = torch.tensor(TREE_PARENTS, dtype=index_dtype, device=device)
+    accepted = torch.tensor(TREE_ACCEPTED, dtype=index_dtype, device=device)
+    pool0 = x["pool"].clone()
+    o_plain, buf_plain = tree_verify(x, x["pool"], idx, parents)
+    w = windows(x, T)
+    o, buf = tree_verify(x, x["pool"], idx, parents, w)
+    assert torch.equal(o, o_plain) and torch.equal(buf, buf_plain)
+    assert torch.equal(x["pool"], pool0), "the verify wrote the pool"
+    for n, (slot, path) in enumerate(zip(TREE_SLOTS, TREE_PATHS)):
+        if slot >= 0 and path is not None:  # off the path: NaN, never read
+            off = [s for s in range(T) if s not in path]
+            for t in w:
+                t[slot, :, off] = float("nan")
+    got = x["pool"]
+    ops.replay_commit(w[1], w[0], w[2], w[3], accepted, got, state_indices=idx,
+                      retrieve_parent_token=parents)
+    want = pool0.clone()
+    for n, (slot, path) in enumerate(zip(TREE_SLOTS, TREE_PATHS)):
+        if slot >= 0:
+            decode_path(x, want, slot, n, path)
+    assert torch.isfinite(got).all()
+    assert close(got, want, exact=device == "cpu")
+    for slot in (1, 2, 4, 6, 8):  # accepted 0, and slots no row names
+        assert torch.equal(got[slot], pool0[slot]), f"slot {slot} changed"
+    # An f32 buffer stores the parents exactly: the leaf's stored state is
+    # the path's decode as well.
+    for n, slot in enumerate(TREE_SLOTS[:4]):
+        assert close(got[slot], buf[n, TREE_ACCEPTED[n] - 1], exact=device == "cpu")
+
+
 def test_entry_point_refusals_name_the_argument():
     N, T = 2, 3
     x = make(N, T, dtype=bf16, seed=30)
@@ -510,7 +593,21 @@ def test_replay_commit_argument_errors():
     if cuda_ok:
         with pytest.raises(ValueError, match="state is on cuda"):
             f(rawk, rawv, g, beta, acc, pool.cuda(), idx)
+    # A tree's parent table [N, P], 1 <= P <= min(L, 64).
+    parents = torch.tensor([[-1, 0, 1], [-1, 0, 0]], dtype=torch.int32)
+    tree = lambda p: f(rawk, rawv, g, beta, acc, pool, idx,  # noqa: E731
+                       retrieve_parent_token=p)
+    with pytest.raises(ValueError, match=r"retrieve_parent_token must be \[N, P\] with N = 2 "
+                                         r"and 1 <= P <= min\(L, 64\) = 3"):
+        tree(torch.zeros(2, 4, dtype=torch.int32))
+    with pytest.raises(ValueError, match="retrieve_parent_token must be"):
+        tree(parents[0])
+    with pytest.raises(TypeError, match="retrieve_parent_token must have dtype"):
+        tree(parents.float())
+    with pytest.raises(TypeError, match="retrieve_parent_token must be a torch.Tensor"):
+        tree(parents.tolist())
     assert torch.equal(pool, make(N, T, seed=40)["pool"]), "a refused call wrote the state"
+    tree(parents[:, :2].t().contiguous().t())  # a strided table is copied, then taken
 
 
 def test_empty_batch_compiles_and_launches_nothing():
@@ -583,24 +680,41 @@ def test_cuda_graph_of_verify_and_commit_replays_with_new_accepted_counts():
 
 @pytest.mark.skipif(not cuda_ok, reason="the GPU kernels need a GPU")
 @pytest.mark.parametrize("reductions", ["side_by_side", "in_turn"])
-def test_gpu_commit_is_bit_exact_with_a_decode_of_the_same_schedule(reductions):
+@pytest.mark.parametrize("tree", [False, True])
+def test_gpu_commit_is_bit_exact_with_a_decode_of_the_same_schedule(reductions, tree):
     """The op's exactness contract on the GPU: with an f32 state and the
     same token-loop schedule pinned for both (set_schedule), the committed
-    pool equals the plain decode of the accepted tokens bit for bit."""
+    pool equals the plain decode of the accepted tokens (of a tree: of the
+    accepted path) bit for bit."""
     ops.set_schedule(columns_per_lane=2, lanes_along_v=2, warps=4, staged_tokens=0,
                      reductions=reductions)
     try:
         N, T = 6, 4
         x = make(N, T, H=2, HV=4, K=128, V=128, device="cuda", seed=7)
-        idx = torch.tensor([4, 0, -1, 2, 7, 5], dtype=torch.int32, device="cuda")
-        accepted = torch.tensor([T, 1, 3, 0, 2, T - 1], dtype=torch.int32, device="cuda")
+        if tree:
+            idx = torch.tensor(TREE_SLOTS, dtype=torch.int32, device="cuda")
+            accepted = torch.tensor(TREE_ACCEPTED, dtype=torch.int32, device="cuda")
+            parents = torch.tensor(TREE_PARENTS, dtype=torch.int32, device="cuda")
+        else:
+            idx = torch.tensor([4, 0, -1, 2, 7, 5], dtype=torch.int32, device="cuda")
+            accepted = torch.tensor([T, 1, 3, 0, 2, T - 1], dtype=torch.int32, device="cuda")
+            parents = None
         pool0 = x["pool"].clone()
         w = windows(x, T)
-        verify(x, x["pool"], idx, w)
+        if tree:
+            tree_verify(x, x["pool"], idx, parents, w)
+        else:
+            verify(x, x["pool"], idx, w)
         got = x["pool"]
-        commit(w, accepted, got, idx)
+        ops.replay_commit(w[1], w[0], w[2], w[3], accepted, got, state_indices=idx,
+                          retrieve_parent_token=parents)
         want = pool0.clone()
-        plain_decode(x, want, idx, accepted)
+        if tree:
+            for n, (slot, path) in enumerate(zip(TREE_SLOTS, TREE_PATHS)):
+                if slot >= 0:
+                    decode_path(x, want, slot, n, path)
+        else:
+            plain_decode(x, want, idx, accepted)
         assert torch.equal(got, want)
     finally:
         ops.set_schedule()

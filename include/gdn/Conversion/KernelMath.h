@@ -136,12 +136,13 @@ public:
   OpBuilder &builder() { return b; }
   Location location() { return loc; }
 
+  /// memref[idx] of an i32 or i64 memref, sign-extended to i64.
+  Value loadI64(Value memref, ValueRange idx);
+
 private:
   /// `contract` for the GPU flavour (fma contraction), none for the CPU.
   arith::FastMathFlags contraction() const;
 
-  /// memref[idx] of an i32 or i64 memref, sign-extended to i64.
-  Value loadI64(Value memref, ValueRange idx);
   Value ptx(StringRef instruction, Value x);
   Value constant(TypedAttr value);
   OpBuilder &b;

@@ -23,18 +23,21 @@ class KernelMath;
 /// How a replay's rows differ from the view's (a plain recurrence over
 /// `slots` sequences of L tokens): there are `rows` rows (the accepted
 /// counts), row n reads its tokens from the window row of its slot (the
-/// state's row), runs the first clamp(accepted[n], 0, L) of them, touches
-/// no state when that is 0, and stores no output.
+/// state's row), runs the first clamp(accepted[n], 0, L) of them (of a
+/// tree: the path to step clamp(accepted[n], 0, P) - 1), touches no state
+/// when that is 0, and stores no output.
 struct ReplayRows {
-  Value accepted; ///< [N] i32 or i64
-  int64_t rows;   ///< N
-  int64_t steps;  ///< L
+  Value accepted;        ///< [N] i32 or i64
+  int64_t rows;          ///< N
+  int64_t steps;         ///< L
+  Value parents = {};    ///< [N, P] i32 or i64 (EAGLE tree), or null
+  int64_t treeSteps = 0; ///< P
 };
 
 /// The recurrence view of layer `layer` (an index) of `op`, built at `b`'s
 /// insertion point from `operands`, the values standing for the op's
 /// operands in their order (k_window, v_window, g_window, beta_window,
-/// accepted, state_indices or null, state): rank-reduced subviews at the
+/// accepted, state_indices or null, retrieve_parent_token or null, state): rank-reduced subviews at the
 /// layer, the windows transposed to [slots, L, heads, ...]. The caller
 /// erases the returned op once it has built the replay from it.
 RecurrentOp buildReplayView(OpBuilder &b, ReplayCommitOp op,
@@ -43,14 +46,30 @@ RecurrentOp buildReplayView(OpBuilder &b, ReplayCommitOp op,
 /// Erases `view` and the views it alone used (buildReplayView's ops).
 void eraseReplayView(RecurrentOp view);
 
-/// ReplayRows of `op` with `accepted` standing for its accepted counts.
-inline ReplayRows replayRows(ReplayCommitOp op, Value accepted) {
+/// ReplayRows of `op` with `accepted` and `parents` standing for its
+/// accepted counts and parent table (null without one).
+inline ReplayRows replayRows(ReplayCommitOp op, Value accepted,
+                             Value parents) {
   ReplayCommitOp::Dims d = op.getDims();
-  return ReplayRows{accepted, d.N, d.L};
+  int64_t P =
+      parents ? cast<ShapedType>(parents.getType()).getDimSize(1) : 0;
+  return ReplayRows{accepted, d.N, d.L, parents, P};
 }
 
-/// Tokens row n replays, as an index: clamp(accepted[n], 0, L).
+/// The window steps row n may replay, as an index: clamp(accepted[n], 0, L)
+/// (a tree's: clamp(accepted[n], 0, P)); steps >= it are never run.
 Value emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n);
+
+/// A tree row's path (gdn.replay_commit): an i64 whose bit s is set when
+/// window step s is on the path from the checkpoint to step count - 1
+/// (0 when count is 0); null for a chain. Walks the parent table from the
+/// last step, at most P loads, none outside row n's P entries.
+Value emitReplayPath(KernelMath &m, const ReplayRows &replay, Value n,
+                     Value count);
+
+/// Whether window step `t` (an index) runs: t < count, or for a tree bit t
+/// of `path`.
+Value emitReplayRuns(KernelMath &m, Value t, Value count, Value path);
 
 } // namespace gdn
 } // namespace mlir

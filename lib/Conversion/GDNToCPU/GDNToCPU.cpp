@@ -126,9 +126,10 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
       Value row = slot.first, valid = slot.second;
       // A replay reads its tokens from the slot's window row and touches
       // no state without one (ReplayView.h).
-      Value count;
+      Value count, path;
       if (replay) {
         count = emitReplayCount(m, *replay, n);
+        path = emitReplayPath(m, *replay, n, count);
         Value some = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::sgt, count, m.index(0));
         valid =
@@ -195,6 +196,15 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
                                           /*withElseRegion=*/false);
           rewriter.setInsertionPointToStart(&ifRoot.getThenRegion().front());
           loadInitialState();
+        }
+        // A tree's replay runs the steps on its path only.
+        std::optional<OpBuilder::InsertionGuard> onPath;
+        if (path) {
+          onPath.emplace(rewriter);
+          auto ifOp = scf::IfOp::create(rewriter, loc,
+                                        emitReplayRuns(m, t, count, path),
+                                        /*withElseRegion=*/false);
+          rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
         emitToken(op, m, tokens, t, hv, h, S, kBuf, qBuf, uBuf, outType, valid,
                   /*outputs=*/!replay);
@@ -401,11 +411,12 @@ struct ReplayCommitToLoops : OpRewritePattern<ReplayCommitOp> {
 
   LogicalResult matchAndRewrite(ReplayCommitOp op,
                                 PatternRewriter &rewriter) const override {
-    SmallVector<Value> operands = {op.getKWindow(),  op.getVWindow(),
-                                   op.getGWindow(),  op.getBetaWindow(),
-                                   op.getAccepted(), op.getStateIndices(),
-                                   op.getState()};
-    ReplayRows replay = replayRows(op, op.getAccepted());
+    SmallVector<Value> operands = {
+        op.getKWindow(),       op.getVWindow(),  op.getGWindow(),
+        op.getBetaWindow(),    op.getAccepted(), op.getStateIndices(),
+        op.getRetrieveParentToken(), op.getState()};
+    ReplayRows replay =
+        replayRows(op, op.getAccepted(), op.getRetrieveParentToken());
     forRange(rewriter, op.getLoc(), op.getDims().layers, [&](Value layer) {
       RecurrentOp view = buildReplayView(rewriter, op, operands, layer);
       lowerRecurrenceToLoops(rewriter, view, &replay);

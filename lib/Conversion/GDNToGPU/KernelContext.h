@@ -147,6 +147,9 @@ protected:
   /// A replay's rows (setReplay): the tokens of row n are its slot's window
   /// row, [0, clamp(accepted[n], 0, L)); no output.
   std::optional<ReplayRows> replay;
+  /// A tree replay's path (emitReplayPath: bit s set, step s runs); null
+  /// for a chain, whose steps [0, hi) run.
+  Value replayPath;
 
   /// Replayed verify (op.hasReplayWindows(); nothing otherwise): the CTA's
   /// share of its sequence's first L tokens into the windows, read from

@@ -68,6 +68,7 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
                                              m.index(0))
                    : stateRow;
   hi = count;
+  replayPath = emitReplayPath(m, *replay, n, count);
   valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
                                 m.index(0));
 }

@@ -26,10 +26,10 @@ template <typename Result>
 Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   OpBuilder b(op);
   Value layer0 = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
-  SmallVector<Value> operands = {op.getKWindow(),  op.getVWindow(),
-                                 op.getGWindow(),  op.getBetaWindow(),
-                                 op.getAccepted(), op.getStateIndices(),
-                                 op.getState()};
+  SmallVector<Value> operands = {
+      op.getKWindow(),    op.getVWindow(),       op.getGWindow(),
+      op.getBetaWindow(), op.getAccepted(),      op.getStateIndices(),
+      op.getRetrieveParentToken(), op.getState()};
   RecurrentOp view = buildReplayView(b, op, operands, layer0);
   Result result = body(view);
   eraseReplayView(view);
@@ -97,12 +97,15 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
   Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value layer = arith::DivUIOp::create(
       b, loc, z, arith::ConstantIndexOp::create(b, loc, d.N));
+  // The kernel's arguments are the op's operands: null for absent ones.
   SmallVector<Value> args(kernel.getArguments());
-  if (!op.getStateIndices()) // the kernel's arguments are the op's operands
+  if (!op.getStateIndices())
     args.insert(args.begin() + 5, Value());
+  if (!op.getRetrieveParentToken())
+    args.insert(args.begin() + 6, Value());
   RecurrentOp view = buildReplayView(b, op, args, layer);
   TokenLoopKernel form(b, loc, view, *s, kernel);
-  form.setReplay(replayRows(op, args[4]));
+  form.setReplay(replayRows(op, args[4], args[6]));
   form.build();
   view->erase();
   gpu::ReturnOp::create(b, loc);

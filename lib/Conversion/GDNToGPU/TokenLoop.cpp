@@ -67,8 +67,8 @@ SmallVector<Value> TokenLoopKernel::replayTokens(SmallVector<Value> state) {
   b.setInsertionPointToStart(&some.getThenRegion().front());
   // Every window step < L is in bounds whatever the row's count, so a group
   // of tokens is loaded at once (one memory latency a group, not a token),
-  // then each runs while t < count; a token past the count leaves the state
-  // as it was (its inputs, NaN or not, are never used).
+  // then each runs while t < count (a tree's: when on its path); any other
+  // leaves the state as it was (its inputs, NaN or not, are never used).
   constexpr int64_t kGroup = 4;
   for (int64_t first = 0; first < replay->steps; first += kGroup) {
     int64_t last = std::min(replay->steps, first + kGroup);
@@ -76,8 +76,7 @@ SmallVector<Value> TokenLoopKernel::replayTokens(SmallVector<Value> state) {
     for (int64_t t = first; t < last; ++t)
       group.push_back(loadToken(m.index(t), Value()));
     for (int64_t t = first; t < last; ++t) {
-      Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         m.index(t), hi);
+      Value runs = emitReplayRuns(m, m.index(t), hi, replayPath);
       auto ifOp = scf::IfOp::create(b, loc, ValueRange(state).getTypes(), runs,
                                     /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);

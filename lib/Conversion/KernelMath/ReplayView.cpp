@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
@@ -55,7 +56,7 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
   };
   Value k = window(0), v = window(1), g = window(2), beta = window(3);
   Value indices = operands[5];
-  Value state = layerView(b, loc, operands[6], layer, /*stepsSecond=*/false);
+  Value state = layerView(b, loc, operands[7], layer, /*stepsSecond=*/false);
   return RecurrentOp::create(
       b, loc, TypeRange{}, /*q=*/k, k, v, g, /*a=*/Value(), /*A_log=*/Value(),
       /*dt_bias=*/Value(), beta, /*b=*/Value(), indices,
@@ -74,7 +75,65 @@ Value gdn::emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n) {
   Value count = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
   return arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, count, m.index(0)),
-      m.index(replay.steps));
+      m.index(replay.parents ? replay.treeSteps : replay.steps));
+}
+
+Value gdn::emitReplayPath(KernelMath &m, const ReplayRows &replay, Value n,
+                         Value count) {
+  if (!replay.parents)
+    return {};
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  Type i64 = b.getI64Type();
+  auto i64Constant = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, c);
+  };
+  // From s = count - 1 (-1: no path) up the tree: every step strictly
+  // decreases s, so the walk ends within P loads, each inside row n.
+  Value last = arith::IndexCastOp::create(
+      b, loc, i64, arith::SubIOp::create(b, loc, count, m.index(1)));
+  auto walk = scf::WhileOp::create(
+      b, loc, TypeRange{i64, i64}, ValueRange{last, i64Constant(0)},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value onPath = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::sge, args[0], i64Constant(0));
+        scf::ConditionOp::create(nb, l, onPath, args);
+      },
+      [&](OpBuilder &, Location l, ValueRange args) {
+        // (The builder WhileOp::build hands over is `b`, which m builds with.)
+        Value s = args[0];
+        Value mask = arith::OrIOp::create(
+            b, l, args[1], arith::ShLIOp::create(b, l, i64Constant(1), s));
+        Value p = m.loadI64(
+            replay.parents,
+            ValueRange{n, arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                     s)});
+        // Step 0 and a root (p < 0) start from the checkpoint; p >= s is not
+        // a tree and ends the path too.
+        Value up = arith::AndIOp::create(
+            b, l,
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, p,
+                                  i64Constant(0)),
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, p, s));
+        Value next = arith::SelectOp::create(b, l, up, p, i64Constant(-1));
+        scf::YieldOp::create(b, l, ValueRange{next, mask});
+      });
+  return walk.getResult(1);
+}
+
+Value gdn::emitReplayRuns(KernelMath &m, Value t, Value count, Value path) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  if (!path)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, count);
+  Type i64 = b.getI64Type();
+  Value bit = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(b, loc, path,
+                             arith::IndexCastOp::create(b, loc, i64, t)),
+      arith::ConstantIntOp::create(b, loc, i64, 1));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
+                               arith::ConstantIntOp::create(b, loc, i64, 0));
 }
 
 void gdn::eraseReplayView(RecurrentOp view) {

@@ -285,14 +285,17 @@ def _(intermediate_states, accepted, state, state_indices, intermediate_state_in
 def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torch.Tensor,
                   beta_window: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
                   state_indices: Optional[torch.Tensor], qk_l2norm: bool,
-                  state_layout: str) -> None:
+                  state_layout: str,
+                  retrieve_parent_token: Optional[torch.Tensor] = None) -> None:
     """The gdn.replay_commit op on validated dense tensors with a leading
     layer dimension: k_window [LY, slots, H, L, K], v_window
     [LY, slots, HV, L, V], g_window, beta_window [LY, slots, HV, L],
     accepted [N], state_indices [N] or None (slot n), state
     [LY, slots, HV, V, K] ("vk") or [.., K, V] ("kv"): for every layer and
     row with slot >= 0 and a = min(accepted[n], L) >= 1, the state of that
-    slot advances by the row's first a window steps, in place."""
+    slot advances by the row's first a window steps (with
+    retrieve_parent_token [N, P]: by the tree path to step
+    min(accepted[n], P) - 1), in place."""
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.
@@ -303,7 +306,7 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
             raise ValueError(f"state and {name} must not share memory")
     given = {"k_window": k_window, "v_window": v_window, "g_window": g_window,
              "beta_window": beta_window, "accepted": accepted, "state_indices": state_indices,
-             "state": state}
+             "retrieve_parent_token": retrieve_parent_token, "state": state}
     # set_schedule pins the GPU kernel's parameters here too (the token
     # loop keeps its own: no staging, solve, producer or prefetch).
     pinned = ""
@@ -317,5 +320,5 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
 
 @replay_commit.register_fake
 def _(k_window, v_window, g_window, beta_window, accepted, state, state_indices, qk_l2norm,
-      state_layout):
+      state_layout, retrieve_parent_token=None):
     return None

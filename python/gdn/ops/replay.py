@@ -21,7 +21,8 @@ def _tensor(name, t, dev=None, of=None):
 
 
 def replay_commit(k_window, v_window, g_window, beta_window, accepted, state,
-                  state_indices=None, qk_l2norm=True, layout="vk"):
+                  state_indices=None, qk_l2norm=True, layout="vk",
+                  retrieve_parent_token=None):
     """Commits each row's accepted prefix after a replayed verify: replays
     the first min(accepted[n], L) tokens of row n from the windows onto its
     checkpoint, in place, for every layer, in one kernel (no host
@@ -47,6 +48,13 @@ def replay_commit(k_window, v_window, g_window, beta_window, accepted, state,
       runs in float32 and rounds once on store; a slot no row replays is
       left bit-identical, and window entries past a row's prefix are never
       read.
+    EAGLE tree (the verify had retrieve_parent_token): pass the same table,
+    retrieve_parent_token [N, P] (int32/int64, 1 <= P <= min(L, 64), the
+    parent step of each of the row's first P tokens, < 0 for a child of the
+    checkpoint); accepted[n] then names the row's last accepted token,
+    step min(accepted[n], P) - 1 (as for commit_accepted: 1 + its index), and
+    the row replays the path from the checkpoint to it, root first (steps
+    off the path are never read; a parent >= its step ends the path).
     qk_l2norm: k is L2-normalized in the replay (as in the verify; it must
     match). H divides HV. All tensors dense (contiguous) on one device, on
     the GPU 16-byte aligned.
@@ -58,15 +66,19 @@ def replay_commit(k_window, v_window, g_window, beta_window, accepted, state,
     the host, which synchronises); two rows naming one slot race. N = 0
     replays nothing (no kernel is compiled or launched). Returns `state`."""
     return _replay(k_window, v_window, g_window, beta_window, accepted, state, state_indices,
-                   qk_l2norm, layout, _NAMES)
+                   qk_l2norm, layout, _NAMES, retrieve_parent_token)
 
 
 _NAMES = dict(k="k_window", v="v_window", g="g_window", beta="beta_window", accepted="accepted",
-              state="state", indices="state_indices")
+              state="state", indices="state_indices", parents="retrieve_parent_token")
+
+# The most steps a tree's parent table may name (gdn.replay_commit's
+# kMaxTreeSteps: a path is a 64-bit mask of steps).
+_MAX_TREE_STEPS = 64
 
 
 def _replay(k_window, v_window, g_window, beta_window, accepted, state, state_indices,
-            qk_l2norm, layout, names):
+            qk_l2norm, layout, names, parents=None):
     """replay_commit with the errors naming the arguments as the caller's
     signature does (`names`: role -> argument name; the anchors' entry
     points call theirs rawk_cache, accept_lens, ...)."""
@@ -113,10 +125,18 @@ def _replay(k_window, v_window, g_window, beta_window, accepted, state, state_in
     elif N != slots:
         raise ValueError(f"the windows have {slots} slots but {n['accepted']} has {N} rows: "
                          f"without {n['indices']} row n is slot n")
+    if parents is not None:
+        _tensor(n["parents"], parents, dev, n["k"])
+        P = parents.shape[-1] if parents.dim() == 2 else 0
+        if parents.dim() != 2 or parents.shape[0] != N or not 1 <= P <= min(L, _MAX_TREE_STEPS):
+            raise ValueError(f"{n['parents']} must be [N, P] with N = {N} and 1 <= P <= "
+                             f"min(L, {_MAX_TREE_STEPS}) = {min(L, _MAX_TREE_STEPS)}, got shape "
+                             f"{list(parents.shape)}")
+        parents = _check(n["parents"], parents, dev, [N, P], _INDEX, copy=True)
     if N == 0:
         return state
     torch.ops.gdn.replay_commit(lead(kw), lead(vw), lead(gw), lead(bw), accepted, lead(st),
-                                state_indices, bool(qk_l2norm), layout)
+                                state_indices, bool(qk_l2norm), layout, parents)
     return state
 
 

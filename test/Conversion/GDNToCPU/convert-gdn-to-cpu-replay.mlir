@@ -60,3 +60,31 @@ func.func @commit(%kw: memref<3x6x2x4x16xbf16>, %vw: memref<3x6x4x4x16xbf16>, %g
       state(%s : memref<3x6x4x16x16xf32>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// EAGLE tree commit: the count is clamped to P = 3 (the table's steps), the
+// path is walked up the parent table from step count - 1 into a mask, and
+// each window step runs only when its bit is set.
+// CHECK-LABEL: func.func @commit_tree
+// CHECK: %[[P:.*]] = arith.constant 3 : index
+// CHECK: arith.minsi %{{.*}}, %[[P]] : index
+// CHECK: %[[PATH:.*]]:2 = scf.while
+// CHECK: scf.condition
+// CHECK: arith.shli
+// CHECK: arith.ori
+// CHECK: memref.load %arg6[%{{.*}}, %{{.*}}] : memref<2x3xi64>
+// CHECK: scf.yield
+// CHECK: arith.shrui %[[PATH]]#1
+// CHECK: scf.if
+// LLVM-LABEL: llvm.func @commit_tree
+func.func @commit_tree(%kw: memref<2x6x2x4x16xbf16>, %vw: memref<2x6x4x4x16xbf16>, %gw: memref<2x6x4x4xf32>,
+                       %bw: memref<2x6x4x4xf32>, %acc: memref<2xi32>, %idx: memref<2xi32>,
+                       %p: memref<2x3xi64>, %s: memref<2x6x4x16x16xf32>) {
+  gdn.replay_commit k_window(%kw : memref<2x6x2x4x16xbf16>) v_window(%vw : memref<2x6x4x4x16xbf16>)
+      g_window(%gw : memref<2x6x4x4xf32>) beta_window(%bw : memref<2x6x4x4xf32>)
+      accepted(%acc : memref<2xi32>) state_indices(%idx : memref<2xi32>)
+      retrieve_parent_token(%p : memref<2x3xi64>)
+      state(%s : memref<2x6x4x16x16xf32>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

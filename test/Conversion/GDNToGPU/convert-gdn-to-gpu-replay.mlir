@@ -63,3 +63,30 @@ func.func @pinned(%kw: memref<1x2x1x3x128xf32>, %gw: memref<1x2x1x3xf32>, %acc: 
       {gdn.schedule = #gdn.schedule<warps = 2, staged_tokens = 2>}
   return
 }
+
+// -----
+
+// EAGLE tree: the parent table is a kernel argument; each CTA walks its
+// row's path up the table (from step count - 1) into a mask before the
+// token loop, and window step t runs when bit t is set.
+// CHECK-LABEL: func.func @commit_tree
+// CHECK: gpu.func @commit_tree_replay({{.*}}%arg6: memref<2x4xi32>
+// CHECK: %[[PATH:.*]]:2 = scf.while
+// CHECK: memref.load %arg6[%{{.*}}, %{{.*}}] : memref<2x4xi32>
+// CHECK: arith.shrui %[[PATH]]#1
+// CHECK: arith.shrui %[[PATH]]#1
+// CHECK: arith.shrui %[[PATH]]#1
+// CHECK: arith.shrui %[[PATH]]#1
+// CHECK-NOT: arith.shrui %[[PATH]]#1
+// CHECK: gpu.return
+// PTX: gpu.binary @gdn_kernels
+func.func @commit_tree(%kw: memref<1x6x2x4x128xbf16>, %vw: memref<1x6x4x4x128xbf16>, %gw: memref<1x6x4x4xf32>,
+                       %bw: memref<1x6x4x4xf32>, %acc: memref<2xi32>, %idx: memref<2xi32>,
+                       %p: memref<2x4xi32>, %s: memref<1x6x4x128x128xbf16>) {
+  gdn.replay_commit k_window(%kw : memref<1x6x2x4x128xbf16>) v_window(%vw : memref<1x6x4x4x128xbf16>)
+      g_window(%gw : memref<1x6x4x4xf32>) beta_window(%bw : memref<1x6x4x4xf32>)
+      accepted(%acc : memref<2xi32>) state_indices(%idx : memref<2xi32>)
+      retrieve_parent_token(%p : memref<2x4xi32>)
+      state(%s : memref<1x6x4x128x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

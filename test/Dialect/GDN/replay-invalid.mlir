@@ -47,18 +47,6 @@ func.func @window_gate_dtype(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>,
 
 // -----
 
-func.func @window_tree(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>, %gw: memref<2x1x3xf32>,
-                       %p: memref<2x3xi32>, %inter: memref<2x3x1x8x8xf32>, %o: memref<2x3x1x8xf32>) {
-  // expected-error @+1 {{the replay windows hold a chain of tokens; 'retrieve_parent_token' (a tree) is not supported with them yet}}
-  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
-      retrieve_parent_token(%p : memref<2x3xi32>) intermediate_states(%inter : memref<2x3x1x8x8xf32>)
-      k_window(%kw : memref<2x1x3x8xf32>) v_window(%kw : memref<2x1x3x8xf32>) g_window(%gw : memref<2x1x3xf32>)
-      beta_window(%gw : memref<2x1x3xf32>) o(%o : memref<2x3x1x8xf32>)
-  return
-}
-
-// -----
-
 func.func @window_per_key(%q: memref<2x3x1x8xf32>, %g: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>,
                           %gw: memref<2x1x3xf32>, %o: memref<2x3x1x8xf32>) {
   // expected-error @+1 {{the replay windows take a decay and a beta per head; a per-key decay or per-channel beta is not supported with them yet}}
@@ -176,5 +164,51 @@ func.func @commit_schedule(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>,
   gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
       g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
       accepted(%acc : memref<2xi32>) state(%s : memref<1x2x1x8x8xf32>) {gdn.schedule = 1}
+  return
+}
+
+// -----
+
+func.func @commit_tree_steps(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                             %p: memref<2x4xi32>, %s: memref<1x2x1x8x8xf32>) {
+  // expected-error @+1 {{operand 'retrieve_parent_token' expects shape [N, P] with 1 <= P <= min(L, 64) = 3, got [2, 4]}}
+  gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
+      g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
+      accepted(%acc : memref<2xi32>) retrieve_parent_token(%p : memref<2x4xi32>)
+      state(%s : memref<1x2x1x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @commit_tree_rows(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                            %p: memref<3x3xi32>, %s: memref<1x2x1x8x8xf32>) {
+  // expected-error @+1 {{operand 'retrieve_parent_token' expects shape [2, 3] (N, P), got [3, 3]}}
+  gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
+      g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
+      accepted(%acc : memref<2xi32>) retrieve_parent_token(%p : memref<3x3xi32>)
+      state(%s : memref<1x2x1x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @commit_tree_dtype(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                             %p: memref<2x3xf32>, %s: memref<1x2x1x8x8xf32>) {
+  // expected-error @+1 {{operand 'retrieve_parent_token' expects element type i32 or i64, got 'f32'}}
+  gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
+      g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
+      accepted(%acc : memref<2xi32>) retrieve_parent_token(%p : memref<2x3xf32>)
+      state(%s : memref<1x2x1x8x8xf32>)
+  return
+}
+
+// -----
+
+func.func @commit_segments(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                           %s: memref<1x2x1x8x8xf32>) {
+  // expected-error @+1 {{needs exactly one 'state' operand (operandSegmentSizes)}}
+  "gdn.replay_commit"(%kw, %kw, %gw, %gw, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0>}>
+      : (memref<1x2x1x3x8xf32>, memref<1x2x1x3x8xf32>, memref<1x2x1x3xf32>, memref<1x2x1x3xf32>, memref<2xi32>, memref<1x2x1x8x8xf32>) -> ()
   return
 }

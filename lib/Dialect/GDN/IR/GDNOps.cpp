@@ -261,8 +261,29 @@ static LogicalResult verifyResults(RecurrentOp op) {
   return success();
 }
 
+/// A required operand of an op with optional ones: its segment index and
+/// name.
+namespace {
+struct RequiredOperand {
+  unsigned index;
+  StringLiteral name;
+};
+} // namespace
+
+/// The generic form can give a required operand a segment of size 0 or 2;
+/// every verifier checks this before its accessors read the operand list.
+static LogicalResult checkRequiredSegments(Operation *op,
+                                           ArrayRef<int32_t> segments,
+                                           ArrayRef<RequiredOperand> required) {
+  for (auto [index, name] : required)
+    if (segments[index] != 1)
+      return op->emitOpError() << "needs exactly one '" << name
+                               << "' operand (operandSegmentSizes)";
+  return success();
+}
+
 /// The replay windows (replayed verify): all four or none, memref form,
-/// per-head gates, no tree; [slots, H, L, K], [slots, HV, L, V] in q's
+/// per-head gates; [slots, H, L, K], [slots, HV, L, V] in q's
 /// dtype, [slots, HV, L] f32 twice, dense.
 static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
   std::pair<Value, StringRef> windows[] = {{op.getKWindow(), "k_window"},
@@ -289,10 +310,6 @@ static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
     return op.emitOpError() << "the replay windows take a decay and a beta per "
                                "head; a per-key decay or per-channel beta "
                                "is not supported with them yet";
-  if (op.hasParentTable())
-    return op.emitOpError() << "the replay windows hold a chain of tokens; "
-                               "'retrieve_parent_token' (a tree) is not "
-                               "supported with them yet";
   RecurrentOp::Dims d = op.getDims();
   auto kType = cast<ShapedType>(op.getKWindow().getType());
   int64_t L = kType.getRank() == 4 ? kType.getDimSize(2) : 0;
@@ -323,15 +340,12 @@ static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
 
 LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
-  // The generic form can give a required operand (q, k, v, o) a segment of
-  // size 0 or 2; check before any accessor reads past the operand list.
-  ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
-  static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
+  // Before any accessor reads past the operand list.
+  static constexpr RequiredOperand kRequired[] = {
       {0, "q"}, {1, "k"}, {2, "v"}, {20, "o"}};
-  for (auto [index, name] : kRequired)
-    if (segments[index] != 1)
-      return emitOpError() << "needs exactly one '" << name
-                           << "' operand (operandSegmentSizes)";
+  if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
+                                   kRequired)))
+    return failure();
   if (failed(verifyForm(*this)))
     return failure();
   auto qType = cast<ShapedType>(getQ().getType());
@@ -631,14 +645,11 @@ void CommitOp::getEffects(
 
 LogicalResult CommitOp::verify() {
   Operation *op = getOperation();
-  // The generic form can give a required operand a segment of size 0 or 2.
-  ArrayRef<int32_t> segments = getProperties().operandSegmentSizes;
-  static constexpr std::pair<unsigned, StringLiteral> kRequired[] = {
+  static constexpr RequiredOperand kRequired[] = {
       {0, "intermediate_states"}, {1, "accepted"}, {4, "state"}};
-  for (auto [index, name] : kRequired)
-    if (segments[index] != 1)
-      return emitOpError() << "needs exactly one '" << name
-                           << "' operand (operandSegmentSizes)";
+  if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
+                                   kRequired)))
+    return failure();
 
   // All operands tensors (tensor form) or all memrefs (memref form).
   std::pair<Value, StringRef> all[] = {
@@ -776,8 +787,9 @@ void ReplayCommitOp::getEffects(
   for (OpOperand &operand : getOperation()->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    bool table =
-        operand.get() == getAccepted() || operand.get() == getStateIndices();
+    bool table = operand.get() == getAccepted() ||
+                 operand.get() == getStateIndices() ||
+                 operand.get() == getRetrieveParentToken();
     effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
                          /*effectOnFullRegion=*/table,
                          SideEffects::DefaultResource::get());
@@ -790,10 +802,17 @@ void ReplayCommitOp::getEffects(
 
 LogicalResult ReplayCommitOp::verify() {
   Operation *op = getOperation();
+  static constexpr RequiredOperand kRequired[] = {
+      {0, "k_window"}, {1, "v_window"}, {2, "g_window"},
+      {3, "beta_window"}, {4, "accepted"}, {7, "state"}};
+  if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
+                                   kRequired)))
+    return failure();
   std::pair<Value, StringRef> all[] = {
       {getKWindow(), "k_window"},  {getVWindow(), "v_window"},
       {getGWindow(), "g_window"},  {getBetaWindow(), "beta_window"},
       {getAccepted(), "accepted"}, {getStateIndices(), "state_indices"},
+      {getRetrieveParentToken(), "retrieve_parent_token"},
       {getState(), "state"}};
   bool tensorForm = isa<RankedTensorType>(all[0].first.getType());
   for (auto [value, name] : all) {
@@ -869,6 +888,20 @@ LogicalResult ReplayCommitOp::verify() {
     return emitOpError() << "without 'state_indices' row n is slot n: the "
                             "windows and the state need slots = N = "
                          << N << ", got " << slots;
+  }
+  // EAGLE tree: [N, P], the parent of each of the first P window steps.
+  if (Value parents = getRetrieveParentToken()) {
+    auto type = cast<ShapedType>(parents.getType());
+    int64_t P = type.getRank() == 2 ? type.getDimSize(1) : 0;
+    int64_t maxP = std::min(L, kMaxTreeSteps);
+    if (P < 1 || P > maxP)
+      return emitOpError() << "operand 'retrieve_parent_token' expects shape "
+                              "[N, P] with 1 <= P <= min(L, "
+                           << kMaxTreeSteps << ") = " << maxP << ", got "
+                           << formatShape(type.getShape());
+    if (failed(checkOperand(op, parents, "retrieve_parent_token", {N, P},
+                            "N, P", indexType, "i32 or i64")))
+      return failure();
   }
 
   bool vk = isVKLayout();

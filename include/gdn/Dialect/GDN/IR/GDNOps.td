@@ -140,7 +140,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       the L2 norm), v_window[row, hv, s] = v, g_window[row, hv, s] = the
       token's log decay g in f32 (the given g, or the fused gate; 0 without
       decay) and beta_window[row, hv, s] = its beta in f32 (as step 4
-      computes it). Per-head decay and beta only; no EAGLE tree. Nothing
+      computes it). Per-head decay and beta only. With an EAGLE tree the
+      windows hold every draft token at its step (the tree's parent states
+      still come from `intermediate_states`) and the commit replays the
+      accepted path (`gdn.replay_commit`, `retrieve_parent_token`). Nothing
       else changes: o and every other write are those of the op without
       the windows, and exp(g_window) is the decay step 3 applies, so the
       replay of a prefix recomputes its states exactly
@@ -415,6 +418,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
 }
 
 def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
+    AttrSizedOperandSegments,
     DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "replay each row's accepted prefix onto its checkpoint, for every layer";
@@ -435,8 +439,24 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
             and beta = beta_window[l, slot, hv, s], on
             S = state[l, slot, hv] (widened to f32, rounded once on store).
 
+    EAGLE trees (`retrieve_parent_token`, the verify's parent table): the
+    tokens of a row form a tree and a = accepted[n] (clamped to [0, P])
+    names its last accepted token, step a - 1, as for `gdn.commit`; the
+    row replays the path from the checkpoint to that step, root first,
+    instead of the steps [0, a):
+
+        path = {a - 1}; s = a - 1
+        while s > 0 and 0 <= retrieve_parent_token[n, s] < s:
+          s = retrieve_parent_token[n, s]; path += {s}
+        for s in path, in increasing order: the token above.
+
+    Step 0 and a step whose parent is < 0 start from the checkpoint (a
+    root); p >= s is not a tree (undefined) and ends the path there, as in
+    `gdn.recurrent`, so no entry can make the op read outside the table or
+    loop. Steps off the path are never read.
+
     Exactness: the committed state is the state the plain `gdn.recurrent`
-    of the same a tokens would leave: bit for bit with an f32 state when
+    of the same a tokens (of a tree: of the path's tokens) would leave: bit for bit with an f32 state when
     both kernels run the token loop with the same mapping and reductions
     (the CPU loops always; on the GPU the replay takes the token-loop
     schedule gdn-select-schedule gives its layer-0 view, L tokens of `slots`
@@ -466,6 +486,9 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     - `g_window`, `beta_window`: [layers, slots, HV, L], f32;
     - `accepted`: [N], i32 or i64; `state_indices` (optional): [N], i32 or
       i64 (without it slots = N and row n is slot n);
+    - `retrieve_parent_token` (optional, EAGLE tree): [N, P], i32 or i64,
+      1 <= P <= min(L, 64): the parent step of each of the first P window
+      steps of row n (SGLang's table, as given to the verify);
     - `state`: [layers, slots, HV, V, K] for `state_layout =
       #gdn.layout<vk>` or [layers, slots, HV, K, V] for `#gdn.layout<kv>`
       (the default), f32, bf16 or f16 (the destination).
@@ -493,6 +516,7 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     Arg<GDN_TensorOrMemRef, "beta of each step [layers, slots, HV, L] f32">:$beta_window,
     Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "parent step of each window step [N, P] (i32 or i64; EAGLE tree)">:$retrieve_parent_token,
     Arg<GDN_TensorOrMemRef, "checkpoints [layers, slots, HV, ...] (destination, written in part)">:$state,
     UnitAttr:$qk_l2norm,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
@@ -507,6 +531,7 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     `beta_window` `(` $beta_window `:` type($beta_window) `)`
     `accepted` `(` $accepted `:` type($accepted) `)`
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
+    (`retrieve_parent_token` `(` $retrieve_parent_token^ `:` type($retrieve_parent_token) `)`)?
     `state` `(` $state `:` type($state) `)`
     attr-dict
     (`->` type($result_tensors)^)?
@@ -515,6 +540,11 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
   let hasVerifier = 1;
 
   let extraClassDeclaration = [{
+    /// The most steps a tree's parent table may name (a path is an i64
+    /// mask of steps in both lowerings).
+    static constexpr int64_t kMaxTreeSteps = 64;
+    /// EAGLE tree commit: rows replay a path of their tree.
+    bool hasParentTable() { return getRetrieveParentToken() != nullptr; }
     /// Shape facts of a verified op: `layers`, N rows, `slots`, L window
     /// steps, H, HV, K, V.
     struct Dims { int64_t layers, N, slots, L, H, HV, K, V; };
