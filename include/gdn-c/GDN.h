@@ -37,7 +37,9 @@ typedef enum gdnDType {
   GDN_DTYPE_BF16 = 1,
   GDN_DTYPE_F16 = 2,
   GDN_DTYPE_I32 = 3, /* index tables (gdnKernelArgumentDType only) */
-  GDN_DTYPE_I64 = 4
+  GDN_DTYPE_I64 = 4,
+  GDN_DTYPE_F8E4M3 = 5 /* e4m3 (finite, max 448): state_dtype only, with a
+                          scale a state row (the op's state_scale) */
 } gdnDType;
 
 typedef enum gdnDecay {
@@ -71,6 +73,10 @@ typedef enum gdnStateLayout {
  *   initial_state            (when present, not in place)
  *   intermediate_states      (intermediate_rows > 0)
  *   k_window, v_window, g_window, beta_window (replay_steps > 0)
+ *   state_scale              (state_dtype == F8E4M3: f32 [N or num_slots, HV, V],
+ *                             S = e4m3 x scale of its row; read, and written
+ *                             with the state; the state is then in place or
+ *                             only initial or only final)
  *   final_state              (when present, not in place)
  *   o
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding

@@ -373,6 +373,7 @@ extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
   return t.isF32()          ? GDN_DTYPE_F32
          : t.isBF16()       ? GDN_DTYPE_BF16
          : t.isF16()        ? GDN_DTYPE_F16
+         : isa<Float8E4M3FNType>(t) ? GDN_DTYPE_F8E4M3
          : t.isInteger(32)  ? GDN_DTYPE_I32
          : t.isInteger(64)  ? GDN_DTYPE_I64
                             : -1;

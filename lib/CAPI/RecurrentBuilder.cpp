@@ -23,6 +23,7 @@ Type floatType(Builder &b, gdnDType t) {
   case GDN_DTYPE_F32: return b.getF32Type();
   case GDN_DTYPE_BF16: return b.getBF16Type();
   case GDN_DTYPE_F16: return b.getF16Type();
+  case GDN_DTYPE_F8E4M3: return b.getType<Float8E4M3FNType>();
   case GDN_DTYPE_I32: // index tables: not a dtype of the description
   case GDN_DTYPE_I64: return nullptr;
   }
@@ -92,6 +93,16 @@ std::string checkSizes(const gdnRecurrentDesc &d) {
 std::string checkOptions(const gdnRecurrentDesc &d, bool knownDTypes) {
   if (!knownDTypes)
     return "unknown dtype in gdnRecurrentDesc";
+  if (d.input_dtype == GDN_DTYPE_F8E4M3 || d.gate_dtype == GDN_DTYPE_F8E4M3 ||
+      d.beta_dtype == GDN_DTYPE_F8E4M3 ||
+      (d.intermediate_rows > 0 && d.intermediate_dtype == GDN_DTYPE_F8E4M3))
+    return "GDN_DTYPE_F8E4M3 is a state_dtype only";
+  if (d.state_dtype == GDN_DTYPE_F8E4M3 &&
+      !(d.has_initial_state || d.has_final_state))
+    return "state_dtype F8E4M3 needs a state";
+  if (d.state_dtype == GDN_DTYPE_F8E4M3 && d.has_initial_state &&
+      d.has_final_state && !d.state_in_place)
+    return "state_dtype F8E4M3 is updated in place (state_in_place)";
   if (d.decay < GDN_DECAY_NONE || d.decay > GDN_DECAY_FUSED_GATING ||
       d.beta < GDN_BETA_ONE || d.beta > GDN_BETA_LOGITS ||
       d.layout < GDN_LAYOUT_KV || d.layout > GDN_LAYOUT_VK)
@@ -206,8 +217,8 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
   enum Operand {
     G, A, ALog, DtBias, Beta, B, StateIndices, CuSeqlens,
     IntermediateStateIndices, ParentTokens, InitialState,
-    IntermediateStates, KWindow, VWindow, GWindow, BetaWindow, FinalState, O,
-    NumOperands
+    IntermediateStates, KWindow, VWindow, GWindow, BetaWindow, StateScale,
+    FinalState, O, NumOperands
   };
   std::array<int, NumOperands> argOf; // argument index of each operand
   argOf.fill(-1);
@@ -275,18 +286,25 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     add(GWindow, memref({rows, d.HV, L}, b.getF32Type()));
     add(BetaWindow, memref({rows, d.HV, L}, b.getF32Type()));
   };
+  // A quantized state's scales: a row's, [rows, HV, V] f32, dense.
+  auto addScale = [&]() {
+    if (d.state_dtype == GDN_DTYPE_F8E4M3)
+      add(StateScale, memref({rows, d.HV, d.V}, b.getF32Type()));
+  };
   if (d.state_in_place) {
     add(InitialState, sT); // one argument, both operands
     argOf[FinalState] = argOf[InitialState];
     if (iT)
       add(IntermediateStates, iT);
     addWindows();
+    addScale();
   } else {
     if (d.has_initial_state)
       add(InitialState, sT);
     if (iT)
       add(IntermediateStates, iT);
     addWindows();
+    addScale();
     if (d.has_final_state)
       add(FinalState, sT);
   }
@@ -312,7 +330,8 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[IntermediateStateIndices]), arg(argOf[ParentTokens]),
       arg(argOf[InitialState]), arg(argOf[IntermediateStates]),
       arg(argOf[KWindow]), arg(argOf[VWindow]), arg(argOf[GWindow]),
-      arg(argOf[BetaWindow]), arg(argOf[FinalState]), arg(argOf[O]), scale, d.qk_l2norm != 0,
+      arg(argOf[BetaWindow]), arg(argOf[StateScale]), arg(argOf[FinalState]),
+      arg(argOf[O]), scale, d.qk_l2norm != 0,
       d.allow_neg_eigval != 0,
       d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv);
   if (schedule)

@@ -44,6 +44,7 @@ StringRef jit::roleName(Role role) {
   case Role::VWindow: return "v_window";
   case Role::GWindow: return "g_window";
   case Role::BetaWindow: return "beta_window";
+  case Role::StateScale: return "state_scale";
   }
   return "?";
 }
@@ -52,7 +53,7 @@ bool jit::isOutput(Role role) {
   return role == Role::O || role == Role::FinalState || role == Role::State ||
          role == Role::IntermediateStates || role == Role::KWindow ||
          role == Role::VWindow || role == Role::GWindow ||
-         role == Role::BetaWindow;
+         role == Role::BetaWindow || role == Role::StateScale;
 }
 
 int64_t Argument::numElements() const {
@@ -272,6 +273,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getKWindow(), Role::KWindow}, {op.getVWindow(), Role::VWindow},
       {op.getGWindow(), Role::GWindow},
       {op.getBetaWindow(), Role::BetaWindow},
+      {op.getStateScale(), Role::StateScale},
       {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
     if (!value)

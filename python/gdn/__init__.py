@@ -54,8 +54,9 @@ def choose_verify_mode(state_dtype, T, N, layers=1, expected_accepted=None, tree
 
 # numpy dtype names accepted for each element type (gdnDType order; numpy
 # has no bfloat16: ml_dtypes' one, or the raw bits as uint16).
-_NUMPY_DTYPES = [("float32",), ("bfloat16", "uint16"), ("float16",), ("int32",), ("int64",)]
-_DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int64"]
+_NUMPY_DTYPES = [("float32",), ("bfloat16", "uint16"), ("float16",), ("int32",), ("int64",),
+                 ("float8_e4m3fn", "uint8")]
+_DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int64", "float8_e4m3fn"]
 _OUTPUTS = ("o", "final_state", "state", "intermediate_states")
 
 

@@ -136,6 +136,9 @@ double decode(Type t, const uint8_t *p) {
     std::memcpy(&f, p, 4);
     return f;
   }
+  if (isa<Float8E4M3FNType>(t)) // a quantized state's element (unscaled)
+    return llvm::APFloat(llvm::APFloat::Float8E4M3FN(), llvm::APInt(8, *p))
+        .convertToFloat();
   uint16_t bits;
   std::memcpy(&bits, p, 2);
   if (t.isBF16()) {
@@ -165,6 +168,12 @@ void encode(Type t, double x, uint8_t *p) {
   }
   llvm::APFloat f(static_cast<float>(x));
   bool lost;
+  if (isa<Float8E4M3FNType>(t)) { // |x| <= 448 (the inputs are N(0, 1))
+    f.convert(llvm::APFloat::Float8E4M3FN(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    *p = uint8_t(f.bitcastToAPInt().getZExtValue());
+    return;
+  }
   if (!t.isF32()) {
     f.convert(t.isBF16() ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf(),
               llvm::APFloat::rmNearestTiesToEven, &lost);
@@ -274,6 +283,9 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
     case Role::ALog: x = std::log(1.0 + 15.0 * uniform(rng)); break;
     case Role::G: x = std::log(0.5 + 0.5 * uniform(rng)); break;
     case Role::Beta: x = reference::sigmoid(normal(rng)); break;
+    // A quantized state's row scales: the e4m3 elements are N(0, 1), so the
+    // state ~ N(0, scale^2).
+    case Role::StateScale: x = 0.5 + uniform(rng); break;
     default: x = normal(rng); break;
     }
     encode(arg.elementType, x, &buf.bytes[i * width]);
@@ -329,6 +341,21 @@ std::vector<uint8_t> fromStrided(const Argument &arg,
   return out;
 }
 
+/// Multiplies the decoded elements of an f8E4M3FN state `state` (shape
+/// [rows, HV, V, K] in vk, [rows, HV, K, V] in kv) by the scale of their
+/// row, `scales` [rows, HV, V] (the op's state_scale).
+void applyRowScales(const Argument &state, bool vk, std::vector<double> &values,
+                    const std::vector<double> &scales) {
+  int64_t inner = state.shape[2] * state.shape[3]; // K x V of a head
+  int64_t V = vk ? state.shape[2] : state.shape[3];
+  int64_t K = inner / V;
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t head = int64_t(i) / inner, at = int64_t(i) % inner;
+    int64_t v = vk ? at / K : at % V;
+    values[i] *= scales[head * V + v];
+  }
+}
+
 std::vector<double> widen(const Argument &arg, const HostBuffer &buf) {
   int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
   std::vector<double> out(arg.numElements());
@@ -347,7 +374,8 @@ int64_t hostMemoryBytes(const Signature &sig, bool cpu, bool check) {
   for (const Argument &arg : sig.arguments) {
     int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
     int64_t perElement = width * (cpu ? 3 : 2);
-    if (!isOutput(arg.role) || arg.role == Role::State)
+    if (!isOutput(arg.role) || arg.role == Role::State ||
+        arg.role == Role::StateScale)
       perElement += 8;
     if (check && isOutput(arg.role))
       perElement += 4 * 8;
@@ -652,6 +680,20 @@ static int run(int argc, char **argv) {
     bytesMoved += arg.numElements() * arg.elementType.getIntOrFloatBitWidth() /
                   8 * (arg.role == Role::State ? 2 : 1);
   }
+  // A quantized state: the kernel reads e4m3 x its row's scale.
+  auto roleIndex = [&](Role role) -> int {
+    for (size_t i = 0; i < sig->arguments.size(); ++i)
+      if (sig->arguments[i].role == role)
+        return int(i);
+    return -1;
+  };
+  int scaleArg = roleIndex(Role::StateScale);
+  int stateArg = roleIndex(Role::State) >= 0 ? roleIndex(Role::State)
+                                             : roleIndex(Role::InitialState);
+  bool vk = p.layout == reference::StateLayout::VK;
+  if (scaleArg >= 0 && stateArg >= 0)
+    applyRowScales(sig->arguments[stateArg], vk, buffers[stateArg].values,
+                   buffers[scaleArg].values);
   reference::Inputs refIn;
   for (size_t i = 0; i < buffers.size(); ++i) {
     // The values move to the reference's inputs (one fp64 copy in all).
@@ -682,6 +724,9 @@ static int run(int argc, char **argv) {
       break;
     case Role::FinalState: case Role::O: break;
     case Role::Accepted: break; // gdn.commit (refused above)
+    case Role::StateScale: break; // applied to the state above
+    case Role::KWindow: case Role::VWindow: case Role::GWindow:
+    case Role::BetaWindow: break; // written only
     }
   }
 
@@ -766,7 +811,9 @@ static int run(int argc, char **argv) {
           tolState.getNumOccurrences() == 0)
         stateTol = arg.elementType.isBF16() ? 4e-3
                    : arg.elementType.isF16() ? 1e-3
-                                             : 1e-5;
+                   : isa<Float8E4M3FNType>(arg.elementType)
+                       ? 4e-2 // e4m3: 3 mantissa bits, a row's scale
+                       : 1e-5;
     reference::Outputs ref;
     std::string err = reference::run(p, refIn, ref);
     if (!err.empty())
@@ -861,6 +908,9 @@ static int run(int argc, char **argv) {
         if (changed)
           exitCode = 1;
       } else if (arg.role == Role::FinalState || arg.role == Role::State) {
+        if (scaleArg >= 0) // e4m3 x the scale the kernel stored with it
+          applyRowScales(arg, vk, got,
+                         widen(sig->arguments[scaleArg], buffers[scaleArg]));
         if (p.slots == 0) {
           report("final_state", got, ref.finalState, stateTol);
           continue;
@@ -879,6 +929,11 @@ static int run(int argc, char **argv) {
           } else if (std::memcmp(&buffers[i].bytes[s * slotBytes],
                                  &before[i][s * slotBytes], slotBytes) != 0) {
             ++changed;
+          } else if (scaleArg >= 0) { // and its scales
+            int64_t scaleBytes = p.HV * p.V * 4;
+            changed += std::memcmp(&buffers[scaleArg].bytes[s * scaleBytes],
+                                   &before[scaleArg][s * scaleBytes],
+                                   scaleBytes) != 0;
           }
         }
         report("final_state", gotUsed, refUsed, stateTol);

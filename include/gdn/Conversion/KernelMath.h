@@ -37,10 +37,21 @@ public:
   /// GPU kernels use the same few dozen constants thousands of times; each
   /// op built is converted, canonicalized and verified again and again.
   void uniqueConstantsIn(Block *block) { constantBlock = block; }
-  /// Widens bf16/f16 (scalar or vector) to f32; f32 passes through.
+  /// Widens bf16/f16/f8E4M3FN (scalar or vector) to f32 (exactly); f32
+  /// passes through.
   Value toF32(Value x);
-  /// Rounds f32 (scalar or vector) to `type`'s element type (round to nearest even).
+  /// Rounds f32 (scalar or vector) to `type`'s element type (round to
+  /// nearest even; f8E4M3FN saturates to +-448, docs/math.md §6).
   Value fromF32(Value x, Type elementType);
+  /// The largest finite f8E4M3FN, 448.
+  static constexpr double kE4M3Max = 448.0;
+  /// A quantized state row's scale and its inverse from the row's max |S|
+  /// `amax` (f32): {amax / 448, 448 / amax}, {0, 0} for amax = 0 (the
+  /// row's elements then store 0); IEEE divisions in both flavours, so both
+  /// lowerings store the same bits (docs/math.md §6).
+  std::pair<Value, Value> e4m3Scale(Value amax);
+  /// max(acc, |x|) of f32 scalars, acc >= 0 (NaN propagates).
+  Value maxAbs(Value acc, Value x);
 
   Value add(Value x, Value y);
   Value sub(Value x, Value y);
@@ -142,6 +153,13 @@ public:
 private:
   /// `contract` for the GPU flavour (fma contraction), none for the CPU.
   arith::FastMathFlags contraction() const;
+  /// f8E4M3FN (scalar or vector) to f32 and back (round to nearest even,
+  /// saturating), in integer arithmetic: the CPU's conversion, and the
+  /// GPU's for what is not a vector of pairs.
+  Value e4m3ToF32(Value x);
+  Value e4m3FromF32(Value x);
+  /// The i32 constant v, a splat vector when `shape` is a vector.
+  Value i32Like(Type shape, int64_t v);
 
   Value ptx(StringRef instruction, Value x);
   Value constant(TypedAttr value);

@@ -41,7 +41,8 @@ enum class Role {
          ///< pool of a gdn.commit
   O,
   Accepted, ///< gdn.commit, gdn.replay_commit: accepted tokens of each row
-  KWindow, VWindow, GWindow, BetaWindow ///< replay windows (replayed verify)
+  KWindow, VWindow, GWindow, BetaWindow, ///< replay windows (replayed verify)
+  StateScale ///< scales of an f8E4M3FN state (read, written with the state)
 };
 StringRef roleName(Role role);
 bool isOutput(Role role);

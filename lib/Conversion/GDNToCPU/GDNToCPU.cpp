@@ -65,9 +65,11 @@ Value ifElse(OpBuilder &b, Location loc, Value cond,
   return ifOp.getResult(0);
 }
 
-/// Emits sum_{i < ub} term(i) in f32.
-Value sumRange(OpBuilder &b, Location loc, int64_t ub,
-               llvm::function_ref<Value(Value)> term) {
+/// Emits combine(... combine(combine(0, term(0)), term(1)) ..., term(ub - 1))
+/// in f32.
+Value reduceRange(OpBuilder &b, Location loc, int64_t ub,
+                  llvm::function_ref<Value(Value, Value)> combine,
+                  llvm::function_ref<Value(Value)> term) {
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value upper = arith::ConstantIndexOp::create(b, loc, ub);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -77,10 +79,18 @@ Value sumRange(OpBuilder &b, Location loc, int64_t ub,
       [&](OpBuilder &nb, Location, Value i, ValueRange acc) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value sum = arith::AddFOp::create(b, loc, acc[0], term(i));
-        scf::YieldOp::create(b, loc, sum);
+        scf::YieldOp::create(b, loc, combine(acc[0], term(i)));
       });
   return loop.getResult(0);
+}
+
+/// Emits sum_{i < ub} term(i) in f32.
+Value sumRange(OpBuilder &b, Location loc, int64_t ub,
+               llvm::function_ref<Value(Value)> term) {
+  return reduceRange(
+      b, loc, ub,
+      [&](Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); },
+      term);
 }
 
 void emitToken(RecurrentOp op, KernelMath &m, Value n, Value t, Value hv,
@@ -142,8 +152,12 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
             Value s0 = m.f32(0.0);
             if (Value init = op.getInitialState()) {
               auto read = [&]() -> Value {
-                return m.toF32(memref::LoadOp::create(
+                Value x = m.toF32(memref::LoadOp::create(
                     rewriter, loc, init, stateIndex(row, hv, k, v)));
+                if (Value scale = op.getStateScale()) // e4m3 x the row's scale
+                  x = m.mul(x, memref::LoadOp::create(rewriter, loc, scale,
+                                                      ValueRange{row, hv, v}));
+                return x;
               };
               s0 = valid ? ifElse(rewriter, loc, valid, read, s0) : read();
             }
@@ -246,15 +260,39 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           auto ifOp = scf::IfOp::create(rewriter, loc, valid, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
-        forRange(rewriter, loc, d.K, [&](Value k) {
+        Type et = cast<MemRefType>(fin.getType()).getElementType();
+        if (Value scaleBuf = op.getStateScale()) {
+          // A quantized row: its scale from max_k |S[k, v]|, then every
+          // element times the inverse, rounded once (docs/math.md §6).
           forRange(rewriter, loc, d.V, [&](Value v) {
-            Value s =
-                memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-            Type et = cast<MemRefType>(fin.getType()).getElementType();
-            memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
-                                    stateIndex(row, hv, k, v));
+            Value amax = reduceRange(
+                rewriter, loc, d.K,
+                [&](Value x, Value y) { return m.maxAbs(x, y); },
+                [&](Value k) {
+                  return memref::LoadOp::create(rewriter, loc, S,
+                                                ValueRange{k, v});
+                });
+            auto [scale, inv] = m.e4m3Scale(amax);
+            memref::StoreOp::create(rewriter, loc, scale, scaleBuf,
+                                    ValueRange{row, hv, v});
+            forRange(rewriter, loc, d.K, [&](Value k) {
+              Value s =
+                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+              memref::StoreOp::create(rewriter, loc,
+                                      m.fromF32(m.mul(s, inv), et), fin,
+                                      stateIndex(row, hv, k, v));
+            });
           });
-        });
+        } else {
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              Value s =
+                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
+                                      stateIndex(row, hv, k, v));
+            });
+          });
+        }
       }
     });
   });

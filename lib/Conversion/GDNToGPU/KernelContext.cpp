@@ -69,12 +69,13 @@ SmallVector<Value> KernelContext::withIndices(ArrayRef<Value> prefix, Value x,
   return idx;
 }
 
-Value KernelContext::butterflySum(Value x, int64_t from, int64_t to) {
+Value KernelContext::butterfly(Value x, int64_t from, int64_t to,
+                               function_ref<Value(Value, Value)> combine) {
   for (int64_t offset = from; offset >= to; offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
-    x = m.add(x, other);
+    x = combine(x, other);
   }
   return x;
 }

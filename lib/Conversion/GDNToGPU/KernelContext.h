@@ -126,7 +126,17 @@ protected:
 
   /// Butterfly all-reduce with the lane offsets from, from / 2, ..., to
   /// (powers of two; x itself when from < to).
-  Value butterflySum(Value x, int64_t from, int64_t to);
+  Value butterflySum(Value x, int64_t from, int64_t to) {
+    return butterfly(x, from, to,
+                     [&](Value a, Value c) { return m.add(a, c); });
+  }
+  Value butterfly(Value x, int64_t from, int64_t to,
+                  function_ref<Value(Value, Value)> combine);
+  /// Like warpSum: max |x| over the lanes that share this lane's V columns.
+  Value warpMaxAbs(Value x) {
+    return butterfly(x, kWarpSize / 2, s.lanesV,
+                     [&](Value a, Value c) { return m.maxAbs(a, c); });
+  }
 
   OpBuilder &b;
   Location loc;

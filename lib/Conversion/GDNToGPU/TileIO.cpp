@@ -42,12 +42,43 @@ SmallVector<Value> TileIO::loadTile(Value src,
         at(tile, r, j) = col[r];
     }
   }
+  if (isScaled(src)) { // e4m3 x its row's scale (the lane's R rows, one load)
+    SmallVector<Value> scale = extractAll(
+        loadVector(op.getStateScale(), {prefix[0], prefix[1], v0}, s.rows));
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t j = 0; j < s.kPerLane; ++j)
+        at(tile, r, j) = m.mul(at(tile, r, j), scale[r]);
+  }
   return tile;
+}
+
+bool TileIO::isScaled(Value state) {
+  return isa<Float8E4M3FNType>(
+      cast<MemRefType>(state.getType()).getElementType());
+}
+
+SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
+  SmallVector<Value> scales;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    Value amax = m.f32(0.0);
+    for (int64_t j = 0; j < s.kPerLane; ++j)
+      amax = m.maxAbs(amax, at(tile, r, j));
+    auto [scale, inv] = m.e4m3Scale(warpMaxAbs(amax));
+    for (int64_t j = 0; j < s.kPerLane; ++j)
+      at(tile, r, j) = m.mul(at(tile, r, j), inv);
+    scales.push_back(scale);
+  }
+  return scales;
 }
 
 void TileIO::storeTile(ValueRange results, Value dst,
                               SmallVector<Value> prefix, Value cond) {
   SmallVector<Value> tile(results.begin(), results.end());
+  // A quantized state: every lane of the warp takes part in its rows'
+  // max, before the branch.
+  SmallVector<Value> scales;
+  if (isScaled(dst))
+    scales = quantizeRows(tile);
   OpBuilder::InsertionGuard g(b);
   if (cond) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
@@ -55,6 +86,14 @@ void TileIO::storeTile(ValueRange results, Value dst,
   }
   if (s.tensorCores())
     return storeFragments(tile, dst, prefix);
+  if (!scales.empty()) { // the lanes of key group 0 store the R scales
+    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          kLane, m.index(0));
+    auto ifLane0 = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inLane0(b);
+    b.setInsertionPointToStart(&ifLane0.getThenRegion().front());
+    storeVector(scales, op.getStateScale(), {prefix[0], prefix[1], v0});
+  }
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
     for (int64_t r = 0; r < s.rows; ++r) {

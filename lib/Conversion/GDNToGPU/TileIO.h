@@ -32,9 +32,19 @@ protected:
   SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix);
 
   /// Stores the tile at `prefix` + (this lane's V and K positions), in the
-  /// layout, 16-byte vectors along the contiguous dimension; under `cond`.
+  /// layout, 16-byte vectors along the contiguous dimension; under `cond`
+  /// (uniform across the warp). An f8E4M3FN `dst` (a quantized state,
+  /// whose scales are op's state_scale at `prefix` + V) is stored
+  /// quantized a row at a time (quantizeRows) with its scales.
   void storeTile(ValueRange results, Value dst, SmallVector<Value> prefix,
                  Value cond);
+
+  /// Whether `state` is f8E4M3FN: loaded times its row's scale and stored
+  /// quantized (the op's state_scale, docs/math.md §6).
+  static bool isScaled(Value state);
+  /// Quantizes each of this lane's R rows of `tile` in place (times 448 /
+  /// the row's max |S| over all its lanes) and returns the R scales.
+  SmallVector<Value> quantizeRows(SmallVector<Value> &tile);
 
   /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
   /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]

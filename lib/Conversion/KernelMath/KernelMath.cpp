@@ -4,8 +4,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/bit.h"
 
 #include <cmath>
 
@@ -36,19 +39,185 @@ static Type withElementType(Type t, Type element) {
   return element;
 }
 
+/// A vector of an even number of elements: converted a pair at a time by
+/// the GPU's cvt instructions.
+static bool inPairs(Value x) {
+  auto vt = dyn_cast<VectorType>(x.getType());
+  return vt && vt.getRank() == 1 && vt.getNumElements() % 2 == 0;
+}
+
 Value KernelMath::toF32(Value x) {
   Type element = getElementTypeOrSelf(x.getType());
   if (element.isF32())
     return x;
-  return arith::ExtFOp::create(b, loc,
-                               withElementType(x.getType(), b.getF32Type()), x);
+  Type f32Type = withElementType(x.getType(), b.getF32Type());
+  if (!isa<Float8E4M3FNType>(element))
+    return arith::ExtFOp::create(b, loc, f32Type, x);
+  if (flavor == Flavor::CPU || !inPairs(x))
+    return e4m3ToF32(x);
+  // cvt.rn.f16x2.e4m3x2 a pair (exact: e4m3 is a subset of f16), then f32.
+  auto vt = cast<VectorType>(x.getType());
+  int64_t count = vt.getNumElements();
+  Value bits = arith::BitcastOp::create(
+      b, loc, VectorType::get({count}, b.getI8Type()), x);
+  auto halfPair = VectorType::get({2}, b.getF16Type());
+  SmallVector<Value> halves;
+  for (int64_t i = 0; i < count; i += 2) {
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getI8Type()),
+        ValueRange{vector::ExtractOp::create(b, loc, bits, i),
+                   vector::ExtractOp::create(b, loc, bits, i + 1)});
+    Value h = NVVM::ConvertF8x2ToF16x2Op::create(b, loc, halfPair, pair,
+                                                 /*relu=*/false, element);
+    halves.push_back(vector::ExtractOp::create(b, loc, h, 0));
+    halves.push_back(vector::ExtractOp::create(b, loc, h, 1));
+  }
+  Value half = vector::FromElementsOp::create(
+      b, loc, VectorType::get({count}, b.getF16Type()), halves);
+  return arith::ExtFOp::create(b, loc, f32Type, half);
 }
 
 Value KernelMath::fromF32(Value x, Type elementType) {
   if (elementType.isF32())
     return x;
-  return arith::TruncFOp::create(b, loc, withElementType(x.getType(), elementType),
-                                 x);
+  if (!isa<Float8E4M3FNType>(elementType))
+    return arith::TruncFOp::create(
+        b, loc, withElementType(x.getType(), elementType), x);
+  if (flavor == Flavor::CPU || !inPairs(x))
+    return e4m3FromF32(x);
+  // cvt.rn.satfinite.e4m3x2.f32 a pair: its first operand goes to the high
+  // byte, so (x[i + 1], x[i]) gives the bytes in memory order.
+  auto vt = cast<VectorType>(x.getType());
+  int64_t count = vt.getNumElements();
+  auto bytePair = VectorType::get({2}, b.getI8Type());
+  SmallVector<Value> bytes;
+  for (int64_t i = 0; i < count; i += 2) {
+    Value lo = vector::ExtractOp::create(b, loc, x, i);
+    Value hi = vector::ExtractOp::create(b, loc, x, i + 1);
+    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, bytePair, hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, elementType);
+    bytes.push_back(vector::ExtractOp::create(b, loc, pair, 0));
+    bytes.push_back(vector::ExtractOp::create(b, loc, pair, 1));
+  }
+  Value packed = vector::FromElementsOp::create(
+      b, loc, VectorType::get({count}, b.getI8Type()), bytes);
+  return arith::BitcastOp::create(b, loc, VectorType::get({count}, elementType),
+                                  packed);
+}
+
+Value KernelMath::i32Like(Type shape, int64_t v) {
+  TypedAttr value = b.getI32IntegerAttr(v);
+  if (auto vt = dyn_cast<VectorType>(shape))
+    value =
+        DenseElementsAttr::get(VectorType::get(vt.getShape(), b.getI32Type()),
+                               cast<IntegerAttr>(value).getValue());
+  return arith::ConstantOp::create(b, loc, value);
+}
+
+// e4m3 (OCP FP8 E4M3FN): sign, 4 exponent bits (bias 7), 3 mantissa bits;
+// exponent 0 holds the subnormals m 2^-9, 0x7F / 0xFF is NaN, no infinity.
+Value KernelMath::e4m3ToF32(Value x) {
+  Type shape = x.getType();
+  auto typed = [&](Type element) { return withElementType(shape, element); };
+  Type i32 = typed(b.getI32Type()), f32Type = typed(b.getF32Type());
+  auto c = [&](int64_t v) { return i32Like(shape, v); };
+  Value u = arith::ExtUIOp::create(
+      b, loc, i32, arith::BitcastOp::create(b, loc, typed(b.getI8Type()), x));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, u, c(0x80)), c(24));
+  Value e = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, u, c(3)), c(0xF));
+  Value mant = arith::AndIOp::create(b, loc, u, c(7));
+  // Normal: exponent e - 7 + 127, the mantissa's 3 bits on top of f32's 23.
+  Value normal = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, e, c(120)),
+                            c(23)),
+      arith::ShLIOp::create(b, loc, mant, c(20)));
+  // Subnormal: m 2^-9, exact in f32.
+  Value sub = arith::BitcastOp::create(
+      b, loc, i32,
+      arith::MulFOp::create(
+          b, loc, arith::UIToFPOp::create(b, loc, f32Type, mant),
+          arith::BitcastOp::create(b, loc, f32Type, c(0x3B000000)))); // 2^-9
+  Value isSub =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c(0));
+  Value isNaN =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            arith::AndIOp::create(b, loc, u, c(0x7F)), c(0x7F));
+  Value magnitude = arith::SelectOp::create(
+      b, loc, isNaN, c(0x7FC00000),
+      arith::SelectOp::create(b, loc, isSub, sub, normal));
+  return arith::BitcastOp::create(
+      b, loc, f32Type, arith::OrIOp::create(b, loc, magnitude, sign));
+}
+
+Value KernelMath::e4m3FromF32(Value x) {
+  Type shape = x.getType();
+  auto typed = [&](Type element) { return withElementType(shape, element); };
+  Type i32 = typed(b.getI32Type()), f32Type = typed(b.getF32Type());
+  auto c = [&](int64_t v) { return i32Like(shape, v); };
+  auto f = [&](double v) {
+    return arith::BitcastOp::create(
+        b, loc, f32Type, c(llvm::bit_cast<uint32_t>(static_cast<float>(v))));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(24)), c(0x80));
+  Value a = arith::BitcastOp::create(
+      b, loc, f32Type, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)));
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a, a);
+  // Saturate (448 is the largest finite), then round to nearest even.
+  Value sat = arith::MinNumFOp::create(b, loc, a, f(kE4M3Max));
+  // Normal (>= 2^-6): round f32's mantissa to 3 bits (the carry may raise
+  // the exponent), rebias the exponent from 127 to 7.
+  Value sb = arith::BitcastOp::create(b, loc, i32, sat);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, sb, c(20)), c(1));
+  Value rounded = arith::ShRUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, sb,
+                            arith::AddIOp::create(b, loc, odd, c(0x7FFFF))),
+      c(20));
+  Value normal = arith::SubIOp::create(b, loc, rounded, c(120 << 3));
+  // Subnormal (< 2^-6): the nearest even multiple of 2^-9; adding 2^23
+  // rounds x 2^9 < 8 to an integer, to nearest even (no fastmath flags:
+  // nothing fuses).
+  Value magic = f(8388608.0);
+  Value sub = arith::FPToUIOp::create(
+      b, loc, i32,
+      arith::SubFOp::create(
+          b, loc,
+          arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, sat, f(512.0)), magic),
+          magic));
+  Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, sat,
+                                      f(1.0 / 64));
+  Value code = arith::SelectOp::create(
+      b, loc, isNaN, c(0x7F),
+      arith::SelectOp::create(b, loc, isSub, sub, normal));
+  return arith::BitcastOp::create(
+      b, loc, typed(b.getType<Float8E4M3FNType>()),
+      arith::TruncIOp::create(b, loc, typed(b.getI8Type()),
+                              arith::OrIOp::create(b, loc, code, sign)));
+}
+
+std::pair<Value, Value> KernelMath::e4m3Scale(Value amax) {
+  Value zero = f32(0.0);
+  Value some =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax, zero);
+  Value scale = div(amax, f32(kE4M3Max));
+  Value inv =
+      arith::SelectOp::create(b, loc, some, div(f32(kE4M3Max), amax), zero);
+  return {scale, inv};
+}
+
+Value KernelMath::maxAbs(Value acc, Value x) {
+  // |x| as max(x, -x): arith only (the GPU lowering loads no math dialect).
+  Value abs =
+      arith::MaximumFOp::create(b, loc, x, arith::NegFOp::create(b, loc, x));
+  return arith::MaximumFOp::create(b, loc, acc, abs);
 }
 
 // GPU kernels let LLVM contract a product and a sum into one fma.rn.f32 (one

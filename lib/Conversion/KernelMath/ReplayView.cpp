@@ -64,7 +64,8 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
       /*retrieve_parent_token=*/Value(), /*initial_state=*/state,
       /*intermediate_states=*/Value(), /*k_window=*/Value(),
       /*v_window=*/Value(), /*g_window=*/Value(), /*beta_window=*/Value(),
-      /*final_state=*/state, /*o=*/v, /*scale=*/FloatAttr(), op.getQkL2norm(),
+      /*state_scale=*/Value(), /*final_state=*/state, /*o=*/v,
+      /*scale=*/FloatAttr(), op.getQkL2norm(),
       /*allow_neg_eigval=*/false, op.getStateLayout());
 }
 

@@ -25,6 +25,14 @@ does with it).
                                              all layers in one launch
                                              (gdn.replay_commit)
 
+Quantized states (quantized): `quantized_state` allocates a float8_e4m3fn
+pool with its float32 row scales attached (S = e4m3 x the scale of its row,
+a head's V column: docs/math.md §6), which the vk entry points of SGLang and
+FlashInfer then take like any pool, views of it included
+(`attach_state_scale` for a pool allocated elsewhere, `state_scale_of`,
+`quantize_state` / `dequantize_state` to convert). torch.ops.gdn.recurrent
+takes the scales as its `state_scale` argument.
+
 `set_schedule` overrides the GPU schedule of the kernels compiled afterwards
 (used by the benchmarks' sweeps).
 
@@ -61,7 +69,8 @@ The package, one concern a module: _custom_ops (the custom ops
 gdn::recurrent, gdn::commit and gdn::replay_commit, their kernel caches,
 set_schedule), _checks (the argument checks the entry points share), fla,
 sglang, flashinfer (each anchor's entry points; fla_chunk: FLA's chunk
-signatures), accepted (commit_accepted) and replay (replay_commit). No backward pass yet: an input that requires grad (with
+signatures), accepted (commit_accepted), replay (replay_commit) and
+quantized (float8_e4m3fn states). No backward pass yet: an input that requires grad (with
 grad enabled) is a NotImplementedError naming it. Import the entry
 points from gdn.ops, which re-exports them.
 """
@@ -72,6 +81,8 @@ from .fla import fused_recurrent_gated_delta_rule, fused_recurrent_kda
 from .fla_chunk import chunk_gated_delta_rule, chunk_kda
 from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
                          gated_delta_rule_mtp, gated_delta_rule_replayssm_commit)
+from .quantized import (attach_state_scale, dequantize_state, detach_state_scale,
+                        quantize_state, quantized_state, state_scale_of)
 from .replay import replay_commit
 from .sglang import (commit_gdn_replayssm_fold_all_layers,
                      fused_recurrent_gated_delta_rule_packed_decode,
@@ -91,4 +102,10 @@ __all__ = [
     "commit_gdn_replayssm_fold_all_layers",
     "commit_accepted",
     "replay_commit",
+    "quantized_state",
+    "attach_state_scale",
+    "detach_state_scale",
+    "state_scale_of",
+    "quantize_state",
+    "dequantize_state",
 ]

@@ -210,12 +210,16 @@ def _check_pool_slots(name, pool, rows):
 
 
 def _check_pool(name, pool, dev, HV, V, K, rows, what="slots"):
-    """A state pool [slots, HV, V, K] written (or read) in place."""
+    """A state pool [slots, HV, V, K] written (or read) in place: float32,
+    bfloat16, float16, or float8_e4m3fn with row scales attached
+    (quantized._state_scale_of)."""
     if not isinstance(pool, torch.Tensor) or pool.dim() != 4:
         raise ValueError(f"{name} must be a 4-D tensor [{what}, HV, V, K]")
-    _check(name, pool, dev, (pool.shape[0], HV, V, K), _INPUT, written=True, layout="slots")
+    _check(name, pool, dev, (pool.shape[0], HV, V, K), _INPUT + (torch.float8_e4m3fn,),
+           written=True, layout="slots")
     _check_pool_slots(name, pool, rows)
     return pool
+
 
 
 def _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b, K=None, V=None):

@@ -15,7 +15,8 @@ from .._capi import lib
 from ..schedule import schedule_text
 from ._checks import _view_strides
 
-_DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
+_DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16",
+           torch.float8_e4m3fn: "float8_e4m3fn"}
 _kernels = {}
 _schedule = {}
 
@@ -92,7 +93,8 @@ def _launch(kern, given, what, device):
 
 @torch.library.custom_op("gdn::recurrent",
                          mutates_args=("state", "intermediate_states", "final_state", "o",
-                                       "k_window", "v_window", "g_window", "beta_window"))
+                                       "k_window", "v_window", "g_window", "beta_window",
+                                       "state_scale"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
@@ -104,6 +106,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               final_state: Optional[torch.Tensor], o: torch.Tensor,
               k_window: Optional[torch.Tensor], v_window: Optional[torch.Tensor],
               g_window: Optional[torch.Tensor], beta_window: Optional[torch.Tensor],
+              state_scale: Optional[torch.Tensor],
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
@@ -122,7 +125,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     dtype), g_window, beta_window [rows, HV, L] (float32), all four or none,
     dense, rows = the pool's slots (N without a pool): the first L tokens of
     sequence n go to row state_indices[n] (or n) as raw k, v, log decay and
-    beta, for gdn::replay_commit. (Every mutated argument comes before the
+    beta, for gdn::replay_commit. A float8_e4m3fn state (a pool or per-row
+    states, updated in place or only read or only written) comes with
+    state_scale [rows, HV, V] float32, its row scales (read, and written
+    with the state: docs/math.md §6). (Every mutated argument comes before the
     first one with a default: torch drops trailing default arguments before
     its ADInplaceOrView kernel, which indexes the mutated ones by position.)
     fresh_early_inputs: the caller has just written the initial state or an
@@ -199,14 +205,14 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "retrieve_parent_token": retrieve_parent_token, "initial_state": initial_state,
              "state": state, "intermediate_states": intermediate_states,
              "final_state": final_state, "o": o, "k_window": k_window, "v_window": v_window,
-             "g_window": g_window, "beta_window": beta_window}
+             "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale}
     _launch(kern, given, "gdn::recurrent", q.device)
 
 
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
-      k_window, v_window, g_window, beta_window, scale, qk_l2norm, state_layout,
+      k_window, v_window, g_window, beta_window, state_scale, scale, qk_l2norm, state_layout,
       allow_neg_eigval=False, retrieve_parent_token=None, fresh_early_inputs=False):
     return None
 

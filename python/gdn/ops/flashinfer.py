@@ -8,6 +8,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_fused_gating, _check_indices, _check_pool,
                       _check_qkv, _scale, _unsupported, _validate_indices)
+from .quantized import _state_scale_of
 from .replay import _null_blocks, _replay
 
 
@@ -44,15 +45,17 @@ def _check_output(output, v):
 
 
 def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, read_only,
-         use_qk_l2norm, windows=None):
+         use_qk_l2norm, windows=None, state_name="initial_state"):
     """The shared tail of the vk entry points on checked q, k, v and state
-    (or pool, with `indices`): checks the gates, the verify buffer, scale and
-    output, then runs the op (state read only, or updated in place; with
-    `windows`, the checked replay windows (k, v, g, beta), also written).
+    (or pool, with `indices`): checks the gates, the verify buffer, scale,
+    output and the row scales of a float8_e4m3fn state (`state_name`'s), then
+    runs the op (state read only, or updated in place; with `windows`, the
+    checked replay windows (k, v, g, beta), also written).
     Returns (output, state); B = 0 or T = 0 launch nothing."""
     B, T, HV, V = v.shape
     K = q.shape[3]
     dev = q.device
+    state_scale = _state_scale_of(state, state_name, HV, V)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     inter = None
     if buffer is not None:
@@ -64,7 +67,8 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     kw, vw, gw, bw = windows or (None,) * 4
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
-                            inter, None, output, kw, vw, gw, bw, scale, bool(use_qk_l2norm),
+                            inter, None, output, kw, vw, gw, bw, state_scale, scale,
+                            bool(use_qk_l2norm),
                             "vk")
     return output, state
 
@@ -119,7 +123,8 @@ def gated_delta_rule_decode_pretranspose(
     [B, HV, V, K] updated in place, or (state=None) a pool initial_state
     [slots, HV, V, K] updated in place at initial_state_indices [B]
     (int32/int64; < 0: padding row, no slot touched, output rows zero).
-    States: fp32, bf16 or fp16 (computed in fp32, rounded once on store).
+    States: fp32, bf16 or fp16 (computed in fp32, rounded once on store),
+    or float8_e4m3fn with row scales attached (gdn.ops.quantized_state).
     T > 1 only (T = 1: ValueError, as FlashInfer): intermediate_states_buffer
     [>= B, >= T, HV, V, K] receives the state after every token (row n,
     step t at flat step n * T + t, as FlashInfer's kernels write it) and
@@ -162,10 +167,12 @@ def gated_delta_rule_decode_pretranspose(
             raise ValueError("state is None and no pool (initial_state) is given")
         if not isinstance(state, torch.Tensor) or state.dim() != 4:
             raise ValueError("state must be a 4-D tensor [B, HV, V, K]")
-        target = _check("state", state, dev, (B, HV, V, K), _INPUT, written=True, layout="slots")
+        target = _check("state", state, dev, (B, HV, V, K), _INPUT + (torch.float8_e4m3fn,),
+                        written=True, layout="slots")
         indices = None
     return _run(q, k, v, target, indices, A_log, a, dt_bias, b, scale, output,
-                intermediate_states_buffer, bool(disable_state_update), use_qk_l2norm)
+                intermediate_states_buffer, bool(disable_state_update), use_qk_l2norm,
+                state_name="initial_state" if pool_mode else "state")
 
 
 def gated_delta_rule_decode(
@@ -192,7 +199,7 @@ def gated_delta_rule_decode(
     if B == 0 or T == 0:
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
-                            None, state, None, None, output, None, None, None, None, scale,
+                            None, state, None, None, output, None, None, None, None, None, scale,
                             bool(use_qk_l2norm), "kv")
     return output, state
 

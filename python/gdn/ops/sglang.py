@@ -7,6 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
+from .quantized import _state_scale_of
 from .replay import _null_blocks, _replay
 
 
@@ -65,7 +66,9 @@ def fused_sigmoid_gating_delta_rule_update(
     extension) either way. initial_state_source: the pool [slots, HV, V, K]
     (fp32, bf16 or fp16; computed in fp32, rounded once on store), updated
     in place at initial_state_indices [N] (int32/int64; < 0: padding row, no
-    slot touched, output rows zero; N = B, or with cu_seqlens [N + 1] for
+    slot touched, output rows zero; a float8_e4m3fn pool carries its row
+    scales (gdn.ops.quantized_state), updated with it; N = B, or with
+    cu_seqlens [N + 1] for
     packed tokens (B = 1) the number of sequences); None, as in SGLang:
     every row starts from a zero state and no state is written (the indices
     are then not read). Verify: intermediate_states_buffer
@@ -119,6 +122,7 @@ def fused_sigmoid_gating_delta_rule_update(
         pool = _check_pool("initial_state_source", pool, dev, HV, V, K, N)
         indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                                  pool.shape[0] if _validate_indices() else None)
+    state_scale = _state_scale_of(pool, "initial_state_source", HV, V)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b,
                                                K=K if is_kda else None, V=V)
     inter = intermediate_states_buffer
@@ -165,7 +169,8 @@ def fused_sigmoid_gating_delta_rule_update(
     read_only = bool(disable_state_update)
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
-                            None if read_only else pool, inter, None, o, *windows, scale,
+                            None if read_only else pool, inter, None, o, *windows, state_scale,
+                            scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
                             fresh_early_inputs=fresh)
     return o_out
@@ -242,6 +247,10 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     v = mixed_qkv[:, qk_dim:].reshape(B, 1, HV, V)
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     pool = _check_pool("initial_state", initial_state, dev, HV, V, K, B)
+    if pool.dtype == torch.float8_e4m3fn:
+        raise NotImplementedError("gdn: a float8_e4m3fn initial_state in the packed decode is "
+                                  "not supported yet (fused_sigmoid_gating_delta_rule_update "
+                                  "takes one)")
     indices = _check_indices("ssm_state_indices", ssm_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, 1, HV, A_log, a, dt_bias, b)
@@ -250,7 +259,7 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     if B == 0:
         return out, initial_state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            None, pool, None, None, out, None, None, None, None, scale,
+                            None, pool, None, None, out, None, None, None, None, None, scale,
                             bool(use_qk_l2norm_in_kernel), "vk")
     return out, initial_state
 

@@ -42,6 +42,9 @@ struct GPUTarget {
   bool setMaxNReg;
   /// mma.sync m16n8k8 with tf32 operands (sm_80 on): solve = tensor_cores.
   bool mmaSyncTF32;
+  /// cvt between f32 pairs and e4m3x2 (sm_89 on, PTX 7.8): an f8E4M3FN
+  /// state.
+  bool e4m3Conversions;
   /// Whether kernels for this chip have run on one (a row without is built
   /// and assembled by ptxas in the tests, never run).
   bool measured;

@@ -127,6 +127,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getVWindow(), "v_window"},
       {op.getGWindow(), "g_window"},
       {op.getBetaWindow(), "beta_window"},
+      {op.getStateScale(), "state_scale"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
   SmallVector<std::pair<Value, StringRef>> present;
@@ -195,6 +196,19 @@ void RecurrentOp::getEffects(
         operand.get() == getGWindow() || operand.get() == getBetaWindow();
     bool partial = hasStatePool() || isVarlen() ||
                    operand.get() == getIntermediateStates() || window;
+    // A quantized state's scales go with it: read with initial_state,
+    // written with final_state.
+    if (operand.get() == getStateScale()) {
+      if (getInitialState())
+        effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                             /*effectOnFullRegion=*/!partial,
+                             SideEffects::DefaultResource::get());
+      if (getFinalState())
+        effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                             /*stage=*/0, /*effectOnFullRegion=*/!partial,
+                             SideEffects::DefaultResource::get());
+      continue;
+    }
     if (isDpsInit(&operand) || operand.get() == getIntermediateStates() ||
         window) {
       // A tree reads parent states back from the buffer it writes.
@@ -282,6 +296,33 @@ static LogicalResult checkRequiredSegments(Operation *op,
   return success();
 }
 
+/// The scales of an f8E4M3FN state (a quantized state): memref form, f32
+/// [rows, HV, V] dense with rows the state's, a state to scale, and one
+/// buffer read and written when the state is updated (in place).
+static LogicalResult verifyStateScale(RecurrentOp op, int64_t rows) {
+  Value scale = op.getStateScale();
+  if (!scale)
+    return success();
+  if (!isa<MemRefType>(scale.getType()))
+    return op.emitOpError()
+           << "operand 'state_scale' is supported in the memref form only";
+  if (failed(checkStatic(op, scale, "state_scale")))
+    return failure();
+  if (!op.getInitialState() && !op.getFinalState())
+    return op.emitOpError() << "operand 'state_scale' needs an "
+                               "'initial_state' or a 'final_state' to scale";
+  if (op.getInitialState() && op.getFinalState() &&
+      op.getInitialState() != op.getFinalState())
+    return op.emitOpError()
+           << "an f8E4M3FN state is updated in place: 'initial_state' and "
+              "'final_state' must be the same buffer (one 'state_scale')";
+  RecurrentOp::Dims d = op.getDims();
+  return checkOperand(
+      op, scale, "state_scale", {rows, d.HV, d.V},
+      op.hasStatePool() ? "slots, HV, V" : "N, HV, V",
+      [](Type t) { return t.isF32(); }, "f32");
+}
+
 /// The replay windows (replayed verify): all four or none, memref form,
 /// per-head gates; [slots, H, L, K], [slots, HV, L, V] in q's
 /// dtype, [slots, HV, L] f32 twice, dense.
@@ -342,7 +383,7 @@ LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
   // Before any accessor reads past the operand list.
   static constexpr RequiredOperand kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {20, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {21, "o"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -510,15 +551,26 @@ LogicalResult RecurrentOp::verify() {
           : (isVKLayout() ? "N, HV, V, K for layout vk"
                           : "N, HV, K, V for layout kv");
   // States are stored in f32, bf16 or f16 (computed in f32, rounded once on
-  // store); both states of one op share the dtype.
+  // store), or in f8E4M3FN with state_scale; both states of one op share
+  // the dtype.
+  auto stateDtype = [&](Type t) {
+    return getStateScale() ? isa<Float8E4M3FNType>(t) : anyFloat(t);
+  };
+  StringRef stateDtypes =
+      getStateScale() ? "f8E4M3FN (with 'state_scale')" : "f32, bf16 or f16";
   Type stateType;
   for (auto [value, name] :
        {std::pair<Value, StringRef>{getInitialState(), "initial_state"},
         {getFinalState(), "final_state"}}) {
     if (!value)
       continue;
-    if (failed(checkOperand(op, value, name, stateShape, stateDims, anyFloat,
-                            "f32, bf16 or f16", OperandLayout::Slots)))
+    if (!getStateScale() &&
+        isa<Float8E4M3FNType>(
+            cast<ShapedType>(value.getType()).getElementType()))
+      return emitOpError() << "an f8E4M3FN state needs its scales, operand "
+                              "'state_scale' [N or slots, HV, V] f32";
+    if (failed(checkOperand(op, value, name, stateShape, stateDims, stateDtype,
+                            stateDtypes, OperandLayout::Slots)))
       return failure();
     Type et = cast<ShapedType>(value.getType()).getElementType();
     if (stateType && et != stateType)
@@ -527,6 +579,8 @@ LogicalResult RecurrentOp::verify() {
                            << et;
     stateType = et;
   }
+  if (failed(verifyStateScale(*this, slots)))
+    return failure();
 
   // Per-token states (verify): [R, steps, HV, ...] in the state layout.
   auto indexType = [](Type t) {

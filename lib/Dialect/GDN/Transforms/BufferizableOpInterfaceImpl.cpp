@@ -166,10 +166,10 @@ struct RecurrentOpInterface
         get(recurrent.getInitialState()),
         get(recurrent.getIntermediateStates()), get(recurrent.getKWindow()),
         get(recurrent.getVWindow()), get(recurrent.getGWindow()),
-        get(recurrent.getBetaWindow()), get(recurrent.getFinalState()),
-        get(recurrent.getO()), recurrent.getScaleAttr(),
-        recurrent.getQkL2normAttr(), recurrent.getAllowNegEigvalAttr(),
-        recurrent.getStateLayoutAttr());
+        get(recurrent.getBetaWindow()), get(recurrent.getStateScale()),
+        get(recurrent.getFinalState()), get(recurrent.getO()),
+        recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
+        recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());
     return replaceWithInitBuffers(op, newOp, recurrent.getDpsInits(), *operands,
                                   rewriter, options);
   }

@@ -72,12 +72,25 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     - `beta` or `b`: [N, T, HV], or per value channel [N, T, HV, V];
     - `initial_state` (read) and `final_state` (written), [N, HV, K, V]
       for `state_layout = #gdn.layout<kv>` or [N, HV, V, K] for
-      `#gdn.layout<vk>`, f32, bf16 or f16 (both the same dtype; loaded and
+      `#gdn.layout<vk>`, f32, bf16 or f16, or f8E4M3FN with `state_scale`
+      (both the same dtype; loaded and
       widened to f32, computed in f32, rounded once on store); no initial
       state means S starts at zero.
       `initial_state` and `final_state` may alias exactly (same buffer); any
       other overlap is undefined. The exact alias is an in-place update: every
       kernel reads the part of the state it owns before writing it;
+    - `state_scale` (optional, memref form; a quantized state): the states
+      are then f8E4M3FN (e4m3, finite, max 448) and this f32 [N, HV, V] (a
+      pool's [S, HV, V], dense) holds a scale a state row, that is a head's V
+      column v over all K keys, whatever the layout: S[k, v] = e4m3 x
+      state_scale[., hv, v]. The state is widened to f32 on load and, on
+      store, every row is quantized once: amax = max_k |S[k, v]|,
+      state_scale = amax / 448, e4m3 = round-to-nearest-even, saturating, of
+      S[k, v] x (448 / amax) (amax = 0: scale 0, elements 0);
+      docs/math.md §6. Read with `initial_state`, written with
+      `final_state`; with both they must be one buffer (in place). Padding
+      rows touch neither. `intermediate_states` keep their own dtype
+      (f32, bf16 or f16);
     - `state_indices` (optional): [N], i32 or i64. The states are then a
       pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
       state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
@@ -225,6 +238,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw v [slots, HV, L, V] (written)">:$v_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of log decays [slots, HV, L] f32 (written)">:$g_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of betas [slots, HV, L] f32 (written)">:$beta_window,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of an f8E4M3FN state [N or slots, HV, V] f32 (read, written with final_state)">:$state_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
@@ -256,6 +270,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`v_window` `(` $v_window^ `:` type($v_window) `)`)?
     (`g_window` `(` $g_window^ `:` type($g_window) `)`)?
     (`beta_window` `(` $beta_window^ `:` type($beta_window) `)`)?
+    (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
     attr-dict
@@ -272,6 +287,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     struct Dims { int64_t N, T, H, HV, K, V; };
     bool isVarlen() { return getCuSeqlens() != nullptr; }
     Dims getDims();
+    /// The state is f8E4M3FN with a scale a (row, head, V column)
+    /// (`state_scale`).
+    bool hasScaledState() { return getStateScale() != nullptr; }
     /// The scale applied to q: the `scale` attribute, or K^-0.5.
     float getScaleOrDefault();
     bool hasFusedGating() { return getA() != nullptr; }

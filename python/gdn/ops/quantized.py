@@ -1,0 +1,131 @@
+"""Quantized (float8_e4m3fn) states: a state row is a head's V column over
+all K keys, S[k, v] = e4m3[k, v] x scale[v] (docs/math.md §6), and the
+scales live beside the pool: `quantized_state` allocates a pool with its
+scales attached to the pool's storage (held until detach_state_scale), so that
+the anchors' entry points
+(whose signatures have no scale argument) take a float8_e4m3fn pool as they
+take a bfloat16 one, and so does any view of it (a layer of an all-layer
+cache, a range of slots). `attach_state_scale` attaches the scales of a pool
+allocated elsewhere. `quantize_state` / `dequantize_state` convert a state
+to e4m3 with scales and back, exactly as the kernels round."""
+import torch
+
+FP8 = torch.float8_e4m3fn
+E4M3_MAX = 448.0  # the largest finite e4m3 (KernelMath::kE4M3Max)
+
+# Storage address -> (the flat float32 scales of the whole storage, K (one
+# scale a K elements: a row), the pool). The entry holds the pool, so its
+# address is not reused while the entry exists (detach_state_scale drops it).
+_scales = {}
+
+
+def _storage_key(t):
+    return t.untyped_storage().data_ptr()
+
+
+def attach_state_scale(pool, state_scale):
+    """Attaches `state_scale` as the row scales of `pool`'s storage and
+    returns pool. pool: float8_e4m3fn, [..., HV, V, K] ("vk") or
+    [..., HV, K, V] ("kv"), contiguous; state_scale: float32 [..., HV, V]
+    (the same leading dimensions), contiguous, on pool's device, updated in
+    place by every kernel that writes the pool. Views of pool (slots,
+    layers) then find their scales (TypeError / ValueError naming the
+    argument otherwise)."""
+    for name, t in (("pool", pool), ("state_scale", state_scale)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+    if pool.dtype != FP8:
+        raise TypeError(f"pool must be float8_e4m3fn, got {pool.dtype}")
+    if state_scale.dtype != torch.float32:
+        raise TypeError(f"state_scale must be float32, got {state_scale.dtype}")
+    if state_scale.device != pool.device:
+        raise ValueError(f"state_scale is on {state_scale.device}, pool on {pool.device}")
+    if pool.dim() < 3 or pool.numel() == 0 or pool.numel() % state_scale.numel() != 0:
+        raise ValueError(f"state_scale {list(state_scale.shape)} must hold one scale a row "
+                         f"of pool {list(pool.shape)} ([..., HV, V] for [..., HV, V, K])")
+    K = pool.numel() // state_scale.numel()
+    if pool.storage_offset() != 0 or state_scale.storage_offset() != 0:
+        raise ValueError("attach the scales to the whole pool (storage offset 0), not a view")
+    _scales[_storage_key(pool)] = (state_scale.reshape(-1), K, pool)
+    return pool
+
+
+def detach_state_scale(pool):
+    """Forgets the scales attached to pool's storage (and the reference that
+    kept it alive); a no-op when none are attached."""
+    _scales.pop(_storage_key(pool), None)
+
+
+def quantized_state(shape, device=None, layout="vk"):
+    """A zero float8_e4m3fn pool of `shape` ([..., HV, V, K] for "vk",
+    [..., HV, K, V] for "kv") with its zero float32 row scales attached
+    (attach_state_scale); returns the pool (`state_scale_of(pool)` gives
+    the scales)."""
+    shape = tuple(int(x) for x in shape)
+    if len(shape) < 3 or layout not in ("vk", "kv"):
+        raise ValueError(f"shape must be [..., HV, V, K] and layout 'vk' or 'kv', got {shape} "
+                         f"and {layout!r}")
+    rows = shape[:-2] + ((shape[-2],) if layout == "vk" else (shape[-1],))
+    pool = torch.zeros(shape, dtype=FP8, device=device)
+    return attach_state_scale(pool, torch.zeros(rows, dtype=torch.float32, device=device))
+
+
+def state_scale_of(pool, layout="vk"):
+    """The row scales of a float8_e4m3fn `pool` or a view of one (its slots
+    or a layer): float32 [..., HV, V] viewing the attached scales, so
+    writing them writes the pool's. ValueError when none are attached."""
+    entry = _scales.get(_storage_key(pool))
+    if entry is None:
+        raise ValueError("this float8_e4m3fn state has no row scales attached: allocate it "
+                         "with gdn.ops.quantized_state or attach them with "
+                         "gdn.ops.attach_state_scale(pool, state_scale)")
+    flat, K, _ = entry
+    V = pool.shape[-2] if layout == "vk" else pool.shape[-1]
+    if pool.shape[-2] * pool.shape[-1] != K * V:
+        raise ValueError(f"the attached scales have one a {K} elements; a view "
+                         f"{list(pool.shape)} ({layout}) has rows of {pool.shape[-2] * pool.shape[-1] // V}")
+    # One scale a K elements: the view's element strides and offset over K.
+    strides = list(pool.stride()[:-2]) + [1]
+    if pool.storage_offset() % K or any(s % K for s in strides[:-1]):
+        raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a row")
+    return flat.as_strided(pool.shape[:-2] + (V,), [s // K for s in strides[:-1]] + [1],
+                           pool.storage_offset() // K)
+
+
+def _state_scale_of(state, name, HV, V):
+    """For the entry points: None for a state that is not float8_e4m3fn,
+    else its attached scales [rows, HV, V] (ValueError naming `name`)."""
+    if state is None or state.dtype != FP8:
+        return None
+    try:
+        return state_scale_of(state)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+
+
+def quantize_state(state, layout="vk"):
+    """(e4m3 pool, float32 scales) of a float32/bfloat16/float16 `state`
+    [..., HV, V, K] ("vk") or [..., HV, K, V] ("kv"), rounded as the kernels
+    store a state: per row amax = max_k |S|, scale = amax / 448, e4m3 =
+    round-to-nearest-even of S x (448 / amax), all in float32 (a row of
+    zeros: scale 0). The pool comes with the scales attached."""
+    if not isinstance(state, torch.Tensor) or state.dim() < 3:
+        raise ValueError("state must be a tensor [..., HV, V, K]")
+    s = state.float()
+    k_dim = -1 if layout == "vk" else -2
+    amax = s.abs().amax(dim=k_dim, keepdim=True)
+    scale = amax / E4M3_MAX
+    inv = torch.where(amax != 0, E4M3_MAX / amax, torch.zeros_like(amax))
+    pool = (s * inv).to(FP8).contiguous()
+    scales = scale.squeeze(k_dim).contiguous()
+    return attach_state_scale(pool, scales), scales
+
+
+def dequantize_state(pool, layout="vk", state_scale=None):
+    """float32 e4m3 x the row scale, [..., HV, V, K] ("vk") or
+    [..., HV, K, V] ("kv"); the scales attached to pool unless given."""
+    scale = state_scale_of(pool, layout) if state_scale is None else state_scale
+    k_dim = -1 if layout == "vk" else -2
+    return pool.float() * scale.unsqueeze(k_dim)

@@ -1,0 +1,197 @@
+"""float8_e4m3fn states with row scales (issue 24): gdn.recurrent's
+state_scale through the anchors' entry points (SGLang's pool decode and
+verify, FlashInfer's pool and per-sequence state), on the CPU and, where
+present, CUDA.
+
+The contract checked: a quantized state runs exactly as the float32 state
+e4m3 x scale would (o, and the per-token states of a verify), and stores
+exactly gdn.ops.quantize_state of the float32 result (bit for bit on the
+CPU; on the GPU with the same schedule pinned for both); padding rows and
+slots no row names keep their bytes and scales; views of an all-layer pool
+find their scales; the accuracy against the fp64 reference stays within the
+e4m3 rounding of one store."""
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent as ref_recurrent, rms_rel  # noqa: E402
+
+cuda_ok = torch.cuda.is_available()
+DEVICES = ["cpu"] + (["cuda"] if cuda_ok else [])
+FP8 = torch.float8_e4m3fn
+
+
+def make(N, T, H=2, HV=4, K=32, V=16, slots=6, device="cpu", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    x = dict(q=r(N, T, H, K).bfloat16(), k=r(N, T, H, K).bfloat16(),
+             v=r(N, T, HV, V).bfloat16(), a=r(N, T, HV).bfloat16(), b=r(N, T, HV).bfloat16(),
+             A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1), dt_bias=r(HV),
+             state=r(slots, HV, V, K) * 0.3)
+    return {n: t.to(device) for n, t in x.items()}
+
+
+def sglang(x, pool, idx, **kw):
+    return ops.fused_sigmoid_gating_delta_rule_update(
+        x["A_log"], x["a"], x["dt_bias"], 1.0, 20.0, x["q"], x["k"], x["v"], x["b"], pool, idx,
+        use_qk_l2norm_in_kernel=True, **kw)
+
+
+def bits(pool):
+    return pool.view(torch.uint8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_quantize_state_round_trip_and_rounding(device):
+    s = torch.randn(3, 4, 16, 32, device=device)
+    s[1, 2, 5] = 0.0  # a row of zeros: scale 0, elements 0
+    pool, scale = ops.quantize_state(s)
+    assert pool.dtype == FP8 and scale.shape == (3, 4, 16)
+    assert ops.state_scale_of(pool) is not scale and torch.equal(ops.state_scale_of(pool), scale)
+    assert scale[1, 2, 5] == 0 and (bits(pool)[1, 2, 5] == 0).all()
+    back = ops.dequantize_state(pool)
+    # Each row's largest element comes back to within float32 rounding (448
+    # x (amax / 448)); e4m3 keeps 3 mantissa bits: every error is at most
+    # half a unit in the last place of e4m3's top binade [256, 448], 16 / 448
+    # of the row's largest.
+    assert torch.allclose(back.abs().amax(-1), s.abs().amax(-1), rtol=1e-6, atol=0)
+    amax = s.abs().amax(-1, keepdim=True)
+    rel = (back - s).abs() / torch.where(amax > 0, amax, torch.ones_like(amax))
+    assert rel.max() <= 16 / 448 * 1.0001
+    assert rms_rel(back.double().cpu().numpy(), s.double().cpu().numpy()) < 0.04
+    kv, kv_scale = ops.quantize_state(s.transpose(-1, -2).contiguous(), layout="kv")
+    assert torch.equal(kv_scale, scale)
+    assert torch.equal(bits(kv).transpose(-1, -2), bits(pool))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pool_decode_runs_the_dequantized_state_and_stores_it_quantized(device):
+    """An fp8 pool decodes as the f32 pool e4m3 x scale: the same o, and the
+    same stored bits as quantize_state of the f32 pool's result; padding
+    rows and unnamed slots keep their bytes and scales."""
+    if device == "cuda":  # one schedule for both, so their f32 states agree
+        ops.set_schedule(columns_per_lane=4, lanes_along_v=2, warps=2, staged_tokens=0)
+    try:
+        x = make(4, 1, device=device, seed=1)
+        idx = torch.tensor([3, -1, 0, 5], dtype=torch.int32, device=device)
+        pool, _ = ops.quantize_state(x["state"])
+        before, scale_before = bits(pool).clone(), ops.state_scale_of(pool).clone()
+        f32 = ops.dequantize_state(pool)
+        o = sglang(x, pool, idx)
+        o32 = sglang(x, f32, idx)
+        assert torch.equal(o, o32)
+        want, want_scale = ops.quantize_state(f32)
+        assert torch.equal(bits(pool), bits(want))
+        assert torch.equal(ops.state_scale_of(pool), want_scale)
+        for slot in (1, 2, 4):  # no row names them (row 1 is padding)
+            assert torch.equal(bits(pool)[slot], before[slot])
+            assert torch.equal(ops.state_scale_of(pool)[slot], scale_before[slot])
+        assert (o[1] == 0).all()
+    finally:
+        ops.set_schedule()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_verify_reads_the_pool_and_writes_bf16_states(device):
+    """SGLang's verify over an fp8 pool, the pool only read: the per-token
+    states (bf16) and o are those of the f32 pool e4m3 x scale."""
+    N, T = 3, 4
+    x = make(N, T, device=device, seed=2)
+    idx = torch.tensor([2, 5, 0], dtype=torch.int32, device=device)
+    rows = torch.arange(N, dtype=torch.int32, device=device)
+    pool, _ = ops.quantize_state(x["state"])
+    before = bits(pool).clone()
+    f32 = ops.dequantize_state(pool)
+    bufs = [torch.zeros(N, T, 4, 16, 32, dtype=torch.bfloat16, device=device) for _ in range(2)]
+    outs = [sglang(x, p, idx, disable_state_update=True, intermediate_states_buffer=buf,
+                   intermediate_state_indices=rows) for p, buf in ((pool, bufs[0]), (f32, bufs[1]))]
+    assert torch.equal(bits(pool), before)
+    exact = device == "cpu"
+    for got, want in ((outs[0], outs[1]), (bufs[0], bufs[1])):
+        assert torch.equal(got, want) if exact else torch.allclose(
+            got.float(), want.float(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_layer_view_of_an_all_layer_pool_finds_its_scales(device):
+    """FlashInfer's pool decode on layer 1 of a [layers, slots, ...] pool
+    allocated by quantized_state: layer 1's slots and scales change, the
+    other layers' do not; and the per-sequence state of
+    gated_delta_rule_decode_pretranspose."""
+    x = make(2, 1, device=device, seed=3)
+    cache = ops.quantized_state((3, 6, 4, 16, 32), device=device)
+    layer = cache[1]
+    pool, _ = ops.quantize_state(x["state"])
+    layer.copy_(pool)
+    ops.state_scale_of(layer).copy_(ops.state_scale_of(pool))
+    others = bits(cache)[[0, 2]].clone()
+    idx = torch.tensor([4, 1], dtype=torch.int32, device=device)
+    run = lambda p, **kw: ops.gated_delta_rule_decode_pretranspose(  # noqa: E731
+        x["q"], x["k"], x["v"], None, x["A_log"], x["a"], x["dt_bias"], x["b"],
+        initial_state=p, initial_state_indices=idx, **kw)
+    o, _ = run(layer)
+    o_ref, _ = run(pool)
+    assert torch.equal(o, o_ref)
+    assert torch.equal(bits(layer), bits(pool))
+    assert torch.equal(ops.state_scale_of(layer), ops.state_scale_of(pool))
+    assert torch.equal(bits(cache)[[0, 2]], others)
+    # A per-sequence state [B, HV, V, K].
+    per_seq, _ = ops.quantize_state(x["state"][:2].clone())
+    f32 = ops.dequantize_state(per_seq)
+    o1, _ = ops.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], per_seq, x["A_log"], x["a"], x["dt_bias"], x["b"])
+    o2, _ = ops.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], f32, x["A_log"], x["a"], x["dt_bias"], x["b"])
+    assert torch.equal(o1, o2) if device == "cpu" else torch.allclose(
+        o1.float(), o2.float(), rtol=1e-2, atol=1e-2)
+    assert rms_rel(ops.dequantize_state(per_seq).double().cpu().numpy(),
+                   f32.double().cpu().numpy()) < 0.04
+
+
+def test_accuracy_against_the_fp64_reference():
+    """64 decode steps on an fp8 pool: o within 3e-2 RMS-relative of the
+    fp64 reference run on the dequantized initial state (each step's store
+    rounds to e4m3 again; one store alone is about 2.5e-2 RMS-relative:
+    bench/results/quantized/accuracy.md)."""
+    steps, N = 64, 2
+    x = make(N, steps, K=64, V=64, slots=N, seed=4)
+    pool, _ = ops.quantize_state(x["state"])
+    s0 = ops.dequantize_state(pool).double().numpy()
+    idx = torch.arange(N, dtype=torch.int32)
+    outs = []
+    for t in range(steps):
+        one = {n: (v[:, t:t + 1].contiguous() if n in ("q", "k", "v", "a", "b") else v)
+               for n, v in x.items()}
+        outs.append(sglang(one, pool, idx))
+    o = torch.cat(outs, 1).double().numpy()
+    n64 = lambda t: t.double().numpy()  # noqa: E731
+    ro, _ = ref_recurrent(n64(x["q"]), n64(x["k"]), n64(x["v"]), a=n64(x["a"]),
+                          A_log=n64(x["A_log"]), dt_bias=n64(x["dt_bias"]), b=n64(x["b"]),
+                          initial_state=s0, qk_l2norm=True, layout="vk")
+    assert rms_rel(o, ro) < 3e-2
+
+
+def test_refusals_name_the_argument():
+    x = make(2, 1, seed=5)
+    idx = torch.tensor([0, 1], dtype=torch.int32)
+    bare = x["state"].to(FP8)  # no scales attached
+    with pytest.raises(ValueError, match="initial_state_source: this float8_e4m3fn state has "
+                                         "no row scales attached"):
+        sglang(x, bare, idx)
+    with pytest.raises(TypeError, match="pool must be float8_e4m3fn"):
+        ops.attach_state_scale(x["state"], torch.zeros(6, 4, 16))
+    with pytest.raises(ValueError, match="state_scale .* must hold one scale a row"):
+        ops.attach_state_scale(bare, torch.zeros(6, 4, 15))
+    with pytest.raises(ValueError, match="whole pool"):
+        ops.attach_state_scale(bare[1:], torch.zeros(5, 4, 16))
+    pool, _ = ops.quantize_state(x["state"])
+    with pytest.raises(NotImplementedError, match="packed decode"):
+        qkv = torch.cat([x["q"].flatten(1), x["k"].flatten(1), x["v"].flatten(1)], 1)
+        ops.fused_recurrent_gated_delta_rule_packed_decode(
+            qkv, x["a"][:, 0], x["b"][:, 0], x["A_log"], x["dt_bias"], None, pool,
+            torch.empty_like(x["v"]), idx)
+    with pytest.raises(TypeError, match="must have dtype"):
+        ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], initial_state=pool[:2])
+    ops.detach_state_scale(pool)
+    with pytest.raises(ValueError, match="no row scales attached"):
+        ops.state_scale_of(pool)

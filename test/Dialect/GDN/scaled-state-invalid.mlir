@@ -1,0 +1,90 @@
+// RUN: gdn-opt %s -split-input-file -verify-diagnostics
+// One case per diagnostic of a quantized state (state_scale).
+
+func.func @no_scale(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{an f8E4M3FN state needs its scales, operand 'state_scale' [N or slots, HV, V] f32}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xf8E4M3FN>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @scale_of_bf16(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xbf16>, %sc: memref<2x1x8xf32>,
+                         %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{operand 'initial_state' expects element type f8E4M3FN (with 'state_scale'), got 'bf16'}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xbf16>) state_scale(%sc : memref<2x1x8xf32>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @scale_shape(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %sc: memref<2x1x4xf32>,
+                       %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{operand 'state_scale' expects shape [2, 1, 8] (N, HV, V), got [2, 1, 4]}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xf8E4M3FN>) state_scale(%sc : memref<2x1x4xf32>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @scale_dtype(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %sc: memref<2x1x8xbf16>,
+                       %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{operand 'state_scale' expects element type f32, got 'bf16'}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xf8E4M3FN>) state_scale(%sc : memref<2x1x8xbf16>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @two_buffers(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %t: memref<2x1x8x8xf8E4M3FN>,
+                       %sc: memref<2x1x8xf32>, %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{an f8E4M3FN state is updated in place: 'initial_state' and 'final_state' must be the same buffer (one 'state_scale')}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xf8E4M3FN>) state_scale(%sc : memref<2x1x8xf32>)
+      final_state(%t : memref<2x1x8x8xf8E4M3FN>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @no_state(%q: memref<2x1x1x8xf32>, %sc: memref<2x1x8xf32>, %o: memref<2x1x1x8xf32>) {
+  // expected-error @+1 {{operand 'state_scale' needs an 'initial_state' or a 'final_state' to scale}}
+  gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
+      state_scale(%sc : memref<2x1x8xf32>) o(%o : memref<2x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @tensor_form(%q: tensor<2x1x1x8xf32>, %s: tensor<2x1x8x8xf8E4M3FN>, %sc: tensor<2x1x8xf32>,
+                       %o: tensor<2x1x1x8xf32>) -> tensor<2x1x1x8xf32> {
+  // expected-error @+1 {{operand 'state_scale' is supported in the memref form only}}
+  %r = gdn.recurrent q(%q : tensor<2x1x1x8xf32>) k(%q : tensor<2x1x1x8xf32>) v(%q : tensor<2x1x1x8xf32>)
+      initial_state(%s : tensor<2x1x8x8xf8E4M3FN>) state_scale(%sc : tensor<2x1x8xf32>)
+      o(%o : tensor<2x1x1x8xf32>) -> tensor<2x1x1x8xf32>
+  return %r : tensor<2x1x1x8xf32>
+}
+
+// -----
+
+func.func @fp8_intermediate(%q: memref<2x3x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %sc: memref<2x1x8xf32>,
+                            %inter: memref<2x3x1x8x8xf8E4M3FN>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{operand 'intermediate_states' expects element type f32, bf16 or f16}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      initial_state(%s : memref<2x1x8x8xf8E4M3FN>) intermediate_states(%inter : memref<2x3x1x8x8xf8E4M3FN>)
+      state_scale(%sc : memref<2x1x8xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @commit_fp8(%buf: memref<2x3x1x8x8xbf16>, %acc: memref<2xi32>, %s: memref<2x1x8x8xf8E4M3FN>) {
+  // expected-error @+1 {{operand 'state' expects element type f32, bf16 or f16}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x8xbf16>) accepted(%acc : memref<2xi32>)
+      state(%s : memref<2x1x8x8xf8E4M3FN>)
+  return
+}
