@@ -289,7 +289,9 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         a=r(N, T, HV).to(bf).to(dev), b=r(N, T, HV).to(bf).to(dev),
         A_log=torch.log(torch.rand(HV, generator=g) * 15 + 1).to(dev),
         dt_bias=r(HV).to(dev),
-        state_vk=r(N, HV, V, K).to(state_dtype).to(dev),  # pools of SGLang / FlashInfer / vLLM
+        state_vk=r(N, HV, V, K).to(state_dtype).to(dev)  # pools of SGLang / FlashInfer / vLLM
+        if state_dtype != torch.float8_e4m3fn else
+        ops.quantize_state(r(N, HV, V, K).to(dev))[0],  # with its row scales attached
         o=torch.empty(N, T, HV, V, dtype=bf, device=dev),
         idx=torch.arange(N, dtype=torch.int32, device=dev),
         g=torch.nn.functional.logsigmoid(r(N, T, HV)).to(dev),
@@ -308,6 +310,8 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         s["inter"] = torch.empty(N, steps, HV, V, K, dtype=state_dtype, device=dev)
     if gk:  # FLA's KDA: log-space decay per key channel [N, T, HV, K]
         s["gk"] = torch.nn.functional.logsigmoid(r(N, T, HV, K)).to(dev)
+    if state_dtype == torch.float8_e4m3fn:  # the anchors' bf16 pools beside gdn's fp8 one
+        s["state_vk_bf16"] = r(N, HV, V, K).to(bf).to(dev)
     s["state_dtype"] = state_dtype
     # SGLang's CuTe-DSL decode is compiled for a bf16 dt_bias (its models'
     # dtype); the same values rounded.
@@ -480,6 +484,8 @@ class Workload:
 
     def nbytes(self, N, T, H, HV, K, V):
         state = N * HV * K * V * (torch.finfo(self.sdt).bits // 8)
+        if self.sdt == fp8:  # and its row scales, f32 [N, HV, V]
+            state += N * HV * V * 4
         io = (2 * N * T * H * K + 2 * N * T * HV * V) * 2 + 2 * N * T * HV * 2
         if self.kda == "sglang":  # a per key channel, bf16
             io += N * T * HV * (K - 1) * 2
@@ -488,7 +494,14 @@ class Workload:
         return (state * (1 + T) if self.passes == "verify" else 2 * state) + io
 
 
-f32, bf16 = torch.float32, torch.bfloat16
+f32, bf16, fp8 = torch.float32, torch.bfloat16, torch.float8_e4m3fn
+
+
+def _bf16_pool(call):
+    """An anchor's call on the bf16 pool of an fp8 workload's set."""
+    return lambda f, s: call(f, {**s, "state_vk": s["state_vk_bf16"]})
+
+
 WORKLOADS = [
     Workload("decode, state in place", (1,), f32, "rw",
              lambda s: _fi_pretranspose(ops.gated_delta_rule_decode_pretranspose, s, pool=False),
@@ -539,6 +552,14 @@ WORKLOADS = [
              lambda s: _fi_mtp(ops.gated_delta_rule_mtp, s),
              {"FlashInfer MTP": _fi_mtp, "SGLang": lambda f, s: _sgl(f, s, **_verify(s))},
              extra=True),
+    # gdn on an fp8 pool (e4m3 with row scales, gdn.ops.quantized_state)
+    # against the anchors on their bf16 pools, which none of them quantizes.
+    Workload("decode, fp8 pool (anchors: bf16 pool)", (1,), fp8, "rw",
+             lambda s: _fi_pretranspose(ops.gated_delta_rule_decode_pretranspose, s, pool=True),
+             {"SGLang": _bf16_pool(_sgl),
+              "FlashInfer pretranspose": _bf16_pool(
+                  lambda f, s: _fi_pretranspose(f, s, pool=True))},
+             extra=True, study=False),
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),

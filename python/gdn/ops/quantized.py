@@ -116,8 +116,11 @@ def quantize_state(state, layout="vk"):
     s = state.float()
     k_dim = -1 if layout == "vk" else -2
     amax = s.abs().amax(dim=k_dim, keepdim=True)
-    scale = amax / E4M3_MAX
-    inv = torch.where(amax != 0, E4M3_MAX / amax, torch.zeros_like(amax))
+    # IEEE divisions by a tensor, as the kernels divide (torch's CUDA
+    # division by a Python scalar multiplies by its rounded reciprocal).
+    e4m3_max = torch.full_like(amax, E4M3_MAX)
+    scale = amax / e4m3_max
+    inv = torch.where(amax != 0, e4m3_max / amax, torch.zeros_like(amax))
     pool = (s * inv).to(FP8).contiguous()
     scales = scale.squeeze(k_dim).contiguous()
     return attach_state_scale(pool, scales), scales
