@@ -559,7 +559,7 @@ WORKLOADS = [
              {"SGLang": _bf16_pool(_sgl),
               "FlashInfer pretranspose": _bf16_pool(
                   lambda f, s: _fi_pretranspose(f, s, pool=True))},
-             extra=True, study=False),
+             extra=True),
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),

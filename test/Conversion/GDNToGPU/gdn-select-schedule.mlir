@@ -146,6 +146,23 @@ func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x
 
 // -----
 
+// An e4m3 state (1 byte) at N = 64 moves the same 16-byte slices: 4 lanes
+// along V, 2 columns a lane (16 keys a lane), 8 columns a warp as bf16's.
+// CHECK-LABEL: func.func @bandwidth_bound_fp8
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 924, input_prefetch_distance = 0, launch = ordinary>
+func.func @bandwidth_bound_fp8(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
+                               %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xf8E4M3FN>,
+                               %sc: memref<64x32x128xf32>, %o: memref<64x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<64x1x16x128xbf16>) k(%k : memref<64x1x16x128xbf16>) v(%v : memref<64x1x32x128xbf16>)
+      g(%g : memref<64x1x32xf32>)
+      initial_state(%s : memref<64x32x128x128xf8E4M3FN>) state_scale(%sc : memref<64x32x128xf32>)
+      final_state(%s : memref<64x32x128x128xf8E4M3FN>)
+      o(%o : memref<64x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
