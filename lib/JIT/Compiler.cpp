@@ -160,6 +160,7 @@ static SmallVector<std::pair<Value, Role>> operandRoles(ReplayCommitOp op) {
           {op.getAccepted(), Role::Accepted},
           {op.getStateIndices(), Role::StateIndices},
           {op.getRetrieveParentToken(), Role::ParentTokens},
+          {op.getStateScale(), Role::StateScale},
           {op.getState(), Role::State}};
 }
 

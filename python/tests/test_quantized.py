@@ -195,3 +195,42 @@ def test_refusals_name_the_argument():
     ops.detach_state_scale(pool)
     with pytest.raises(ValueError, match="no row scales attached"):
         ops.state_scale_of(pool)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_replayed_verify_and_commit_on_fp8_checkpoints(device):
+    """SGLang's ring verify reads an fp8 pool; replay_commit of every row's
+    accepted prefix equals a plain decode of those tokens on the fp8 pool
+    (one quantization after the last token): bit for bit on the CPU."""
+    N, T = 3, 4
+    x = make(N, T, device=device, seed=6)
+    idx = torch.tensor([4, 0, 2], dtype=torch.int32, device=device)
+    accepted = torch.tensor([4, 0, 2], dtype=torch.int32, device=device)
+    pool, _ = ops.quantize_state(x["state"])
+    plain = pool.clone()
+    ops.attach_state_scale(plain, ops.state_scale_of(pool).clone())
+    before = bits(pool).clone()
+    slots, HV, V, K = pool.shape
+    H = x["q"].shape[2]
+    rings = (torch.zeros(slots, HV, T, V, dtype=torch.bfloat16, device=device),
+             torch.zeros(slots, H, T, K, dtype=torch.bfloat16, device=device),
+             torch.zeros(slots, HV, T, device=device), torch.zeros(slots, HV, T, device=device))
+    sglang(x, pool, idx, disable_state_update=True, cache_ring=True, replayssm_rawv=rings[0],
+           replayssm_rawk=rings[1], replayssm_g=rings[2], replayssm_beta=rings[3])
+    assert torch.equal(bits(pool), before)
+    ops.replay_commit(rings[1], rings[0], rings[2], rings[3], accepted, pool, state_indices=idx)
+    for n in range(N):
+        a = int(accepted[n])
+        if a == 0:
+            continue
+        rows = {k: (v[n:n + 1, :a].contiguous() if k in ("q", "k", "v", "a", "b") else v)
+                for k, v in x.items()}
+        sglang(rows, plain, idx[n:n + 1])
+    if device == "cpu":
+        assert torch.equal(bits(pool), bits(plain))
+        assert torch.equal(ops.state_scale_of(pool), ops.state_scale_of(plain))
+    else:
+        assert rms_rel(ops.dequantize_state(pool).double().cpu().numpy(),
+                       ops.dequantize_state(plain).double().cpu().numpy()) < 1e-2
+    assert torch.equal(bits(pool)[[1, 3, 5]], before[[1, 3, 5]])  # no row names them
+    assert torch.equal(bits(pool)[0], before[0])  # accepted 0

@@ -638,7 +638,7 @@ def test_torch_compile_traces_the_op_and_opcheck():
     assert torch.equal(got, want)
     rawv, rawk, g, beta = (t[None] for t in w)
     torch.library.opcheck(torch.ops.gdn.replay_commit.default,
-                          (rawk, rawv, g, beta, acc, x["pool"][None].clone(), idx, True, "vk"),
+                          (rawk, rawv, g, beta, acc, x["pool"][None].clone(), idx, None, True, "vk"),
                           test_utils=("test_schema", "test_faketensor"))
 
 

@@ -37,7 +37,8 @@ struct ReplayRows {
 /// The recurrence view of layer `layer` (an index) of `op`, built at `b`'s
 /// insertion point from `operands`, the values standing for the op's
 /// operands in their order (k_window, v_window, g_window, beta_window,
-/// accepted, state_indices or null, retrieve_parent_token or null, state): rank-reduced subviews at the
+/// accepted, state_indices or null, retrieve_parent_token or null,
+/// state_scale or null, state): rank-reduced subviews at the
 /// layer, the windows transposed to [slots, L, heads, ...]. The caller
 /// erases the returned op once it has built the replay from it.
 RecurrentOp buildReplayView(OpBuilder &b, ReplayCommitOp op,

@@ -26,10 +26,15 @@ template <typename Result>
 Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   OpBuilder b(op);
   Value layer0 = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
-  SmallVector<Value> operands = {
-      op.getKWindow(),    op.getVWindow(),       op.getGWindow(),
-      op.getBetaWindow(), op.getAccepted(),      op.getStateIndices(),
-      op.getRetrieveParentToken(), op.getState()};
+  SmallVector<Value> operands = {op.getKWindow(),
+                                 op.getVWindow(),
+                                 op.getGWindow(),
+                                 op.getBetaWindow(),
+                                 op.getAccepted(),
+                                 op.getStateIndices(),
+                                 op.getRetrieveParentToken(),
+                                 op.getStateScale(),
+                                 op.getState()};
   RecurrentOp view = buildReplayView(b, op, operands, layer0);
   Result result = body(view);
   eraseReplayView(view);
@@ -47,6 +52,32 @@ ScheduleAttr tokenLoopPins(MLIRContext *context) {
       /*state_prefetch_distance=*/0, /*input_prefetch_distance=*/0,
       LaunchModeAttr::get(context, LaunchMode::ordinary));
 }
+
+/// A bandwidth-bound replay onto an f32 state (a layer's rows x HV x V/8 at
+/// least 8 x 4096 warps of 8 columns on 132 SMs, N >= 64 at HV = 32): CTAs
+/// of 4 warps, 4 columns on one lane, reductions side by side, where the
+/// view's mapping takes one-warp CTAs of 8 columns, 4x the CTAs a round
+/// pays for even when it replays nothing (docs/cost-model.md#replay-commit-
+/// token-loop). The caller's pins win.
+ScheduleAttr replayMapping(ReplayCommitOp op, const GPUTarget &target,
+                           int64_t smCount, ScheduleAttr wanted) {
+  ReplayCommitOp::Dims d = op.getDims();
+  int64_t sms = smCount > 0 ? smCount : target.smCount;
+  auto state = cast<ShapedType>(op.getState().getType());
+  if (state.getElementTypeBitWidth() != 32 || d.V % 16 != 0 ||
+      d.N * d.HV * (d.V / 8) < 8 * 4096 * sms / 132 ||
+      wanted.getColumnsPerLane() || wanted.getLanesAlongV() ||
+      wanted.getWarps() || wanted.getReductions())
+    return wanted;
+  MLIRContext *context = op.getContext();
+  return ScheduleAttr::get(
+             context, /*columns_per_lane=*/4, /*lanes_along_v=*/1,
+             /*warps=*/4, std::nullopt, std::nullopt,
+             ReductionsAttr::get(context, Reductions::side_by_side),
+             ChunkSolveAttr(), std::nullopt, std::nullopt, std::nullopt,
+             std::nullopt, LaunchModeAttr())
+      .pinnedBy(wanted);
+}
 } // namespace
 
 FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
@@ -58,7 +89,8 @@ FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
   ScheduleAttr wanted = own ? own : ScheduleAttr::get(context);
   if (pins)
     wanted = wanted.pinnedBy(pins);
-  wanted = wanted.pinnedBy(tokenLoopPins(context));
+  wanted = replayMapping(op, target, smCount,
+                         wanted.pinnedBy(tokenLoopPins(context)));
   return withHostView<FailureOr<ScheduleAttr>>(
       op, [&](RecurrentOp view) -> FailureOr<ScheduleAttr> {
         ScheduleAttr complete = chooseSchedule(view, target, wanted, smCount);
@@ -103,6 +135,8 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
     args.insert(args.begin() + 5, Value());
   if (!op.getRetrieveParentToken())
     args.insert(args.begin() + 6, Value());
+  if (!op.getStateScale())
+    args.insert(args.begin() + 7, Value());
   RecurrentOp view = buildReplayView(b, op, args, layer);
   TokenLoopKernel form(b, loc, view, *s, kernel);
   form.setReplay(replayRows(op, args[4], args[6]));

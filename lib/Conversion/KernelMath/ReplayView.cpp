@@ -56,7 +56,10 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
   };
   Value k = window(0), v = window(1), g = window(2), beta = window(3);
   Value indices = operands[5];
-  Value state = layerView(b, loc, operands[7], layer, /*stepsSecond=*/false);
+  Value scale = operands[7] ? layerView(b, loc, operands[7], layer,
+                                        /*stepsSecond=*/false)
+                            : Value();
+  Value state = layerView(b, loc, operands[8], layer, /*stepsSecond=*/false);
   return RecurrentOp::create(
       b, loc, TypeRange{}, /*q=*/k, k, v, g, /*a=*/Value(), /*A_log=*/Value(),
       /*dt_bias=*/Value(), beta, /*b=*/Value(), indices,
@@ -64,7 +67,7 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
       /*retrieve_parent_token=*/Value(), /*initial_state=*/state,
       /*intermediate_states=*/Value(), /*k_window=*/Value(),
       /*v_window=*/Value(), /*g_window=*/Value(), /*beta_window=*/Value(),
-      /*state_scale=*/Value(), /*final_state=*/state, /*o=*/v,
+      /*state_scale=*/scale, /*final_state=*/state, /*o=*/v,
       /*scale=*/FloatAttr(), op.getQkL2norm(),
       /*allow_neg_eigval=*/false, op.getStateLayout());
 }

@@ -221,7 +221,7 @@ def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
 # copied into the pool, gdn.commit) and gdn::replay_commit (gdn.replay_commit)
 
 _MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
-               torch.int32: "i32", torch.int64: "i64"}
+               torch.float8_e4m3fn: "f8E4M3FN", torch.int32: "i32", torch.int64: "i64"}
 _text_kernels = {}
 
 
@@ -287,11 +287,11 @@ def _(intermediate_states, accepted, state, state_indices, intermediate_state_in
     return None
 
 
-@torch.library.custom_op("gdn::replay_commit", mutates_args=("state",))
+@torch.library.custom_op("gdn::replay_commit", mutates_args=("state", "state_scale"))
 def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torch.Tensor,
                   beta_window: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
-                  state_indices: Optional[torch.Tensor], qk_l2norm: bool,
-                  state_layout: str,
+                  state_indices: Optional[torch.Tensor], state_scale: Optional[torch.Tensor],
+                  qk_l2norm: bool, state_layout: str,
                   retrieve_parent_token: Optional[torch.Tensor] = None) -> None:
     """The gdn.replay_commit op on validated dense tensors with a leading
     layer dimension: k_window [LY, slots, H, L, K], v_window
@@ -301,7 +301,8 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
     row with slot >= 0 and a = min(accepted[n], L) >= 1, the state of that
     slot advances by the row's first a window steps (with
     retrieve_parent_token [N, P]: by the tree path to step
-    min(accepted[n], P) - 1), in place."""
+    min(accepted[n], P) - 1), in place. A float8_e4m3fn state comes with
+    state_scale [LY, slots, HV, V] float32, its row scales."""
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.
@@ -312,7 +313,8 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
             raise ValueError(f"state and {name} must not share memory")
     given = {"k_window": k_window, "v_window": v_window, "g_window": g_window,
              "beta_window": beta_window, "accepted": accepted, "state_indices": state_indices,
-             "retrieve_parent_token": retrieve_parent_token, "state": state}
+             "retrieve_parent_token": retrieve_parent_token, "state_scale": state_scale,
+             "state": state}
     # set_schedule pins the GPU kernel's parameters here too (the token
     # loop keeps its own: no staging, solve, producer or prefetch).
     pinned = ""
@@ -325,6 +327,6 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
 
 
 @replay_commit.register_fake
-def _(k_window, v_window, g_window, beta_window, accepted, state, state_indices, qk_l2norm,
-      state_layout, retrieve_parent_token=None):
+def _(k_window, v_window, g_window, beta_window, accepted, state, state_indices, state_scale,
+      qk_l2norm, state_layout, retrieve_parent_token=None):
     return None

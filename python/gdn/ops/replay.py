@@ -6,6 +6,7 @@ import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.replay_commit)
 from ._checks import _INPUT, _check, _check_indices, _validate_indices
+from .quantized import FP8, state_scale_of
 
 _INDEX = (torch.int32, torch.int64)
 
@@ -42,7 +43,8 @@ def replay_commit(k_window, v_window, g_window, beta_window, accepted, state,
     - accepted [N], int32/int64: accepted tokens of row n; <= 0 replays
       nothing, > L replays all L;
     - state [LY, slots, HV, V, K] (layout "vk") or [LY, slots, HV, K, V]
-      ("kv"), float32/bfloat16/float16, updated in place: slot
+      ("kv"), float32/bfloat16/float16 (or float8_e4m3fn with row scales
+      attached: gdn.ops.quantized_state), updated in place: slot
       state_indices[n] (int32/int64 [N]; < 0 a padding row, nothing
       touched) or, without state_indices (slots = N), slot n. The replay
       runs in float32 and rounds once on store; a slot no row replays is
@@ -117,7 +119,13 @@ def _replay(k_window, v_window, g_window, beta_window, accepted, state, state_in
     _check(n["accepted"], accepted, dev, None, _INDEX)
     N = accepted.shape[0]
     tail = [HV, V, K] if layout == "vk" else [HV, K, V]
-    _check(n["state"], st, dev, prefix + tail, _INPUT, written=True)
+    _check(n["state"], st, dev, prefix + tail, _INPUT + (FP8,), written=True)
+    scale = None
+    if st.dtype == FP8:  # its row scales, attached (gdn.ops.quantized_state)
+        try:
+            scale = state_scale_of(lead(st), layout)
+        except ValueError as e:
+            raise ValueError(f"{n['state']}: {e}") from None
     if state_indices is not None:
         _tensor(n["indices"], state_indices, dev, n["k"])
         _check_indices(n["indices"], state_indices, dev, N,
@@ -136,7 +144,7 @@ def _replay(k_window, v_window, g_window, beta_window, accepted, state, state_in
     if N == 0:
         return state
     torch.ops.gdn.replay_commit(lead(kw), lead(vw), lead(gw), lead(bw), accepted, lead(st),
-                                state_indices, bool(qk_l2norm), layout, parents)
+                                state_indices, scale, bool(qk_l2norm), layout, parents)
     return state
 
 

@@ -90,3 +90,21 @@ func.func @commit_tree(%kw: memref<1x6x2x4x128xbf16>, %vw: memref<1x6x4x4x128xbf
       state(%s : memref<1x6x4x128x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// A bandwidth-bound replay onto f32 checkpoints (N = 64, HV = 32): CTAs of
+// 4 warps, 4 columns on one lane, side by side (the view alone would take
+// one-warp CTAs, 4x as many).
+// CHECK-LABEL: func.func @f32_n64
+// CHECK: gpu.launch_func @gdn_kernels::@f32_n64_replay blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128,
+// CHECK: gpu.func @f32_n64_replay
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+func.func @f32_n64(%kw: memref<1x64x16x4x128xbf16>, %vw: memref<1x64x32x4x128xbf16>, %gw: memref<1x64x32x4xf32>,
+                   %acc: memref<64xi32>, %s: memref<1x64x32x128x128xf32>) {
+  gdn.replay_commit k_window(%kw : memref<1x64x16x4x128xbf16>) v_window(%vw : memref<1x64x32x4x128xbf16>)
+      g_window(%gw : memref<1x64x32x4xf32>) beta_window(%gw : memref<1x64x32x4xf32>)
+      accepted(%acc : memref<64xi32>) state(%s : memref<1x64x32x128x128xf32>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

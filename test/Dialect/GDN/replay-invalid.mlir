@@ -208,7 +208,7 @@ func.func @commit_tree_dtype(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32
 func.func @commit_segments(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
                            %s: memref<1x2x1x8x8xf32>) {
   // expected-error @+1 {{needs exactly one 'state' operand (operandSegmentSizes)}}
-  "gdn.replay_commit"(%kw, %kw, %gw, %gw, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0>}>
+  "gdn.replay_commit"(%kw, %kw, %gw, %gw, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>}>
       : (memref<1x2x1x3x8xf32>, memref<1x2x1x3x8xf32>, memref<1x2x1x3xf32>, memref<1x2x1x3xf32>, memref<2xi32>, memref<1x2x1x8x8xf32>) -> ()
   return
 }

@@ -72,3 +72,17 @@ func.func @tree(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>, %gw: memref<2
       state(%s : memref<1x2x1x8x8xf32>)
   return
 }
+
+// -----
+
+// f8E4M3FN checkpoints with their row scales.
+// CHECK-LABEL: func @fp8
+// CHECK: gdn.replay_commit {{.*}} accepted(%{{.*}} : memref<3xi32>) state_indices(%{{.*}} : memref<3xi32>) state_scale(%{{.*}} : memref<2x6x4x16xf32>) state(%{{.*}} : memref<2x6x4x16x32xf8E4M3FN>)
+func.func @fp8(%kw: memref<2x6x2x4x32xbf16>, %vw: memref<2x6x4x4x16xbf16>, %gw: memref<2x6x4x4xf32>,
+               %acc: memref<3xi32>, %idx: memref<3xi32>, %sc: memref<2x6x4x16xf32>, %s: memref<2x6x4x16x32xf8E4M3FN>) {
+  gdn.replay_commit k_window(%kw : memref<2x6x2x4x32xbf16>) v_window(%vw : memref<2x6x4x4x16xbf16>)
+      g_window(%gw : memref<2x6x4x4xf32>) beta_window(%gw : memref<2x6x4x4xf32>)
+      accepted(%acc : memref<3xi32>) state_indices(%idx : memref<3xi32>) state_scale(%sc : memref<2x6x4x16xf32>)
+      state(%s : memref<2x6x4x16x32xf8E4M3FN>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

@@ -88,3 +88,25 @@ func.func @commit_fp8(%buf: memref<2x3x1x8x8xbf16>, %acc: memref<2xi32>, %s: mem
       state(%s : memref<2x1x8x8xf8E4M3FN>)
   return
 }
+
+// -----
+
+func.func @replay_no_scale(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                           %s: memref<1x2x1x8x8xf8E4M3FN>) {
+  // expected-error @+1 {{f8E4M3FN checkpoints need their scales, operand 'state_scale' [layers, slots, HV, V] f32}}
+  gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
+      g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
+      accepted(%acc : memref<2xi32>) state(%s : memref<1x2x1x8x8xf8E4M3FN>)
+  return
+}
+
+// -----
+
+func.func @replay_scale_shape(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>, %acc: memref<2xi32>,
+                              %sc: memref<2x1x8xf32>, %s: memref<1x2x1x8x8xf8E4M3FN>) {
+  // expected-error @+1 {{operand 'state_scale' expects shape [1, 2, 1, 8] (layers, slots, HV, V), got [2, 1, 8]}}
+  gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
+      g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
+      accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x8xf32>) state(%s : memref<1x2x1x8x8xf8E4M3FN>)
+  return
+}

@@ -847,7 +847,7 @@ void ReplayCommitOp::getEffects(
     effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
                          /*effectOnFullRegion=*/table,
                          SideEffects::DefaultResource::get());
-    if (isDpsInit(&operand))
+    if (isDpsInit(&operand) || operand.get() == getStateScale())
       effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
                            /*effectOnFullRegion=*/false,
                            SideEffects::DefaultResource::get());
@@ -857,16 +857,20 @@ void ReplayCommitOp::getEffects(
 LogicalResult ReplayCommitOp::verify() {
   Operation *op = getOperation();
   static constexpr RequiredOperand kRequired[] = {
-      {0, "k_window"}, {1, "v_window"}, {2, "g_window"},
-      {3, "beta_window"}, {4, "accepted"}, {7, "state"}};
+      {0, "k_window"},    {1, "v_window"}, {2, "g_window"},
+      {3, "beta_window"}, {4, "accepted"}, {8, "state"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
   std::pair<Value, StringRef> all[] = {
-      {getKWindow(), "k_window"},  {getVWindow(), "v_window"},
-      {getGWindow(), "g_window"},  {getBetaWindow(), "beta_window"},
-      {getAccepted(), "accepted"}, {getStateIndices(), "state_indices"},
+      {getKWindow(), "k_window"},
+      {getVWindow(), "v_window"},
+      {getGWindow(), "g_window"},
+      {getBetaWindow(), "beta_window"},
+      {getAccepted(), "accepted"},
+      {getStateIndices(), "state_indices"},
       {getRetrieveParentToken(), "retrieve_parent_token"},
+      {getStateScale(), "state_scale"},
       {getState(), "state"}};
   bool tensorForm = isa<RankedTensorType>(all[0].first.getType());
   for (auto [value, name] : all) {
@@ -962,11 +966,31 @@ LogicalResult ReplayCommitOp::verify() {
   SmallVector<int64_t> stateShape =
       vk ? SmallVector<int64_t>{layers, slots, HV, V, K}
          : SmallVector<int64_t>{layers, slots, HV, K, V};
+  // f8E4M3FN checkpoints come with their row scales (docs/math.md §6).
+  Value scale = getStateScale();
+  auto stateDtype = [&](Type t) {
+    return scale ? isa<Float8E4M3FNType>(t) : anyFloat(t);
+  };
+  if (!scale && isa<Float8E4M3FNType>(
+                    cast<ShapedType>(getState().getType()).getElementType()))
+    return emitOpError() << "f8E4M3FN checkpoints need their scales, operand "
+                            "'state_scale' [layers, slots, HV, V] f32";
   if (failed(checkOperand(op, getState(), "state", stateShape,
                           vk ? "layers, slots, HV, V, K for layout vk"
                              : "layers, slots, HV, K, V for layout kv",
-                          anyFloat, "f32, bf16 or f16")))
+                          stateDtype,
+                          scale ? "f8E4M3FN (with 'state_scale')"
+                                : "f32, bf16 or f16")))
     return failure();
+  if (scale) {
+    if (tensorForm)
+      return emitOpError()
+             << "operand 'state_scale' is supported in the memref form only";
+    if (failed(checkOperand(
+            op, scale, "state_scale", {layers, slots, HV, V},
+            "layers, slots, HV, V", [](Type t) { return t.isF32(); }, "f32")))
+      return failure();
+  }
 
   // Memref form: no result; tensor form: the new state.
   unsigned numResults = getNumResults();

@@ -507,9 +507,13 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     - `retrieve_parent_token` (optional, EAGLE tree): [N, P], i32 or i64,
       1 <= P <= min(L, 64): the parent step of each of the first P window
       steps of row n (SGLang's table, as given to the verify);
+    - `state_scale` (optional, memref form; f8E4M3FN checkpoints):
+      [layers, slots, HV, V] f32, one scale a state row, read and written
+      with the checkpoints as by `gdn.recurrent`'s (docs/math.md §6);
     - `state`: [layers, slots, HV, V, K] for `state_layout =
       #gdn.layout<vk>` or [layers, slots, HV, K, V] for `#gdn.layout<kv>`
-      (the default), f32, bf16 or f16 (the destination).
+      (the default), f32, bf16 or f16, or f8E4M3FN with `state_scale` (the
+      destination).
 
     Like `gdn.commit` the op has a memref form (no results) and a tensor
     form (`state` is the init; the op returns its new value).
@@ -535,6 +539,7 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "parent step of each window step [N, P] (i32 or i64; EAGLE tree)">:$retrieve_parent_token,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of f8E4M3FN checkpoints [layers, slots, HV, V] f32 (read and written in part)">:$state_scale,
     Arg<GDN_TensorOrMemRef, "checkpoints [layers, slots, HV, ...] (destination, written in part)">:$state,
     UnitAttr:$qk_l2norm,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
@@ -550,6 +555,7 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
     `accepted` `(` $accepted `:` type($accepted) `)`
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`retrieve_parent_token` `(` $retrieve_parent_token^ `:` type($retrieve_parent_token) `)`)?
+    (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     `state` `(` $state `:` type($state) `)`
     attr-dict
     (`->` type($result_tensors)^)?
