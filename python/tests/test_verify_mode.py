@@ -3,7 +3,7 @@ between replay and snapshots for a speculative round, checked against the
 committed H200 measurements it was made from
 (bench/results/replay/bench_replay.json, every point timed both ways in one
 run): the chosen scheme is within 6 % of the faster one at every point,
-where always replaying loses up to 36 %."""
+where always replaying loses up to 35 %."""
 import json
 import math
 from pathlib import Path
