@@ -204,9 +204,9 @@ void gdn::chooseDecodeTwoVLanes(ScheduleDraft &x) {
 
 /// Bandwidth-bound decode of a 2-byte vk state (not KDA): 2 lanes along V x
 /// 4 columns, whole 16-byte vectors a lane, reductions side by side in CTAs
-/// of several warps; a 1-byte (e4m3) state the same warp of 8 columns as 4
-/// lanes along V x 2 columns, again whole 16-byte vectors a lane
-/// (docs/cost-model.md#decode-16-byte-slices).
+/// of several warps; a 1-byte (e4m3) state 4 lanes along V x 4 columns,
+/// again whole 16-byte vectors a lane (docs/cost-model.md#decode-16-byte-
+/// slices).
 void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
   RecurrentOp op = x.op;
   auto d = x.d;
@@ -217,10 +217,10 @@ void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
   if (x.staged || !op.isVKLayout() || !mappingFree(x) || op.hasPerKeyDecay() ||
       op.hasPerChannelBeta() || !x.bandwidthBound ||
       d.N * d.HV * (d.V / 8) < 8 * x.targetWarps || (bytes != 2 && bytes != 1) ||
-      d.K < 128 || d.K % 16 != 0 || d.V % (8 * warps) != 0)
+      d.K < 128 || d.K % 16 != 0 || d.V % (16 / bytes * warps) != 0)
     return;
   x.s.lanesV = 4 / bytes;
-  x.s.rows = 8 / x.s.lanesV;
+  x.s.rows = 4;
   x.bandwidthBound = false; // side by side, CTAs of several warps
   x.streaming = true;
 }

@@ -147,9 +147,9 @@ func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x
 // -----
 
 // An e4m3 state (1 byte) at N = 64 moves the same 16-byte slices: 4 lanes
-// along V, 2 columns a lane (16 keys a lane), 8 columns a warp as bf16's.
+// along V, 4 columns a lane (16 keys a lane).
 // CHECK-LABEL: func.func @bandwidth_bound_fp8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 924, input_prefetch_distance = 0, launch = ordinary>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 528, input_prefetch_distance = 0, launch = ordinary>
 func.func @bandwidth_bound_fp8(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xf8E4M3FN>,
                                %sc: memref<64x32x128xf32>, %o: memref<64x1x32x128xbf16>) {
