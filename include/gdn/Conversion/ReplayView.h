@@ -44,6 +44,19 @@ struct ReplayRows {
 RecurrentOp buildReplayView(OpBuilder &b, ReplayCommitOp op,
                             ArrayRef<Value> operands, Value layer);
 
+/// The operands of `op` in buildReplayView's order, null for absent ones.
+inline SmallVector<Value> replayOperands(ReplayCommitOp op) {
+  return {op.getKWindow(),
+          op.getVWindow(),
+          op.getGWindow(),
+          op.getBetaWindow(),
+          op.getAccepted(),
+          op.getStateIndices(),
+          op.getRetrieveParentToken(),
+          op.getStateScale(),
+          op.getState()};
+}
+
 /// Erases `view` and the views it alone used (buildReplayView's ops).
 void eraseReplayView(RecurrentOp view);
 

@@ -449,15 +449,7 @@ struct ReplayCommitToLoops : OpRewritePattern<ReplayCommitOp> {
 
   LogicalResult matchAndRewrite(ReplayCommitOp op,
                                 PatternRewriter &rewriter) const override {
-    SmallVector<Value> operands = {op.getKWindow(),
-                                   op.getVWindow(),
-                                   op.getGWindow(),
-                                   op.getBetaWindow(),
-                                   op.getAccepted(),
-                                   op.getStateIndices(),
-                                   op.getRetrieveParentToken(),
-                                   op.getStateScale(),
-                                   op.getState()};
+    SmallVector<Value> operands = replayOperands(op);
     ReplayRows replay =
         replayRows(op, op.getAccepted(), op.getRetrieveParentToken());
     forRange(rewriter, op.getLoc(), op.getDims().layers, [&](Value layer) {

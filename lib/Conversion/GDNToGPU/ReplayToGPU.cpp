@@ -26,15 +26,7 @@ template <typename Result>
 Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   OpBuilder b(op);
   Value layer0 = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
-  SmallVector<Value> operands = {op.getKWindow(),
-                                 op.getVWindow(),
-                                 op.getGWindow(),
-                                 op.getBetaWindow(),
-                                 op.getAccepted(),
-                                 op.getStateIndices(),
-                                 op.getRetrieveParentToken(),
-                                 op.getStateScale(),
-                                 op.getState()};
+  SmallVector<Value> operands = replayOperands(op);
   RecurrentOp view = buildReplayView(b, op, operands, layer0);
   Result result = body(view);
   eraseReplayView(view);
