@@ -128,23 +128,25 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
   Type outType = cast<MemRefType>(op.getO().getType()).getElementType();
 
   forRange(rewriter, loc, replay ? replay->rows : d.N, [&](Value n) {
+    // A replay reads its tokens from the slot's window row, its count (and
+    // a tree's path) once a row, and touches no state without one
+    // (ReplayView.h).
+    Value count, path, some;
+    if (replay) {
+      count = emitReplayCount(m, *replay, n);
+      path = emitReplayPath(m, *replay, n, count);
+      some = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                   count, m.index(0));
+    }
     forRange(rewriter, loc, d.HV, [&](Value hv) {
       Value h = arith::DivUIOp::create(rewriter, loc, hv, groups);
       // The state row: n, or its pool slot; padding rows (slot < 0) read
       // and write no state and output zeros.
       auto slot = m.emitStateSlot(op, n);
       Value row = slot.first, valid = slot.second;
-      // A replay reads its tokens from the slot's window row and touches
-      // no state without one (ReplayView.h).
-      Value count, path;
-      if (replay) {
-        count = emitReplayCount(m, *replay, n);
-        path = emitReplayPath(m, *replay, n, count);
-        Value some = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::sgt, count, m.index(0));
+      if (some)
         valid =
             valid ? arith::AndIOp::create(rewriter, loc, valid, some) : some;
-      }
       // S <- initial state (or 0).
       auto loadInitialState = [&]() {
         forRange(rewriter, loc, d.K, [&](Value k) {

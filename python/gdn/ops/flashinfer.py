@@ -55,7 +55,7 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     B, T, HV, V = v.shape
     K = q.shape[3]
     dev = q.device
-    state_scale = _state_scale_of(state, state_name, HV, V)
+    state_scale = _state_scale_of(state, state_name)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     inter = None
     if buffer is not None:

@@ -94,7 +94,7 @@ def state_scale_of(pool, layout="vk"):
                            pool.storage_offset() // K)
 
 
-def _state_scale_of(state, name, HV, V):
+def _state_scale_of(state, name):
     """For the entry points: None for a state that is not float8_e4m3fn,
     else its attached scales [rows, HV, V] (ValueError naming `name`)."""
     if state is None or state.dtype != FP8:

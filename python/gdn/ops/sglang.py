@@ -122,7 +122,7 @@ def fused_sigmoid_gating_delta_rule_update(
         pool = _check_pool("initial_state_source", pool, dev, HV, V, K, N)
         indices = _check_indices("initial_state_indices", initial_state_indices, dev, N,
                                  pool.shape[0] if _validate_indices() else None)
-    state_scale = _state_scale_of(pool, "initial_state_source", HV, V)
+    state_scale = _state_scale_of(pool, "initial_state_source")
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b,
                                                K=K if is_kda else None, V=V)
     inter = intermediate_states_buffer
