@@ -5,8 +5,11 @@ present, CUDA.
 
 The contract checked: a quantized state runs exactly as the float32 state
 e4m3 x scale would (o, and the per-token states of a verify), and stores
-exactly gdn.ops.quantize_state of the float32 result (bit for bit on the
-CPU; on the GPU with the same schedule pinned for both); padding rows and
+exactly gdn.ops.quantize_state of the float32 result: bit for bit on the
+CPU; on the GPU (same schedule pinned for both) within float32 rounding,
+since its decode multiplies e4m3 by (scale x decay) where the float32 pool
+has (e4m3 x scale) x decay, so a stored element may land on the e4m3 value
+next to quantize_state's; padding rows and
 slots no row names keep their bytes and scales; views of an all-layer pool
 find their scales; the accuracy against the fp64 reference stays within the
 e4m3 rounding of one store."""
@@ -79,10 +82,21 @@ def test_pool_decode_runs_the_dequantized_state_and_stores_it_quantized(device):
         f32 = ops.dequantize_state(pool)
         o = sglang(x, pool, idx)
         o32 = sglang(x, f32, idx)
-        assert torch.equal(o, o32)
         want, want_scale = ops.quantize_state(f32)
-        assert torch.equal(bits(pool), bits(want))
-        assert torch.equal(ops.state_scale_of(pool), want_scale)
+        if device == "cpu":
+            assert torch.equal(o, o32)
+            assert torch.equal(bits(pool), bits(want))
+            assert torch.equal(ops.state_scale_of(pool), want_scale)
+        else:  # float32 rounding apart: o within a bf16 step, each stored
+            # element on quantize_state's e4m3 value or the next one
+            assert torch.allclose(o.float(), o32.float(), rtol=2 ** -7, atol=1e-6)
+            scale = ops.state_scale_of(pool)
+            assert torch.allclose(scale, want_scale, rtol=1e-6, atol=0)
+            got = pool.float() * scale[..., None]
+            ref = want.float() * want_scale[..., None]
+            step = ref.abs() * 2 ** -3 + want_scale[..., None] * 2 ** -9
+            assert ((got - ref).abs() <= step * 1.01).all()
+            assert (bits(pool) != bits(want)).float().mean() < 0.05
         for slot in (1, 2, 4):  # no row names them (row 1 is padding)
             assert torch.equal(bits(pool)[slot], before[slot])
             assert torch.equal(ops.state_scale_of(pool)[slot], scale_before[slot])

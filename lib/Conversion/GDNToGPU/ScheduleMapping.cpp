@@ -37,9 +37,17 @@ int64_t pinOrZero(std::optional<int64_t> pin) { return pin.value_or(0); }
 int64_t defaultLanesV(RecurrentOp op, int64_t rows) {
   auto d = op.getDims();
   if (op.isVKLayout()) {
-    for (int64_t l = 1; l <= kWarpSize; l *= 2)
-      if (d.K % (kWarpSize / l) == 0 && d.V % (rows * l) == 0)
-        return l;
+    // A 1-byte state: the fewest lanes that give each lane at least 8
+    // contiguous bytes of a row (2 at K = 128), if the shapes allow
+    // (docs/cost-model.md#lanes-along-v); else the fewest the shapes allow.
+    Value state =
+        op.getInitialState() ? op.getInitialState() : op.getFinalState();
+    int64_t bytes = state ? elementBytes(state) : 4;
+    for (int64_t minBytes : {bytes == 1 ? int64_t(8) : int64_t(0), int64_t(0)})
+      for (int64_t l = 1; l <= kWarpSize; l *= 2)
+        if (d.K % (kWarpSize / l) == 0 && d.V % (rows * l) == 0 &&
+            d.K / (kWarpSize / l) * bytes >= minBytes)
+          return l;
     return 1;
   }
   for (int64_t l : {16, 8, 4, 2})

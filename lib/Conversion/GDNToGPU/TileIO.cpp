@@ -21,35 +21,63 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-SmallVector<Value> TileIO::loadTile(Value src,
-                                           SmallVector<Value> prefix) {
-  if (s.tensorCores())
-    return loadFragments(src, prefix);
+SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
+                                    Value keep, SmallVector<Value> *rowScales) {
+  if (s.tensorCores()) {
+    SmallVector<Value> tile = loadFragments(src, prefix);
+    if (keep)
+      for (Value &e : tile)
+        e = arith::SelectOp::create(b, loc, keep, e, m.f32(0.0));
+    return tile;
+  }
+  auto load = [&](Value from, ValueRange idx, int64_t count) {
+    Value raw = loadVector(from, idx, count);
+    return keep ? keepOrZero(keep, raw) : raw;
+  };
   SmallVector<Value> tile(s.rows * s.kPerLane);
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
     for (int64_t r = 0; r < s.rows; ++r) {
-      auto row = extractAll(
-          m.toF32(loadVector(src, at2(offset(v0, r), k0), s.kPerLane)));
+      auto row =
+          extractAll(m.toF32(load(src, at2(offset(v0, r), k0), s.kPerLane)));
       for (int64_t j = 0; j < s.kPerLane; ++j)
         at(tile, r, j) = row[j];
     }
   } else {
     for (int64_t j = 0; j < s.kPerLane; ++j) {
-      auto col =
-          extractAll(m.toF32(loadVector(src, at2(offset(k0, j), v0), s.rows)));
+      auto col = extractAll(m.toF32(load(src, at2(offset(k0, j), v0), s.rows)));
       for (int64_t r = 0; r < s.rows; ++r)
         at(tile, r, j) = col[r];
     }
   }
   if (isScaled(src)) { // e4m3 x its row's scale (the lane's R rows, one load)
     SmallVector<Value> scale = extractAll(
-        loadVector(op.getStateScale(), {prefix[0], prefix[1], v0}, s.rows));
+        load(op.getStateScale(), {prefix[0], prefix[1], v0}, s.rows));
+    if (rowScales) {
+      *rowScales = scale;
+      return tile;
+    }
     for (int64_t r = 0; r < s.rows; ++r)
       for (int64_t j = 0; j < s.kPerLane; ++j)
         at(tile, r, j) = m.mul(at(tile, r, j), scale[r]);
   }
   return tile;
+}
+
+Value TileIO::keepOrZero(Value keep, Value raw) {
+  auto vt = cast<VectorType>(raw.getType());
+  int64_t width = vt.getElementTypeBitWidth();
+  int64_t bits = vt.getNumElements() * width;
+  Value words = raw;
+  if (width != 32 && bits % 32 == 0)
+    words = vector::BitCastOp::create(
+        b, loc, VectorType::get({bits / 32}, b.getI32Type()), raw);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(words.getType())));
+  Value kept = arith::SelectOp::create(b, loc, keep, words, zeros);
+  if (words == raw)
+    return kept;
+  return vector::BitCastOp::create(b, loc, vt, kept);
 }
 
 bool TileIO::isScaled(Value state) {
@@ -154,7 +182,8 @@ void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
   }
 }
 
-SmallVector<Value> TileIO::loadState(bool branchless) {
+SmallVector<Value> TileIO::loadState(bool branchless,
+                                     SmallVector<Value> *rowScales) {
   SmallVector<Value> tile(s.rows * s.kPerLane);
   Value init = op.getInitialState();
   if (!init) {
@@ -162,31 +191,34 @@ SmallVector<Value> TileIO::loadState(bool branchless) {
       e = m.f32(0.0);
     return tile;
   }
-  auto load = [&]() { tile = loadTile(init, {stateRow, hv}); };
-  if (!valid) {
-    load();
-    return tile;
-  }
+  if (!isScaled(init) || s.tensorCores())
+    rowScales = nullptr;
+  if (!valid)
+    return loadTile(init, {stateRow, hv}, Value(), rowScales);
   if (branchless && cast<ShapedType>(init.getType()).getDimSize(0) >= 1) {
     Value row = arith::SelectOp::create(b, loc, valid, stateRow, m.index(0));
-    tile = loadTile(init, {row, hv});
-    for (Value &e : tile)
-      e = arith::SelectOp::create(b, loc, valid, e, m.f32(0.0));
-    return tile;
+    return loadTile(init, {row, hv}, valid, rowScales);
   }
-  // Pool: a padding row (slot < 0) reads nothing and starts from zero.
-  SmallVector<Type> types(tile.size(), b.getF32Type());
+  // Pool: a padding row (slot < 0) reads nothing and starts from zero (its
+  // row scales too).
+  SmallVector<Value> scales;
+  size_t count = tile.size() + (rowScales ? s.rows : 0);
+  SmallVector<Type> types(count, b.getF32Type());
   auto ifOp = scf::IfOp::create(b, loc, types, valid, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    load();
-    scf::YieldOp::create(b, loc, tile);
+    SmallVector<Value> loaded =
+        loadTile(init, {stateRow, hv}, Value(), rowScales ? &scales : nullptr);
+    loaded.append(scales);
+    scf::YieldOp::create(b, loc, loaded);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    SmallVector<Value> zeros(tile.size(), m.f32(0.0));
-    scf::YieldOp::create(b, loc, zeros);
+    scf::YieldOp::create(b, loc, SmallVector<Value>(count, m.f32(0.0)));
   }
-  return SmallVector<Value>(ifOp.getResults());
+  ValueRange results = ifOp.getResults();
+  if (rowScales)
+    rowScales->assign(results.begin() + tile.size(), results.end());
+  return SmallVector<Value>(results.take_front(tile.size()));
 }
 
 void TileIO::storeIntermediate(Value t, ValueRange tile) {

@@ -28,8 +28,17 @@ protected:
 
   /// This lane's tile of the state at `prefix` + (V, K positions), widened
   /// to f32: 16-byte loads along the contiguous dimension, the exact
-  /// elements storeTile writes.
-  SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix);
+  /// elements storeTile writes. With `keep` (i1), zeros where it is false,
+  /// selected on the loaded words (one select a 32-bit word, not an
+  /// element). A quantized `src` is multiplied by its rows' scales, or,
+  /// given `rowScales`, left in units of them (element (r, j) stands for
+  /// rowScales[r] x it) with the R scales returned there.
+  SmallVector<Value> loadTile(Value src, SmallVector<Value> prefix,
+                              Value keep = {},
+                              SmallVector<Value> *rowScales = nullptr);
+
+  /// `raw` (a vector) where `keep`, else zeros, a 32-bit word at a time.
+  Value keepOrZero(Value keep, Value raw);
 
   /// Stores the tile at `prefix` + (this lane's V and K positions), in the
   /// layout, 16-byte vectors along the contiguous dimension; under `cond`
@@ -56,8 +65,11 @@ protected:
   /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
   /// A pool's padding row (slot < 0) starts from 0: behind a branch, or
   /// (`branchless`) by loading slot 0 and selecting 0, which keeps the
-  /// kernel's entry one block that ptxas can schedule across.
-  SmallVector<Value> loadState(bool branchless = false);
+  /// kernel's entry one block that ptxas can schedule across. Given
+  /// `rowScales`, a quantized state stays in units of its row scales
+  /// (loadTile), returned there; they stay empty for any other state.
+  SmallVector<Value> loadState(bool branchless = false,
+                               SmallVector<Value> *rowScales = nullptr);
 
   /// The final state, after the launch hook of launch =
   /// programmatic_after_recurrence.

@@ -26,7 +26,15 @@ void TokenLoopKernel::build() {
                !op.hasParentTable() && !s.programmaticLaunch;
   if (tokenFirst)
     firstToken = loadToken(tokenLo, Value());
-  SmallVector<Value> state = loadState(tokenFirst);
+  // A quantized state stays in units of its row scales until the first
+  // token's decay (TokenSteps::rowUnits): where the token loop runs from
+  // global memory at least once (a fixed T >= 1), tree and replay not, with
+  // one decay a head.
+  bool scalesInDecay = s.chunk == 0 && !replay && !op.hasParentTable() &&
+                       !op.hasPerKeyDecay() && !op.isVarlen() && d.T >= 1;
+  SmallVector<Value> units;
+  SmallVector<Value> state =
+      loadState(tokenFirst, scalesInDecay ? &units : nullptr);
   waitForPreviousGrid();
   writeReplayWindows();
   if (replay) {
@@ -35,16 +43,23 @@ void TokenLoopKernel::build() {
   }
   if (s.chunk == 0) {
     prefetchLaterState();
+    // The loop carries the row units too: the scales, then 1 after the
+    // first token (which returns its state in absolute units).
+    SmallVector<Value> init(state);
+    init.append(units);
+    size_t size = state.size();
     auto loop = scf::ForOp::create(
-        b, loc, tokenLo, hi, m.index(1), state,
+        b, loc, tokenLo, hi, m.index(1), init,
         [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> next = token(t, Value(), carried);
+          rowUnits.assign(carried.begin() + size, carried.end());
+          SmallVector<Value> next = token(t, Value(), carried.take_front(size));
           storeIntermediate(t, next);
+          next.append(units.size(), m.f32(1.0));
           scf::YieldOp::create(b, loc, next);
         });
-    storeState(loop.getResults());
+    storeState(loop.getResults().take_front(size));
     return;
   }
   // Staged: the tokens' inputs come through shared memory, `chunk` tokens

@@ -142,9 +142,11 @@ SmallVector<Value> TokenSteps::token(Value t, Value j, ValueRange carried) {
                    S);
   TokenInputs in = firstToken ? *std::exchange(firstToken, std::nullopt)
                               : loadToken(t, j);
+  SmallVector<Value> units = std::exchange(rowUnits, {});
+  assert((units.empty() || !op.hasPerKeyDecay()) && "units need one decay");
   if (!s.overlapReductions) // the schedule never asks for it with KDA
     return tokenInTurn(t, S, in.kf, in.qf, in.decay.front(), in.beta.front(),
-                       in.vf);
+                       in.vf, units);
 
   // Every K-reduction of a token reads only the raw q, k and the carried
   // state, so they all run side by side instead of one after another. With
@@ -159,7 +161,10 @@ SmallVector<Value> TokenSteps::token(Value t, Value j, ValueRange carried) {
   auto [dk, dq] = decayed(in, in.kf, in.qf);
   Factors f = factors(in, norms);
   SmallVector<SmallVector<Value>> sums = stateSums(S, {dk, dq});
-  advance(t, S, in, norms, f, sums[0], sums[1]);
+  for (auto [r, unit] : llvm::enumerate(units)) // sums of the state in units
+    for (SmallVector<Value> &sum : sums)
+      sum[r] = m.mul(sum[r], unit);
+  advance(t, S, in, norms, f, sums[0], sums[1], units);
   return S;
 }
 
@@ -199,10 +204,11 @@ TokenSteps::Factors TokenSteps::factors(const TokenInputs &in,
 }
 
 SmallVector<Value> TokenSteps::advance(Value t, SmallVector<Value> &S,
-                                          const TokenInputs &in,
-                                          const TokenNorms &norms,
-                                          const Factors &f, ArrayRef<Value> A,
-                                          ArrayRef<Value> B) {
+                                       const TokenInputs &in,
+                                       const TokenNorms &norms,
+                                       const Factors &f, ArrayRef<Value> A,
+                                       ArrayRef<Value> B,
+                                       ArrayRef<Value> units) {
   bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
   auto [ik, iq, kq] = norms;
   auto [fk, fq] = f;
@@ -213,9 +219,11 @@ SmallVector<Value> TokenSteps::advance(Value t, SmallVector<Value> &S,
   for (int64_t r = 0; r < s.rows; ++r) {
     Value u =
         m.mul(in.beta[perChannel ? r : 0], m.sub(in.vf[r], m.mul(fk, A[r])));
+    Value rowDecay = units.empty() ? in.decay[0] : m.mul(in.decay[0], units[r]);
     for (int64_t jj = 0; jj < s.kPerLane; ++jj)
-      at(S, r, jj) = m.add(m.mul(at(S, r, jj), in.decay[perKey ? jj : 0]),
-                           m.mul(kHat[jj], u));
+      at(S, r, jj) =
+          m.add(m.mul(at(S, r, jj), perKey ? in.decay[jj] : rowDecay),
+                m.mul(kHat[jj], u));
     outputs.push_back(m.add(m.mul(fq, B[r]), m.mul(kq, u)));
     us.push_back(u);
   }
@@ -291,10 +299,10 @@ TokenSteps::tokenNorms(ArrayRef<Value> kf, ArrayRef<Value> qf,
 }
 
 SmallVector<Value> TokenSteps::tokenInTurn(Value t, SmallVector<Value> S,
-                                              SmallVector<Value> kf,
-                                              SmallVector<Value> qf,
-                                              Value decay, Value beta,
-                                              ArrayRef<Value> vf) {
+                                           SmallVector<Value> kf,
+                                           SmallVector<Value> qf, Value decay,
+                                           Value beta, ArrayRef<Value> vf,
+                                           ArrayRef<Value> units) {
   if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
     for (SmallVector<Value> *x : {&kf, &qf}) {
       Value ss = m.f32(0.0);
@@ -311,8 +319,9 @@ SmallVector<Value> TokenSteps::tokenInTurn(Value t, SmallVector<Value> S,
   SmallVector<Value> outputs;
   for (int64_t r = 0; r < s.rows; ++r) {
     Value sk = m.f32(0.0);
+    Value rowDecay = units.empty() ? decay : m.mul(decay, units[r]);
     for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
-      at(S, r, jj) = m.mul(at(S, r, jj), decay);
+      at(S, r, jj) = m.mul(at(S, r, jj), rowDecay);
       sk = m.add(sk, m.mul(at(S, r, jj), kf[jj]));
     }
     Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));

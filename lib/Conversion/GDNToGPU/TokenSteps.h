@@ -72,11 +72,13 @@ protected:
 
   /// The side-by-side token given its state sums A = Sᵀ(D k), B = Sᵀ(D q)
   /// (D omitted for one decay a head): u = beta (v - ik A), S <- D S + k̂ uᵀ,
-  /// o = iq B + (k̂·q̂) u, stored. Returns u per column.
+  /// o = iq B + (k̂·q̂) u, stored. Returns u per column. With `units` (one
+  /// decay a head only), S's row r is in units of units[r] (rowUnits) and
+  /// the update leaves it in absolute units: S <- (D units[r]) S + k̂ uᵀ.
   SmallVector<Value> advance(Value t, SmallVector<Value> &S,
                              const TokenInputs &in, const TokenNorms &norms,
                              const Factors &f, ArrayRef<Value> A,
-                             ArrayRef<Value> B);
+                             ArrayRef<Value> B, ArrayRef<Value> units = {});
 
   /// Staged tokens t and t + 1 (rows j, j + 1) with every state sum of both
   /// on the state before t (pairTokens): one shuffle tree deep for the two.
@@ -94,7 +96,8 @@ protected:
   /// bandwidth-bound. Per-head decay and beta only.
   SmallVector<Value> tokenInTurn(Value t, SmallVector<Value> S,
                                  SmallVector<Value> kf, SmallVector<Value> qf,
-                                 Value decay, Value beta, ArrayRef<Value> vf);
+                                 Value decay, Value beta, ArrayRef<Value> vf,
+                                 ArrayRef<Value> units = {});
 
   /// Tokens [c, c + count) from staging rows [rowBase, rowBase + count);
   /// returns the state after.
@@ -110,6 +113,11 @@ protected:
   /// token() takes them instead of loading.
   std::optional<TokenInputs> firstToken;
   bool tokenFirst = false; ///< a pool's single token loads before its state
+  /// The next token()'s state, row r in units of rowUnits[r] (a quantized
+  /// state's row scales, TileIO::loadState): the scales ride in the token's
+  /// decay, one product a row instead of one an element. token() takes them
+  /// (empty: absolute units); one decay a head only.
+  SmallVector<Value> rowUnits;
 };
 
 } // namespace gdn

@@ -85,25 +85,23 @@ Value KernelMath::fromF32(Value x, Type elementType) {
         b, loc, withElementType(x.getType(), elementType), x);
   if (flavor == Flavor::CPU || !inPairs(x))
     return e4m3FromF32(x);
-  // cvt.rn.satfinite.e4m3x2.f32 a pair: its first operand goes to the high
-  // byte, so (x[i + 1], x[i]) gives the bytes in memory order.
+  // cvt.rn.satfinite.e4m3x2.f32 a pair into an i16: its first operand goes
+  // to the high byte, so (x[i + 1], x[i]) gives the bytes in memory order.
+  // The pairs stay 16-bit words (two to a register, no byte shuffles).
   auto vt = cast<VectorType>(x.getType());
   int64_t count = vt.getNumElements();
-  auto bytePair = VectorType::get({2}, b.getI8Type());
-  SmallVector<Value> bytes;
+  SmallVector<Value> pairs;
   for (int64_t i = 0; i < count; i += 2) {
     Value lo = vector::ExtractOp::create(b, loc, x, i);
     Value hi = vector::ExtractOp::create(b, loc, x, i + 1);
-    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-        b, loc, bytePair, hi, lo, NVVM::FPRoundingMode::RN,
-        NVVM::SaturationMode::SATFINITE, /*relu=*/false, elementType);
-    bytes.push_back(vector::ExtractOp::create(b, loc, pair, 0));
-    bytes.push_back(vector::ExtractOp::create(b, loc, pair, 1));
+    pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, elementType));
   }
   Value packed = vector::FromElementsOp::create(
-      b, loc, VectorType::get({count}, b.getI8Type()), bytes);
-  return arith::BitcastOp::create(b, loc, VectorType::get({count}, elementType),
-                                  packed);
+      b, loc, VectorType::get({count / 2}, b.getI16Type()), pairs);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({count}, elementType), packed);
 }
 
 Value KernelMath::i32Like(Type shape, int64_t v) {

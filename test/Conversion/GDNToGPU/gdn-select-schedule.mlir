@@ -163,6 +163,23 @@ func.func @bandwidth_bound_fp8(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x
 
 // -----
 
+// Below that grid (N = 8), an e4m3 state takes 2 lanes along V, so a lane
+// loads 8 contiguous bytes of a row (1 lane would load 4).
+// CHECK-LABEL: func.func @decode_fp8_n8
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2,
+func.func @decode_fp8_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>, %v: memref<8x1x32x128xbf16>,
+                         %g: memref<8x1x32xf32>, %s: memref<8x32x128x128xf8E4M3FN>,
+                         %sc: memref<8x32x128xf32>, %o: memref<8x1x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x1x16x128xbf16>) k(%k : memref<8x1x16x128xbf16>) v(%v : memref<8x1x32x128xbf16>)
+      g(%g : memref<8x1x32xf32>)
+      initial_state(%s : memref<8x32x128x128xf8E4M3FN>) state_scale(%sc : memref<8x32x128xf32>)
+      final_state(%s : memref<8x32x128x128xf8E4M3FN>)
+      o(%o : memref<8x1x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
