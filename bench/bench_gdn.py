@@ -28,7 +28,9 @@ Workloads (WORKLOADS): decode (fp32 state in place, bf16 and fp32 pools,
 packed qkv, K-major state), verify (bf16 pool + per-token states, T = 4, 12;
 fp32 pool + per-token states, FlashInfer's MTP, T = 4, 12), KDA decode and
 EAGLE-tree verify (T = 4) against SGLang; final-state-only T = 1, 4, 12 (and
-KDA) against FLA. For T > 1 at HV = 32 and N in QUICK_NS also the kernel
+KDA) against FLA; an fp8 (e4m3) pool, decode and verify T = 4 with bf16
+per-token states, against the anchors on a bf16 pool. For T > 1 at HV = 32
+and N in QUICK_NS also the kernel
 forms (FORMS). A row where an anchor is faster says why (_why_slower).
 
 --replay runs instead the replayed-verify workload of bench/bench_replay.py
@@ -307,7 +309,9 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         # pool); two branches off step 0, one off step 1, then chains.
         tree = [-1, 0, 0, 1] + list(range(3, steps - 1))
         s["parents"] = torch.tensor([tree[:steps]] * N, dtype=torch.int64, device=dev)
-        s["inter"] = torch.empty(N, steps, HV, V, K, dtype=state_dtype, device=dev)
+        # (bf16 beside an fp8 pool: per-token states keep their own dtype)
+        s["inter"] = torch.empty(N, steps, HV, V, K, device=dev, dtype=torch.bfloat16
+                                 if state_dtype == torch.float8_e4m3fn else state_dtype)
     if gk:  # FLA's KDA: log-space decay per key channel [N, T, HV, K]
         s["gk"] = torch.nn.functional.logsigmoid(r(N, T, HV, K)).to(dev)
     if state_dtype == torch.float8_e4m3fn:  # the anchors' bf16 pools beside gdn's fp8 one
@@ -491,7 +495,10 @@ class Workload:
             io += N * T * HV * (K - 1) * 2
         elif self.kda == "fla":  # gk per key channel, fp32
             io += N * T * HV * (4 * K - 2)
-        return (state * (1 + T) if self.passes == "verify" else 2 * state) + io
+        if self.passes == "verify":  # the pool read, a state a token written
+            per_token = N * HV * K * V * 2 if self.sdt == fp8 else state  # bf16 beside fp8
+            return state + T * per_token + io
+        return 2 * state + io
 
 
 f32, bf16, fp8 = torch.float32, torch.bfloat16, torch.float8_e4m3fn
@@ -560,6 +567,11 @@ WORKLOADS = [
               "FlashInfer pretranspose": _bf16_pool(
                   lambda f, s: _fi_pretranspose(f, s, pool=True))},
              extra=True),
+    Workload("verify, fp8 pool + bf16 per-token states (anchors: bf16 pool)", (4,), fp8,
+             "verify",
+             lambda s: _sgl(ops.fused_sigmoid_gating_delta_rule_update, s, **_verify(s)),
+             {"SGLang": _bf16_pool(lambda f, s: _sgl(f, s, **_verify(s)))}, extra=True,
+             study=False),
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),

@@ -227,7 +227,7 @@ void gdnCompilerDestroy(gdnCompiler compiler);
  * gdn.recurrent or a gdn.commit) of the MLIR module `mlir` for `target`. The
  * function's body is the op and a return, its arguments the op's operands
  * (a gdn.commit: intermediate_states, accepted, state_indices,
- * intermediate_state_indices, state, as present). `chip` (NULL:
+ * intermediate_state_indices, state_scale, state, as present). `chip` (NULL:
  * "sm_90a") is used for GPU targets. Repeated calls with the same arguments
  * return the cached kernel. */
 gdnStatus gdnCompileText(gdnCompiler compiler, const char *mlir,
@@ -243,7 +243,8 @@ gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
  * "a", "A_log", "dt_bias", "beta", "b", "state_indices", "cu_seqlens",
  * "intermediate_state_indices", "retrieve_parent_token", "initial_state",
  * "intermediate_states",
- * "final_state", "state", "o"; a gdn.commit also "accepted") and its size in
+ * "final_state", "state", "o", "state_scale"; a gdn.commit also "accepted")
+ * and its size in
  * bytes. NULL / -1 for a bad index. */
 int gdnKernelNumArguments(gdnKernel kernel);
 const char *gdnKernelArgumentName(gdnKernel kernel, int index);

@@ -150,6 +150,7 @@ static SmallVector<std::pair<Value, Role>> operandRoles(CommitOp op) {
           {op.getAccepted(), Role::Accepted},
           {op.getStateIndices(), Role::StateIndices},
           {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
+          {op.getStateScale(), Role::StateScale},
           {op.getState(), Role::State}};
 }
 static SmallVector<std::pair<Value, Role>> operandRoles(ReplayCommitOp op) {

@@ -248,3 +248,37 @@ def test_replayed_verify_and_commit_on_fp8_checkpoints(device):
                        ops.dequantize_state(plain).double().cpu().numpy()) < 1e-2
     assert torch.equal(bits(pool)[[1, 3, 5]], before[[1, 3, 5]])  # no row names them
     assert torch.equal(bits(pool)[0], before[0])  # accepted 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("buffer_dtype", [torch.float32, torch.bfloat16])
+def test_commit_accepted_into_an_fp8_pool(device, buffer_dtype):
+    """commit_accepted into an fp8 pool stores each committed step exactly
+    as quantize_state would (bits and scales, CPU and GPU: the f32 values
+    are the buffer's); padding rows, rows that accepted nothing and slots
+    no row names keep their bytes and scales."""
+    g = torch.Generator().manual_seed(7)
+    slots, HV, V, K, R, T = 6, 4, 16, 32, 4, 3
+    pool, _ = ops.quantize_state((torch.randn(slots, HV, V, K, generator=g) * 0.3).to(device))
+    inter = (torch.randn(R, T, HV, V, K, generator=g) * 0.5).to(buffer_dtype).to(device)
+    inter[2, 1, 3, 5] = 0  # a row of zeros: scale 0
+    accepted = torch.tensor([3, 0, 2, 9], dtype=torch.int32, device=device)
+    idx = torch.tensor([4, 1, 2, -1], dtype=torch.int32, device=device)
+    rows = torch.tensor([0, 1, 2, 3], dtype=torch.int32, device=device)
+    before, scale_before = bits(pool).clone(), ops.state_scale_of(pool).clone()
+    ops.commit_accepted(inter, accepted, pool, state_indices=idx, intermediate_state_indices=rows)
+    for slot, (row, step) in {4: (0, 2), 2: (2, 1)}.items():
+        want, want_scale = ops.quantize_state(inter[row, step].float())
+        assert torch.equal(bits(pool)[slot], bits(want))
+        assert torch.equal(ops.state_scale_of(pool)[slot], want_scale)
+    assert (ops.state_scale_of(pool)[2, 3, 5] == 0).all()
+    for slot in (0, 1, 3, 5):  # accepted 0, padding, or named by no row
+        assert torch.equal(bits(pool)[slot], before[slot])
+        assert torch.equal(ops.state_scale_of(pool)[slot], scale_before[slot])
+
+
+def test_commit_accepted_into_an_fp8_pool_needs_its_scales():
+    pool = torch.zeros(2, 1, 8, 8, dtype=FP8)
+    inter = torch.zeros(2, 1, 1, 8, 8)
+    with pytest.raises(ValueError, match="state: this float8_e4m3fn state has no row scales"):
+        ops.commit_accepted(inter, torch.ones(2, dtype=torch.int32), pool)

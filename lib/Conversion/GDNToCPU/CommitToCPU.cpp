@@ -4,10 +4,13 @@
 // (KernelMath::emitCommitRow: slot >= 0, buffer row >= 0, accepted >= 1),
 // loops over (hv, i, j) copy intermediate_states[row, step, hv, i, j] into
 // state[slot, hv, i, j], converting through f32 when the dtypes differ. The
-// two operands share one layout, so (i, j) is (V, K) or (K, V) alike.
+// two operands share one layout, so (i, j) is (V, K) or (K, V) alike. An
+// f8E4M3FN pool is quantized a row (V column) at a time, as the recurrence
+// stores one (docs/math.md §6).
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToCPU/CommitToCPU.h"
+#include "Loops.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
@@ -20,22 +23,6 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
-
-/// Emits `for i in [0, ub)` and calls `body(i)` inside.
-void forRange(OpBuilder &b, Location loc, int64_t ub,
-              llvm::function_ref<void(Value)> body) {
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
-  Value step = arith::ConstantIndexOp::create(b, loc, 1);
-  scf::ForOp::create(b, loc, lb, upper, step, ValueRange{},
-                     [&](OpBuilder &nb, Location, Value i, ValueRange) {
-                       OpBuilder::InsertionGuard g(b);
-                       b.setInsertionPoint(nb.getInsertionBlock(),
-                                           nb.getInsertionPoint());
-                       body(i);
-                       scf::YieldOp::create(b, loc);
-                     });
-}
 
 struct CommitToLoops : OpRewritePattern<CommitOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -59,6 +46,39 @@ struct CommitToLoops : OpRewritePattern<CommitOp> {
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      if (Value scales = op.getStateScale()) {
+        // Row v of head hv: amax over its K keys, its scale, then every
+        // element times the inverse, rounded once.
+        bool vk = op.isVKLayout();
+        auto at = [&](Value hv, Value k, Value v) {
+          return vk ? SmallVector<Value>{hv, v, k}
+                    : SmallVector<Value>{hv, k, v};
+        };
+        auto load = [&](Value hv, Value k, Value v) {
+          SmallVector<Value> idx{r.row, r.step};
+          idx.append(at(hv, k, v));
+          return m.toF32(memref::LoadOp::create(rewriter, loc, buffer, idx));
+        };
+        forRange(rewriter, loc, d.HV, [&](Value hv) {
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value amax = reduceRange(
+                rewriter, loc, d.K,
+                [&](Value x, Value y) { return m.maxAbs(x, y); },
+                [&](Value k) { return load(hv, k, v); });
+            auto [scale, inv] = m.e4m3Scale(amax);
+            memref::StoreOp::create(rewriter, loc, scale, scales,
+                                    ValueRange{r.slot, hv, v});
+            forRange(rewriter, loc, d.K, [&](Value k) {
+              SmallVector<Value> idx{r.slot};
+              idx.append(at(hv, k, v));
+              memref::StoreOp::create(rewriter, loc,
+                                      m.fromF32(m.mul(load(hv, k, v), inv), to),
+                                      state, idx);
+            });
+          });
+        });
+        return;
+      }
       // state[slot, hv, i, j] <- intermediate_states[row, step, hv, i, j].
       forRange(rewriter, loc, d.HV, [&](Value hv) {
         forRange(rewriter, loc, rows, [&](Value i) {

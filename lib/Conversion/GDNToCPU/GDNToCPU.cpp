@@ -5,6 +5,7 @@
 // (docs/math.md §1), written for clarity rather than speed.
 //
 //===----------------------------------------------------------------------===//
+#include "Loops.h"
 #include "gdn/Conversion/GDNToCPU/CommitToCPU.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Conversion/Passes.h"
@@ -31,27 +32,6 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// Emits `for i in [lb, ub)` and calls `body(i)` inside.
-void forRange(OpBuilder &b, Location loc, Value lb, Value upper,
-              llvm::function_ref<void(Value)> body) {
-  Value step = arith::ConstantIndexOp::create(b, loc, 1);
-  scf::ForOp::create(b, loc, lb, upper, step, ValueRange{},
-                     [&](OpBuilder &nb, Location, Value i, ValueRange) {
-                       OpBuilder::InsertionGuard g(b);
-                       b.setInsertionPoint(nb.getInsertionBlock(),
-                                           nb.getInsertionPoint());
-                       body(i);
-                       scf::YieldOp::create(b, loc);
-                     });
-}
-
-/// Emits `for i in [0, ub)` and calls `body(i)` inside.
-void forRange(OpBuilder &b, Location loc, int64_t ub,
-              llvm::function_ref<void(Value)> body) {
-  forRange(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-           arith::ConstantIndexOp::create(b, loc, ub), body);
-}
-
 /// `cond ? then() : otherwise`, where then() runs only when cond holds.
 Value ifElse(OpBuilder &b, Location loc, Value cond,
              llvm::function_ref<Value()> then, Value otherwise) {
@@ -63,25 +43,6 @@ Value ifElse(OpBuilder &b, Location loc, Value cond,
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loc, otherwise);
   return ifOp.getResult(0);
-}
-
-/// Emits combine(... combine(combine(0, term(0)), term(1)) ..., term(ub - 1))
-/// in f32.
-Value reduceRange(OpBuilder &b, Location loc, int64_t ub,
-                  llvm::function_ref<Value(Value, Value)> combine,
-                  llvm::function_ref<Value(Value)> term) {
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
-  Value step = arith::ConstantIndexOp::create(b, loc, 1);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  auto loop = scf::ForOp::create(
-      b, loc, lb, upper, step, ValueRange{zero},
-      [&](OpBuilder &nb, Location, Value i, ValueRange acc) {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(b, loc, combine(acc[0], term(i)));
-      });
-  return loop.getResult(0);
 }
 
 /// Emits sum_{i < ub} term(i) in f32.

@@ -11,8 +11,15 @@
 // before its stores so that they are in flight together. Offsets are `index`
 // (64-bit after convert-gpu-to-nvvm): pools past 2^31 elements are fine.
 //
+// An f8E4M3FN pool (vk, with state_scale) takes another plan: a warp a row
+// (V column v) of the head, 4 warps a CTA, its lanes along the row's K keys
+// in 16-byte vectors of the buffer; the row's amax by xor shuffles, its
+// scale stored by lane 0, the elements times 448 / amax rounded to e4m3
+// (docs/math.md §6), as the recurrence stores a quantized state.
+//
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToGPU/CommitToGPU.h"
+#include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 #include "gdn/Conversion/KernelMath.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
@@ -69,6 +76,26 @@ CopyPlan planCopy(CommitOp op) {
   return p;
 }
 
+/// The plan of a quantized commit: `vector` buffer elements a lane access,
+/// `perLane` accesses a lane along the row, 4 warps (rows) a CTA, `chunks`
+/// CTAs a head.
+struct RowPlan {
+  int64_t vector, vectorsPerRow, perLane, chunks;
+};
+
+RowPlan planRows(CommitOp op) {
+  auto buffer = cast<MemRefType>(op.getIntermediateStates().getType());
+  int64_t rows = buffer.getDimSize(3), cols = buffer.getDimSize(4);
+  RowPlan p;
+  p.vector = kVectorBytes / (buffer.getElementTypeBitWidth() / 8);
+  while (cols % p.vector != 0)
+    p.vector /= 2;
+  p.vectorsPerRow = cols / p.vector;
+  p.perLane = llvm::divideCeil(p.vectorsPerRow, kWarpSize);
+  p.chunks = llvm::divideCeil(rows, kMaxThreads / kWarpSize);
+  return p;
+}
+
 /// Byte alignment of `count` elements of `type` at a multiple of `count`
 /// elements (buffers are 16-byte aligned; the C API checks it).
 int64_t alignment(int64_t count, Type type) {
@@ -76,20 +103,37 @@ int64_t alignment(int64_t count, Type type) {
   return std::min<int64_t>(bytes & -bytes, kVectorBytes);
 }
 
+/// What both kernel bodies start from: the buffer and the pool with their
+/// element types, the thread and block ids (chunk of the head, hv), and
+/// row n's commit (n = block z).
+struct KernelEntry {
+  Value buffer, state;
+  Type from, to;
+  Value tid, chunk, hv;
+  KernelMath::CommitRow r;
+};
+
+KernelEntry enterKernel(KernelMath &m, CommitOp op) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  KernelEntry e;
+  e.buffer = op.getIntermediateStates();
+  e.state = op.getState();
+  e.from = cast<MemRefType>(e.buffer.getType()).getElementType();
+  e.to = cast<MemRefType>(e.state.getType()).getElementType();
+  e.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  e.chunk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  e.hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  e.r = m.emitCommitRow(op, gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
+  return e;
+}
+
 /// Builds the kernel body for the clone `op` of the op, whose operands are
 /// the kernel's arguments.
 void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
   KernelMath m(b, loc, KernelMath::Flavor::GPU);
-  Value buffer = op.getIntermediateStates(), state = op.getState();
-  Type from = cast<MemRefType>(buffer.getType()).getElementType();
-  Type to = cast<MemRefType>(state.getType()).getElementType();
+  auto [buffer, state, from, to, tid, chunk, hv, r] = enterKernel(m, op);
   int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(4);
-
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value chunk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  KernelMath::CommitRow r = m.emitCommitRow(op, n);
 
   // Rows that commit nothing (padding, a negative buffer row, accepted <= 0)
   // leave the CTA at once; the condition is uniform over the CTA.
@@ -146,13 +190,109 @@ void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
     store(a, load(a));
   }
 }
+
+/// The kernel body of a quantized commit (RowPlan) for the clone `op`.
+void buildQuantizedCopy(OpBuilder &b, Location loc, CommitOp op,
+                        const RowPlan &p) {
+  KernelMath m(b, loc, KernelMath::Flavor::GPU);
+  auto [buffer, state, from, to, tid, chunk, hv, r] = enterKernel(m, op);
+  int64_t rows = cast<MemRefType>(buffer.getType()).getDimSize(3);
+  Value lane = arith::RemUIOp::create(b, loc, tid, m.index(kWarpSize));
+  Value v = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, chunk, m.index(kMaxThreads / kWarpSize)),
+      arith::DivUIOp::create(b, loc, tid, m.index(kWarpSize)));
+  // Uniform over the warp: the row commits and v is a row of the head, so
+  // the shuffles below run on all 32 lanes.
+  Value go = arith::AndIOp::create(
+      b, loc, r.valid,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                            m.index(rows)));
+  auto ifGo = scf::IfOp::create(b, loc, go, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifGo.getThenRegion().front());
+
+  // Access u of the lane: vector lane + 32 u of the row; past the row (a
+  // row of fewer than 32 x perLane vectors) it reads vector 0, counts 0 to
+  // the max and stores nothing.
+  struct Access {
+    Value inRow, k;
+    SmallVector<Value> x;
+  };
+  SmallVector<Access> accesses;
+  Value amax = m.f32(0.0);
+  for (int64_t u = 0; u < p.perLane; ++u) {
+    Value vi = arith::AddIOp::create(b, loc, lane, m.index(u * kWarpSize));
+    Access a;
+    a.inRow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, vi,
+                                    m.index(p.vectorsPerRow));
+    Value safe = arith::SelectOp::create(b, loc, a.inRow, vi, m.index(0));
+    a.k = arith::MulIOp::create(b, loc, safe, m.index(p.vector));
+    Value raw = vector::LoadOp::create(
+        b, loc, VectorType::get({p.vector}, from), buffer,
+        ValueRange{r.row, r.step, hv, v, a.k}, /*nontemporal=*/false,
+        llvm::MaybeAlign(alignment(p.vector, from)));
+    Value wide = m.toF32(raw);
+    for (int64_t e = 0; e < p.vector; ++e) {
+      a.x.push_back(vector::ExtractOp::create(b, loc, wide, e));
+      amax = arith::SelectOp::create(b, loc, a.inRow,
+                                     m.maxAbs(amax, a.x.back()), amax);
+    }
+    accesses.push_back(std::move(a));
+  }
+  for (int64_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, amax, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    amax = arith::MaximumFOp::create(b, loc, amax, other);
+  }
+  auto [scale, inv] = m.e4m3Scale(amax);
+  Value isLane0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, m.index(0));
+  auto ifLane0 = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inLane0(b);
+    b.setInsertionPointToStart(&ifLane0.getThenRegion().front());
+    memref::StoreOp::create(b, loc, scale, op.getStateScale(),
+                            ValueRange{r.slot, hv, v});
+  }
+  for (Access &a : accesses) {
+    SmallVector<Value> scaled;
+    for (Value x : a.x)
+      scaled.push_back(m.mul(x, inv));
+    Value wide = vector::FromElementsOp::create(
+        b, loc, VectorType::get({p.vector}, b.getF32Type()), scaled);
+    auto ifIn = scf::IfOp::create(b, loc, a.inRow, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inRow(b);
+    b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+    vector::StoreOp::create(
+        b, loc, m.fromF32(wide, to), state, ValueRange{r.slot, hv, v, a.k},
+        /*nontemporal=*/false, llvm::MaybeAlign(alignment(p.vector, to)));
+  }
+}
 } // namespace
 
-LogicalResult mlir::gdn::lowerCommitToGPU(CommitOp op, gpu::GPUModuleOp kernels,
+LogicalResult mlir::gdn::lowerCommitToGPU(CommitOp op, const GPUTarget &target,
+                                          gpu::GPUModuleOp kernels,
                                           SymbolTable &symbols,
                                           StringRef name) {
   auto d = op.getDims();
   CopyPlan p = planCopy(op);
+  bool quantized = static_cast<bool>(op.getStateScale());
+  if (quantized && !op.isVKLayout())
+    return op.emitOpError()
+           << "cannot be lowered to the GPU: an f8E4M3FN pool in layout kv "
+              "(its row scales run across the strided dimension); use "
+              "layout vk, or the CPU lowering";
+  if (quantized && !target.e4m3Conversions)
+    return op.emitOpError() << "cannot be lowered to the GPU: an f8E4M3FN pool "
+                               "needs cvt with e4m3x2 operands (sm_89 on), not "
+                            << target.chip;
+  RowPlan rp = planRows(op);
+  if (quantized) { // the launch below reads p's threads and chunks
+    p.threads = kMaxThreads;
+    p.chunks = rp.chunks;
+  }
   if (d.HV > 65535 || d.N > 65535)
     return op.emitOpError() << "cannot be lowered to the GPU: N = " << d.N
                             << " and HV = " << d.HV
@@ -178,7 +318,10 @@ LogicalResult mlir::gdn::lowerCommitToGPU(CommitOp op, gpu::GPUModuleOp kernels,
   IRMapping mapping;
   mapping.map(op->getOperands(), entry.getArguments());
   auto kop = cast<CommitOp>(b.clone(*op, mapping));
-  buildCopy(b, loc, kop, p);
+  if (quantized)
+    buildQuantizedCopy(b, loc, kop, rp);
+  else
+    buildCopy(b, loc, kop, p);
   kop->erase();
   gpu::ReturnOp::create(b, loc);
 

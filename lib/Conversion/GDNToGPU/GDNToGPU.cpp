@@ -142,7 +142,7 @@ struct ConvertGDNToGPUPass
     }
     for (CommitOp op : commits) {
       auto [kernels, symbols] = kernelModule(op);
-      if (failed(lowerCommitToGPU(op, kernels, *symbols,
+      if (failed(lowerCommitToGPU(op, *target, kernels, *symbols,
                                   kernelNameFor(op, "commit"))))
         return signalPassFailure();
     }

@@ -259,15 +259,18 @@ def _text_kernel(op, operands, attributes):
     return k
 
 
-@torch.library.custom_op("gdn::commit", mutates_args=("state",))
+@torch.library.custom_op("gdn::commit", mutates_args=("state", "state_scale"))
 def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
            state_indices: Optional[torch.Tensor],
-           intermediate_state_indices: Optional[torch.Tensor]) -> None:
+           intermediate_state_indices: Optional[torch.Tensor],
+           state_scale: Optional[torch.Tensor]) -> None:
     """The gdn.commit op on validated tensors (dense, or pools and buffers
     whose slots or rows have a pitch): for every row n,
     state[slot] <- intermediate_states[row, min(accepted[n], T) - 1] with
     slot = state_indices[n] (or n) and row = intermediate_state_indices[n]
-    (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing."""
+    (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing.
+    A float8_e4m3fn state comes with state_scale [slots, HV, V] float32,
+    its row scales, written with the committed rows (docs/math.md §6)."""
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.
@@ -277,13 +280,15 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
     # pool share one; vk names the last two dimensions [V, K].
     given = {"intermediate_states": intermediate_states, "accepted": accepted,
              "state_indices": state_indices,
-             "intermediate_state_indices": intermediate_state_indices, "state": state}
+             "intermediate_state_indices": intermediate_state_indices,
+             "state_scale": state_scale, "state": state}
     kern = _text_kernel("commit", list(given.items()), "{state_layout = #gdn.layout<vk>}")
     _launch(kern, given, "gdn::commit", state.device)
 
 
 @commit.register_fake
-def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices):
+def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices,
+      state_scale):
     return None
 
 

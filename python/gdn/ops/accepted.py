@@ -4,6 +4,7 @@ import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.commit)
 from ._checks import _INPUT, _check, _check_indices, _validate_indices, _view_strides
+from .quantized import FP8, _state_scale_of
 
 
 def _no_other_keywords(kwargs):
@@ -32,6 +33,9 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
       (< 0: padding row, nothing touched) or n gets step
       min(accepted[n], T) - 1, converted through float32 and rounded once
       when the dtypes differ. Slots no row commits are left bit-identical.
+      A float8_e4m3fn pool (gdn.ops.quantized_state; [..., HV, V, K] only)
+      gets the step quantized a row at a time as quantize_state does, its
+      attached row scales with it.
 
     Indices >= slots or >= R are undefined (GDN_VALIDATE_INDICES=1 checks
     them on the host, which synchronises); two rows naming one slot race.
@@ -69,7 +73,11 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
     if state.dim() != 4:
         raise ValueError(f"state must be 4-D [slots, HV, ...], got shape {list(state.shape)}")
     slots = state.shape[0] if state_indices is not None else N
-    _check("state", state, dev, (slots, HV, D3, D4), _INPUT, layout="slots")
+    state_scale = _state_scale_of(state, "state")
+    _check("state", state, dev, (slots, HV, D3, D4),
+           _INPUT if state_scale is None else (FP8,), layout="slots")
+    if state_scale is not None:
+        _check("state's row scales", state_scale, dev, (slots, HV, D3), (torch.float32,))
     if N and min(R, T, HV, D3, D4, slots) == 0:
         raise ValueError("intermediate_states and state must have non-empty dimensions, got "
                          f"{list(intermediate_states.shape)} and {list(state.shape)}")
@@ -86,5 +94,5 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
                          "batch-scoped buffer needs one row per row (or pass "
                          "intermediate_state_indices)")
     torch.ops.gdn.commit(intermediate_states, accepted, state, state_indices,
-                         intermediate_state_indices)
+                         intermediate_state_indices, state_scale)
     return state

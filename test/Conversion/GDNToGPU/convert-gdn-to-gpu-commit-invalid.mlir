@@ -10,3 +10,11 @@ func.func @too_many_rows(%buf: memref<70000x1x1x8x4xf32>, %acc: memref<70000xi32
   gdn.commit intermediate_states(%buf : memref<70000x1x1x8x4xf32>) accepted(%acc : memref<70000xi32>) state(%s : memref<70000x1x8x4xf32>)
   return
 }
+
+// -----
+
+func.func @fp8_kv(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %sc: memref<2x1x4xf32>, %s: memref<2x1x8x4xf8E4M3FN>) {
+  // expected-error @+1 {{cannot be lowered to the GPU: an f8E4M3FN pool in layout kv (its row scales run across the strided dimension); use layout vk, or the CPU lowering}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x4xf32>) state(%s : memref<2x1x8x4xf8E4M3FN>)
+  return
+}

@@ -5,7 +5,7 @@
 // The generic form with a required operand's segment emptied (no crash).
 func.func @segment_state(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op needs exactly one 'state' operand (operandSegmentSizes)}}
-  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
+  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
   return
 }
 
@@ -13,7 +13,7 @@ func.func @segment_state(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: m
 
 func.func @segment_accepted(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op needs exactly one 'accepted' operand (operandSegmentSizes)}}
-  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 2>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
+  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 2>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
   return
 }
 
@@ -192,7 +192,7 @@ func.func @state_dynamic(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: m
 
 func.func @memref_result(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op has no results in memref form, got 1}}
-  %r = "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> tensor<2x1x8x4xf32>
+  %r = "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> tensor<2x1x8x4xf32>
   return
 }
 
@@ -217,5 +217,45 @@ func.func @tensor_result_type(%buf: tensor<2x3x1x8x4xf32>, %acc: tensor<2xi32>, 
 func.func @tensor_encoding(%buf: tensor<2x3x1x8x4xf32>, %acc: tensor<2xi32>, %s: tensor<2x1x8x4xf32, "enc">) {
   // expected-error @+1 {{'gdn.commit' op operand 'state' must be a tensor without encoding, got "enc"}}
   %r = gdn.commit intermediate_states(%buf : tensor<2x3x1x8x4xf32>) accepted(%acc : tensor<2xi32>) state(%s : tensor<2x1x8x4xf32, "enc">) -> tensor<2x1x8x4xf32, "enc">
+  return
+}
+
+// -----
+
+func.func @fp8_without_scales(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'gdn.commit' op an f8E4M3FN pool needs its scales, operand 'state_scale' [N, HV, V] f32}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) state(%s : memref<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @scales_of_a_bf16_pool(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %sc: memref<2x1x8xf32>, %s: memref<2x1x8x4xbf16>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'state' expects element type f8E4M3FN (with 'state_scale'), got 'bf16'}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x8xf32>) state(%s : memref<2x1x8x4xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @scales_shape(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %sc: memref<2x1x4xf32>, %s: memref<2x1x8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'state_scale' expects shape [2, 1, 8] (N, HV, V), got [2, 1, 4]}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x4xf32>) state(%s : memref<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @fp8_buffer(%buf: memref<2x3x1x8x4xf8E4M3FN>, %acc: memref<2xi32>, %sc: memref<2x1x8xf32>, %s: memref<2x1x8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'intermediate_states' expects element type f32, bf16 or f16, got 'f8E4M3FN'}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf8E4M3FN>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x8xf32>) state(%s : memref<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @tensor_scales(%buf: tensor<2x3x1x8x4xf32>, %acc: tensor<2xi32>, %sc: tensor<2x1x8xf32>, %s: tensor<2x1x8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'state_scale' is supported in the memref form only}}
+  %r = gdn.commit intermediate_states(%buf : tensor<2x3x1x8x4xf32>) accepted(%acc : tensor<2xi32>) state_scale(%sc : tensor<2x1x8xf32>) state(%s : tensor<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>} -> tensor<2x1x8x4xf8E4M3FN>
   return
 }

@@ -51,3 +51,16 @@ func.func @tensor(%buf: tensor<2x4x2x16x32xf32>, %acc: tensor<2xi32>, %slots: te
       {state_layout = #gdn.layout<vk>} -> tensor<6x2x16x32xf32>
   return %new : tensor<6x2x16x32xf32>
 }
+
+// -----
+
+// An f8E4M3FN pool with its row scales [slots, HV, V] (docs/math.md §6).
+// CHECK-LABEL: func @fp8_pool
+// CHECK: gdn.commit intermediate_states(%{{.*}} : memref<3x4x2x16x32xf32>) accepted(%{{.*}} : memref<3xi32>) state_indices(%{{.*}} : memref<3xi32>) state_scale(%{{.*}} : memref<7x2x16xf32>) state(%{{.*}} : memref<7x2x16x32xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
+func.func @fp8_pool(%buf: memref<3x4x2x16x32xf32>, %acc: memref<3xi32>, %slots: memref<3xi32>,
+                    %sc: memref<7x2x16xf32>, %pool: memref<7x2x16x32xf8E4M3FN>) {
+  gdn.commit intermediate_states(%buf : memref<3x4x2x16x32xf32>) accepted(%acc : memref<3xi32>)
+      state_indices(%slots : memref<3xi32>) state_scale(%sc : memref<7x2x16xf32>)
+      state(%pool : memref<7x2x16x32xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
+  return
+}

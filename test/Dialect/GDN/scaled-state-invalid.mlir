@@ -83,7 +83,7 @@ func.func @fp8_intermediate(%q: memref<2x3x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN
 // -----
 
 func.func @commit_fp8(%buf: memref<2x3x1x8x8xbf16>, %acc: memref<2xi32>, %s: memref<2x1x8x8xf8E4M3FN>) {
-  // expected-error @+1 {{operand 'state' expects element type f32, bf16 or f16}}
+  // expected-error @+1 {{an f8E4M3FN pool needs its scales, operand 'state_scale' [N, HV, V] f32}}
   gdn.commit intermediate_states(%buf : memref<2x3x1x8x8xbf16>) accepted(%acc : memref<2xi32>)
       state(%s : memref<2x1x8x8xf8E4M3FN>)
   return

@@ -12,13 +12,16 @@ class GPUModuleOp;
 } // namespace gpu
 namespace gdn {
 class CommitOp;
+struct GPUTarget;
 
 /// Outlines the memref-form `op` into a copy kernel named `name` (made unique
 /// by `symbols`, the table of `kernels`) and replaces `op` by its
-/// gpu.launch_func (convert-gdn-to-gpu). Shapes the grid cannot take are
-/// reported on the op.
-LogicalResult lowerCommitToGPU(CommitOp op, gpu::GPUModuleOp kernels,
-                               SymbolTable &symbols, StringRef name);
+/// gpu.launch_func (convert-gdn-to-gpu). Shapes the grid cannot take, and an
+/// f8E4M3FN pool `target` cannot convert or in layout kv, are reported on
+/// the op.
+LogicalResult lowerCommitToGPU(CommitOp op, const GPUTarget &target,
+                               gpu::GPUModuleOp kernels, SymbolTable &symbols,
+                               StringRef name);
 
 } // namespace gdn
 } // namespace mlir

@@ -685,7 +685,7 @@ void CommitOp::getEffects(
   for (OpOperand &operand : getOperation()->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    if (isDpsInit(&operand))
+    if (isDpsInit(&operand) || operand.get() == getStateScale())
       effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
                            /*effectOnFullRegion=*/false,
                            SideEffects::DefaultResource::get());
@@ -700,7 +700,7 @@ void CommitOp::getEffects(
 LogicalResult CommitOp::verify() {
   Operation *op = getOperation();
   static constexpr RequiredOperand kRequired[] = {
-      {0, "intermediate_states"}, {1, "accepted"}, {4, "state"}};
+      {0, "intermediate_states"}, {1, "accepted"}, {5, "state"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -793,10 +793,33 @@ LogicalResult CommitOp::verify() {
   std::string stateDims = (Twine(hasStatePool() ? "slots" : "N") + ", HV, " +
                            (vk ? "V, K" : "K, V") + " for layout " + layoutName)
                               .str();
+  // An f8E4M3FN pool comes with its row scales (docs/math.md §6).
+  Value scale = getStateScale();
+  if (!scale && isa<Float8E4M3FNType>(stateType.getElementType()))
+    return emitOpError() << "an f8E4M3FN pool needs its scales, operand "
+                            "'state_scale' ["
+                         << (hasStatePool() ? "slots" : "N") << ", HV, V] f32";
+  auto stateDtype = [&](Type t) {
+    return scale ? isa<Float8E4M3FNType>(t) : anyFloat(t);
+  };
   if (failed(checkOperand(op, state, "state", {slots, buf[2], buf[3], buf[4]},
-                          stateDims, anyFloat, "f32, bf16 or f16",
+                          stateDims, stateDtype,
+                          scale ? "f8E4M3FN (with 'state_scale')"
+                                : "f32, bf16 or f16",
                           OperandLayout::Slots)))
     return failure();
+  if (scale) {
+    if (tensorForm)
+      return emitOpError()
+             << "operand 'state_scale' is supported in the memref form only";
+    Dims d = getDims();
+    if (failed(checkStatic(op, scale, "state_scale")) ||
+        failed(checkOperand(
+            op, scale, "state_scale", {slots, d.HV, d.V},
+            hasStatePool() ? "slots, HV, V" : "N, HV, V",
+            [](Type t) { return t.isF32(); }, "f32")))
+      return failure();
+  }
 
   // Memref form: no result; tensor form: the new state.
   unsigned numResults = getNumResults();

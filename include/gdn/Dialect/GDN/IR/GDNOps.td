@@ -349,7 +349,11 @@ def GDN_CommitOp : GDN_Op<"commit", [
       `intermediate_states`;
     - the state may have another dtype than the buffer: each element is
       widened to f32 and rounded once (round to nearest even) to the state's
-      dtype; equal dtypes copy bits unchanged.
+      dtype; equal dtypes copy bits unchanged. An f8E4M3FN pool (with
+      `state_scale`) is quantized a row at a time as every store of a
+      quantized state is (docs/math.md §6): the committed step's f32 values
+      give each row's amax, scale = amax / 448 into `state_scale[slot, hv,
+      v]`, and the elements times 448 / amax rounded to e4m3.
 
     Nothing depends on host-side values (`accepted` and the indices are read
     by the kernel), so one compiled op serves every step and can be captured
@@ -366,8 +370,11 @@ def GDN_CommitOp : GDN_Op<"commit", [
     - `state_indices` (optional): [N], i32 or i64; the state is then a pool
       [slots, HV, ...] (slots >= 1), else [N, HV, ...];
     - `intermediate_state_indices` (optional): [N], i32 or i64;
+    - `state_scale` (optional, memref form; an f8E4M3FN pool): [slots or
+      N, HV, V] f32, the pool's row scales, written with the committed
+      slots; the GPU lowering takes layout vk only;
     - `state`: the pool, in the layout of `intermediate_states`, f32, bf16 or
-      f16 (the destination).
+      f16, or f8E4M3FN with `state_scale` (the destination).
 
     Like `gdn.recurrent` the op has a memref form (no results, what the
     lowerings take) and a tensor form (destination style: `state` is the
@@ -401,6 +408,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
     Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "row of each row in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of an f8E4M3FN pool [slots or N, HV, V] f32 (written in part)">:$state_scale,
     Arg<GDN_TensorOrMemRef, "state pool [slots, HV, ...] (destination, written in part)">:$state,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
   );
@@ -412,6 +420,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
     `accepted` `(` $accepted `:` type($accepted) `)`
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
+    (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     `state` `(` $state `:` type($state) `)`
     attr-dict
     (`->` type($result_tensors)^)?
