@@ -30,20 +30,22 @@ constexpr int64_t kDefaultStagingBytes = 32 * 1024;
 int64_t pinOrZero(std::optional<int64_t> pin) { return pin.value_or(0); }
 
 /// Lanes along V for `rows` columns a lane: 1 in vk (K is contiguous), or
-/// the fewest that leave whole keys a lane when K < 32; in kv as many as
+/// the fewest that leave whole keys a lane when K < 32 (a 1-byte state
+/// unstaged: 8 bytes a lane); in kv as many as
 /// make a key row's share of a warp 64 contiguous bytes (two sectors), as
 /// long as the shapes divide and the state tile stays <= 64 registers
 /// (docs/cost-model.md#lanes-along-v).
-int64_t defaultLanesV(RecurrentOp op, int64_t rows) {
+int64_t defaultLanesV(RecurrentOp op, int64_t rows, bool staged) {
   auto d = op.getDims();
   if (op.isVKLayout()) {
-    // A 1-byte state: the fewest lanes that give each lane at least 8
-    // contiguous bytes of a row (2 at K = 128), if the shapes allow
+    // A 1-byte state, unstaged: the fewest lanes that give each lane at
+    // least 8 contiguous bytes of a row (2 at K = 128), if the shapes allow
     // (docs/cost-model.md#lanes-along-v); else the fewest the shapes allow.
     Value state =
         op.getInitialState() ? op.getInitialState() : op.getFinalState();
     int64_t bytes = state ? elementBytes(state) : 4;
-    for (int64_t minBytes : {bytes == 1 ? int64_t(8) : int64_t(0), int64_t(0)})
+    int64_t wanted = bytes == 1 && !staged ? 8 : 0;
+    for (int64_t minBytes : {wanted, int64_t(0)})
       for (int64_t l = 1; l <= kWarpSize; l *= 2)
         if (d.K % (kWarpSize / l) == 0 && d.V % (rows * l) == 0 &&
             d.K / (kWarpSize / l) * bytes >= minBytes)
@@ -142,7 +144,7 @@ void gdn::chooseColumnsPerLane(ScheduleDraft &x) {
       : x.staged       ? SmallVector<int64_t>{8, 4}
                        : SmallVector<int64_t>{8, 4, 2, 1};
   auto lanesFor = [&](int64_t r) {
-    return lanesPin ? lanesPin : defaultLanesV(op, r);
+    return lanesPin ? lanesPin : defaultLanesV(op, r, x.staged);
   };
   // Only counts the checks take: whole columns a warp, whole keys a lane (a
   // power of two of them, the only counts run on the GPU so far), a state
@@ -237,7 +239,7 @@ void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
 /// (docs/cost-model.md#lanes-along-v).
 void gdn::chooseLanesAlongV(ScheduleDraft &x) {
   if (x.s.lanesV == 0)
-    x.s.lanesV = defaultLanesV(x.op, x.s.rows);
+    x.s.lanesV = defaultLanesV(x.op, x.s.rows, x.staged);
   x.s.kPerLane = keysPerLane(x.op, x.s.lanesV);
 }
 

@@ -180,6 +180,23 @@ func.func @decode_fp8_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16
 
 // -----
 
+// Staged (a verify, T = 4), the e4m3 pool keeps one lane's default when
+// counting warps: 4 columns x 2 lanes at N = 8, as a bf16 pool.
+// CHECK-LABEL: func.func @verify_fp8_n8
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4,
+func.func @verify_fp8_n8(%q: memref<8x4x16x128xbf16>, %k: memref<8x4x16x128xbf16>, %v: memref<8x4x32x128xbf16>,
+                         %g: memref<8x4x32xf32>, %s: memref<8x32x128x128xf8E4M3FN>, %sc: memref<8x32x128xf32>,
+                         %inter: memref<8x4x32x128x128xbf16>, %o: memref<8x4x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<8x4x16x128xbf16>) k(%k : memref<8x4x16x128xbf16>) v(%v : memref<8x4x32x128xbf16>)
+      g(%g : memref<8x4x32xf32>)
+      initial_state(%s : memref<8x32x128x128xf8E4M3FN>) intermediate_states(%inter : memref<8x4x32x128x128xbf16>)
+      state_scale(%sc : memref<8x32x128xf32>)
+      o(%o : memref<8x4x32x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // Verify (per-token states, vk bf16 pool, T = 4), Qwen3-Next rank shapes:
 // 8 V columns a warp split 4 x 2 lanes once the grid fills the machine
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
