@@ -44,7 +44,7 @@ void CudaCoreSolveKernel::buildGram() {
     return parts.front();
   };
   scf::ForOp::create(
-      b, loc, tid, m.index(rows * rows), m.index(s.warps * kWarpSize),
+      b, loc, tid, m.index(rows * rows), m.index(*s.getWarps() * kWarpSize),
       ValueRange{}, [&](OpBuilder &nb, Location, Value p, ValueRange) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -141,9 +141,9 @@ SmallVector<Value> CudaCoreSolveKernel::chunkedSolve(Value c, Value count,
     SmallVector<SmallVector<Value>> sums(rows);
     for (int64_t i = 0; i < rows; ++i) {
       SmallVector<Value> x = loadStagedKeyChunk(stage, m.index(i));
-      for (int64_t r = 0; r < s.rows; ++r) {
+      for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
         Value sum = m.f32(0.0);
-        for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+        for (int64_t jj = 0; jj < kPerLane; ++jj)
           sum = m.add(sum, m.mul(at(S, r, jj), x[jj]));
         sums[i].push_back(warpSum(sum));
       }
@@ -170,12 +170,12 @@ SmallVector<Value> CudaCoreSolveKernel::chunkedSolve(Value c, Value count,
     Value beta =
         memref::LoadOp::create(b, loc, betaStage, ValueRange{m.index(i)});
     Value ikBeta = m.mul(ik[i], beta);
-    SmallVector<Value> vf =
-        extractAll(m.toF32(loadVector(vStage, {m.index(i), col}, s.rows)));
+    SmallVector<Value> vf = extractAll(
+        m.toF32(loadVector(vStage, {m.index(i), col}, *s.getColumnsPerLane())));
     SmallVector<Value> kkRow;
     for (int64_t j = 0; j < i; ++j)
       kkRow.push_back(gram(0, i, j));
-    for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
       Value acc = m.mul(decay[i], A[i][r]);
       for (int64_t j = 0; j < i; ++j)
         acc = m.add(acc, m.mul(kkRow[j], w[j][r]));
@@ -189,7 +189,7 @@ SmallVector<Value> CudaCoreSolveKernel::chunkedSolve(Value c, Value count,
     for (int64_t j = 0; j <= i; ++j)
       qkRow.push_back(gram(1, i, j));
     SmallVector<Value> outputs;
-    for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
       Value out = m.mul(decay[i], B[i][r]);
       for (int64_t j = 0; j <= i; ++j)
         out = m.add(out, m.mul(qkRow[j], w[j][r]));
@@ -215,9 +215,9 @@ SmallVector<Value> CudaCoreSolveKernel::chunkedSolve(Value c, Value count,
   for (int64_t j = 0; j < rows; ++j) {
     Value f = tok(1, j);
     SmallVector<Value> kf = loadStagedKeyChunk(kStage, m.index(j));
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    for (int64_t jj = 0; jj < kPerLane; ++jj) {
       Value fk = m.mul(f, kf[jj]);
-      for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
         at(S, r, jj) = m.add(at(S, r, jj), m.mul(fk, w[j][r]));
     }
   }

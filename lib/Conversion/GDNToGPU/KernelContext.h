@@ -1,10 +1,11 @@
 //===- KernelContext.h - what every piece of a GPU kernel reads -*- C++ -*-===//
 //
 // One CTA per (sequence n, value head hv, block of V columns). The 32 lanes
-// of a warp are split into `lanesV` groups along V and lanesK = 32 / lanesV
-// along K: lane l = kLane * lanesV + vLane owns the R value columns
-// [v0, v0 + R) and the KL = K / lanesK key rows [kLane * KL, (kLane + 1) * KL)
-// of the state, with v0 = block * BV + warp * R * lanesV + vLane * R. The
+// of a warp are split into lanesV = lanes_along_v groups along V and lanesK
+// = 32 / lanesV (lanesAlongK()) along K: lane l = kLane * lanesV + vLane owns
+// the R = columns_per_lane value columns [v0, v0 + R) and the KL = K / lanesK
+// (kPerLane) key rows [kLane * KL, (kLane + 1) * KL) of the state, with v0 =
+// block * BV + warp * R * lanesV + vLane * R (BV: blockColumns()). The
 // state tile S[r][j] (R * KL fp32 values a thread) stays in registers for the
 // whole token loop. Per token, every reduction over K (Sᵀk, Sᵀq, the L2 norms)
 // is a per-lane partial sum and a butterfly shuffle tree over the kLane bits,
@@ -52,12 +53,11 @@ namespace gdn {
 /// kernel's insertion point, and the indices every piece reads.
 class KernelContext {
 public:
-  using Schedule = GPUSchedule;
-
-  KernelContext(OpBuilder &b, Location loc, RecurrentOp op, Schedule s,
+  KernelContext(OpBuilder &b, Location loc, RecurrentOp op, ScheduleAttr s,
                 gpu::GPUFuncOp kernel)
       : b(b), loc(loc), op(op), s(s), d(op.getDims()),
-        m(b, loc, KernelMath::Flavor::GPU), kernel(kernel) {}
+        kPerLane(d.K / s.lanesAlongK()), m(b, loc, KernelMath::Flavor::GPU),
+        kernel(kernel) {}
 
   /// Builds the kernel of a gdn.replay_commit: `op` is its recurrence view
   /// (ReplayView.h) and the grid's z runs over (layer, row), z = layer *
@@ -122,7 +122,9 @@ protected:
 
   /// Butterfly all-reduce over the lanes that share this lane's V columns
   /// (the kLane bits): every one of them gets the sum over K.
-  Value warpSum(Value x) { return butterflySum(x, kWarpSize / 2, s.lanesV); }
+  Value warpSum(Value x) {
+    return butterflySum(x, kWarpSize / 2, *s.getLanesAlongV());
+  }
 
   /// Butterfly all-reduce with the lane offsets from, from / 2, ..., to
   /// (powers of two; x itself when from < to).
@@ -134,15 +136,17 @@ protected:
                   function_ref<Value(Value, Value)> combine);
   /// Like warpSum: max |x| over the lanes that share this lane's V columns.
   Value warpMaxAbs(Value x) {
-    return butterfly(x, kWarpSize / 2, s.lanesV,
+    return butterfly(x, kWarpSize / 2, *s.getLanesAlongV(),
                      [&](Value a, Value c) { return m.maxAbs(a, c); });
   }
 
   OpBuilder &b;
   Location loc;
   RecurrentOp op;
-  Schedule s;
+  ScheduleAttr s;
   RecurrentOp::Dims d;
+  /// Keys of the state a lane holds: K / lanesAlongK().
+  int64_t kPerLane;
   KernelMath m;
   gpu::GPUFuncOp kernel;
   // The indices (enterKernel()).

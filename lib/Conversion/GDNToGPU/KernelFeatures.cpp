@@ -27,7 +27,7 @@ using namespace mlir::gdn;
 
 void KernelFeatures::enter() {
   enterKernel([&] {
-    if (s.programmaticLaunch == GPUSchedule::kLaunchAtStart)
+    if (s.launchMode() == LaunchMode::programmatic_at_start)
       launchDependents();
   });
 }
@@ -40,7 +40,7 @@ void KernelFeatures::launchDependents() {
 }
 
 void KernelFeatures::waitForPreviousGrid() {
-  if (!s.programmaticLaunch)
+  if (s.launchMode() == LaunchMode::ordinary)
     return;
   // As inline PTX with a memory clobber (CUDA's
   // cudaGridDependencySynchronize): the intrinsic is IntrNoMem, so LLVM
@@ -55,7 +55,7 @@ void KernelFeatures::waitForPreviousGrid() {
 std::array<Value, 3> KernelFeatures::laterBlock(int64_t threads,
                                                 int64_t distance) {
   // Launch order: the x block index varies fastest, then y (hv), then z (n).
-  int64_t blocksV = d.V / s.blockRows();
+  int64_t blocksV = d.V / s.blockColumns();
   int64_t total = blocksV * d.HV * d.N;
   Value linear = arith::AddIOp::create(
       b, loc, vBlock,
@@ -81,14 +81,15 @@ std::array<Value, 3> KernelFeatures::laterBlock(int64_t threads,
 }
 
 void KernelFeatures::prefetchLaterInputs() {
-  if (s.inputPrefetchDistance <= 0) // the schedule checked the rest
+  if (*s.getInputPrefetchDistance() <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread t < T: token t's rows, a prefetch a 128-byte line.
-  std::array<Value, 3> later = laterBlock(d.T, s.inputPrefetchDistance);
+  std::array<Value, 3> later = laterBlock(d.T, *s.getInputPrefetchDistance());
   Value laterV = later[0], laterHV = later[1], laterN = later[2];
   Value laterH = arith::DivUIOp::create(b, loc, laterHV, m.index(d.HV / d.H));
-  Value column0 = arith::MulIOp::create(b, loc, laterV, m.index(s.blockRows()));
+  Value column0 =
+      arith::MulIOp::create(b, loc, laterV, m.index(s.blockColumns()));
   // mem[laterN, t, head, col + ...] over `width` elements (col null: the
   // one element mem[laterN, t, head]).
   auto row = [&](Value mem, Value head, Value col, int64_t width) {
@@ -108,14 +109,14 @@ void KernelFeatures::prefetchLaterInputs() {
   };
   row(op.getQ(), laterH, m.index(0), d.K);
   row(op.getK(), laterH, m.index(0), d.K);
-  row(op.getV(), laterHV, column0, s.blockRows());
+  row(op.getV(), laterHV, column0, s.blockColumns());
   // The gates: one value a token and head, or a row along K (a per-key
   // decay) or along the CTA's V columns (a per-channel beta).
   Value gate = op.getG() ? op.getG() : op.getA();
   Value beta = op.getBeta() ? op.getBeta() : op.getB();
-  for (auto [x, col, width] : {std::tuple<Value, Value, int64_t>{
-                                   gate, m.index(0), d.K},
-                               {beta, column0, s.blockRows()}}) {
+  for (auto [x, col, width] :
+       {std::tuple<Value, Value, int64_t>{gate, m.index(0), d.K},
+        {beta, column0, s.blockColumns()}}) {
     if (!x)
       continue;
     if (cast<MemRefType>(x.getType()).getRank() == 4)
@@ -127,23 +128,22 @@ void KernelFeatures::prefetchLaterInputs() {
 
 void KernelFeatures::prefetchLaterState() {
   Value init = op.getInitialState();
-  if (s.statePrefetchDistance <= 0) // the schedule checked the rest
+  if (*s.getStatePrefetchDistance() <= 0) // the schedule checked the rest
     return;
   OpBuilder::InsertionGuard g(b);
   // Thread 0: the later CTA's state tile, one bulk prefetch.
-  auto [laterV, laterHV, laterN] =
-      laterBlock(1, s.statePrefetchDistance);
+  auto [laterV, laterHV, laterN] = laterBlock(1, *s.getStatePrefetchDistance());
   auto [row, rowValid] = m.emitStateSlot(op, laterN);
   if (rowValid) { // a padding row (slot < 0) has no state to fetch
     auto ifValid = scf::IfOp::create(b, loc, rowValid, false);
     b.setInsertionPointToStart(&ifValid.getThenRegion().front());
   }
-  int64_t bytes = s.blockRows() * d.K * elementBytes(init);
+  int64_t bytes = s.blockColumns() * d.K * elementBytes(init);
   NVVM::CpAsyncBulkPrefetchOp::create(
       b, loc,
       globalAddress(init, {row, laterHV,
                            arith::MulIOp::create(b, loc, laterV,
-                                                 m.index(s.blockRows())),
+                                                 m.index(s.blockColumns())),
                            m.index(0)}),
       i32(bytes), Value());
 }

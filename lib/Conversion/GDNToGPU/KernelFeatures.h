@@ -28,7 +28,7 @@ protected:
 
   /// Schedule state_prefetch_distance > 0: thread 0 issues one bulk prefetch
   /// into L2 (cp.async.bulk.prefetch.L2) of the initial-state tile
-  /// (blockRows() rows of K, contiguous in vk) of the CTA that many CTAs
+  /// (blockColumns() rows of K, contiguous in vk) of the CTA that many CTAs
   /// later in launch order, if the grid has one (and, with a pool, its slot
   /// is >= 0). Called after the CTA's own state loads are issued.
   void prefetchLaterState();
@@ -48,7 +48,8 @@ protected:
   void waitForPreviousGrid();
   /// griddepcontrol.launch_dependents (the first thread of a CTA to run it
   /// counts for the CTA): at the kernel's start or, once the recurrence is
-  /// done, before the final state store (GPUSchedule::programmaticLaunch).
+  /// done, before the final state store
+  /// (LaunchMode::programmatic_after_recurrence).
   void launchDependents();
 };
 

@@ -32,8 +32,8 @@ class TokenLoopKernel : public TokenSteps {
 public:
   using TokenSteps::TokenSteps;
   static constexpr StringLiteral kName = "token loop";
-  static bool matches(const GPUSchedule &s) {
-    return s.stages == 0 && !s.chunkedSolve;
+  static bool matches(ScheduleAttr s) {
+    return *s.getProducerStages() == 0 && !s.chunkedSolve();
   }
   void build();
 
@@ -48,7 +48,7 @@ class WarpSpecializedKernel : public TokenSteps {
 public:
   using TokenSteps::TokenSteps;
   static constexpr StringLiteral kName = "warp-specialized token loop";
-  static bool matches(const GPUSchedule &s) { return s.stages > 0; }
+  static bool matches(ScheduleAttr s) { return *s.getProducerStages() > 0; }
   /// Warps [0, W) consume: they hold the state tile and run the tokens; warp
   /// W produces: per chunk it waits until ring slot `i % stages` is empty,
   /// lane j issues the bulk async copies (cp.async.bulk, completing on the
@@ -98,8 +98,8 @@ class CudaCoreSolveKernel : public Staging {
 public:
   using Staging::Staging;
   static constexpr StringLiteral kName = "WY solve on CUDA cores";
-  static bool matches(const GPUSchedule &s) {
-    return s.stages == 0 && s.chunkedSolve && !s.tensorCores();
+  static bool matches(ScheduleAttr s) {
+    return *s.getProducerStages() == 0 && s.chunkedSolve() && !s.tensorCores();
   }
   void build();
 
@@ -142,8 +142,8 @@ class TensorCoreSolveKernel : public Staging {
 public:
   using Staging::Staging;
   static constexpr StringLiteral kName = "WY solve on tensor cores";
-  static bool matches(const GPUSchedule &s) {
-    return s.stages == 0 && s.tensorCores();
+  static bool matches(ScheduleAttr s) {
+    return *s.getProducerStages() == 0 && s.tensorCores();
   }
   void build();
 
@@ -186,7 +186,7 @@ std::string kernelNameFor(Operation *op, StringRef suffix);
 /// An empty gpu.func (an entry block, no terminator) of `op` for schedule
 /// `s` in its kernel module, its arguments the op's operands, named by
 /// kernelNameFor(op, suffix), with the launch bounds the schedule needs.
-gpu::GPUFuncOp createKernelFunc(Operation *op, const GPUSchedule &s,
+gpu::GPUFuncOp createKernelFunc(Operation *op, ScheduleAttr s,
                                 const KernelModuleOf &kernelModuleOf,
                                 StringRef suffix);
 
@@ -194,7 +194,7 @@ gpu::GPUFuncOp createKernelFunc(Operation *op, const GPUSchedule &s,
 /// kernelNameFor(op, "recurrent")); `build` fills its body (the builder at the
 /// entry block's start, the op's clone there, erased after).
 gpu::GPUFuncOp createRecurrentKernel(
-    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
+    RecurrentOp op, ScheduleAttr s, const KernelModuleOf &kernelModuleOf,
     function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build);
 
 /// The patterns that lower a gdn.recurrent (memref form, in host code, N >

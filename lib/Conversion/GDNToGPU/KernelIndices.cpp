@@ -21,8 +21,9 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   Value warpSize = m.index(kWarpSize);
   lane = arith::RemUIOp::create(b, loc, tid, warpSize);
   warp = arith::DivUIOp::create(b, loc, tid, warpSize);
-  kLane = arith::DivUIOp::create(b, loc, lane, m.index(s.lanesV));
-  Value vLane = arith::RemUIOp::create(b, loc, lane, m.index(s.lanesV));
+  kLane = arith::DivUIOp::create(b, loc, lane, m.index(*s.getLanesAlongV()));
+  Value vLane =
+      arith::RemUIOp::create(b, loc, lane, m.index(*s.getLanesAlongV()));
   vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
@@ -32,21 +33,22 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   v0 = arith::AddIOp::create(
       b, loc,
       arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
-          arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
-      arith::MulIOp::create(b, loc, vLane, m.index(s.rows)));
-  k0 = arith::MulIOp::create(b, loc, kLane, m.index(s.kPerLane));
+          b, loc,
+          arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
+          arith::MulIOp::create(b, loc, warp, m.index(s.warpColumns()))),
+      arith::MulIOp::create(b, loc, vLane, m.index(*s.getColumnsPerLane())));
+  k0 = arith::MulIOp::create(b, loc, kLane, m.index(kPerLane));
   if (s.tensorCores()) { // m16n8k8 fragments (TileIO::loadFragments)
     mmaLane = lane;     // tile rows g, g + 8: the warp's columns 2g, 2g + 1
     v0 = arith::AddIOp::create(
         b, loc,
         arith::AddIOp::create(
             b, loc,
-            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
-            arith::MulIOp::create(b, loc, warp, m.index(s.warpRows()))),
-        arith::MulIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, lane, m.index(4)),
-            m.index(2)));
+            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
+            arith::MulIOp::create(b, loc, warp, m.index(s.warpColumns()))),
+        arith::MulIOp::create(b, loc,
+                              arith::DivUIOp::create(b, loc, lane, m.index(4)),
+                              m.index(2)));
     k0 = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
   }

@@ -37,7 +37,7 @@ constexpr int32_t kTensorCoreRegisters = 128;
 
 } // namespace
 
-gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, const GPUSchedule &s,
+gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
                                      const KernelModuleOf &kernelModuleOf,
                                      StringRef suffix) {
   auto [kernels, symbols] = kernelModuleOf(op);
@@ -50,7 +50,7 @@ gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, const GPUSchedule &s,
   symbols->insert(kernel); // uniquifies the name
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int32_t threads = s.threads();
-  if (s.consumerRegisters > 0) {
+  if (*s.getConsumerRegisters() > 0) {
     // setmaxnreg needs a register count fixed at entry: the exact block
     // size and one CTA an SM guaranteed (known_block_size must then go:
     // ptxas rejects it together with reqntid), ptxas warning C7508.
@@ -64,14 +64,14 @@ gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, const GPUSchedule &s,
   // Tensor-core CTAs of 4 or 8 warps: at most 128 registers a thread, so
   // 16 warps (4 or 2 CTAs) fit an SM as the schedule assumes
   // (docs/cost-model.md#tensor-core-register-cap).
-  if (s.tensorCores() && s.warps >= 4 && s.consumerRegisters == 0)
+  if (s.tensorCores() && *s.getWarps() >= 4 && *s.getConsumerRegisters() == 0)
     kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     b.getI32IntegerAttr(kTensorCoreRegisters));
   return kernel;
 }
 
 gpu::GPUFuncOp gdn::createRecurrentKernel(
-    RecurrentOp op, const GPUSchedule &s, const KernelModuleOf &kernelModuleOf,
+    RecurrentOp op, ScheduleAttr s, const KernelModuleOf &kernelModuleOf,
     function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build) {
   gpu::GPUFuncOp kernel = createKernelFunc(op, s, kernelModuleOf, "recurrent");
   Location loc = op.getLoc();
@@ -101,7 +101,7 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
                                 PatternRewriter &rewriter) const override {
     // The schedule the pass checked (convert-gdn-to-gpu): the op's pinned
     // one, the cost model's for any parameter it leaves out.
-    FailureOr<GPUSchedule> s =
+    FailureOr<ScheduleAttr> s =
         checkGPUSchedule(op, pinnedSchedule(op), target);
     if (failed(s) || !Kernel::matches(*s))
       return rewriter.notifyMatchFailure(op, "not this kernel form");
@@ -115,16 +115,16 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
-    gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV), idx(d.N)};
+    gpu::KernelDim3 grid{idx(d.V / s->blockColumns()), idx(d.HV), idx(d.N)};
     gpu::KernelDim3 block{idx(s->threads()), idx(1), idx(1)};
     auto launch = gpu::LaunchFuncOp::create(
         rewriter, loc, kernel, grid, block,
         /*dynamicSharedMemorySize=*/Value(), op->getOperands());
-    if (s->programmaticLaunch) { // gdn.launch, read by the JIT (GPULaunch)
+    if (s->launchMode() !=
+        LaunchMode::ordinary) { // gdn.launch, read by the JIT (GPULaunch)
       MLIRContext *context = rewriter.getContext();
       context->getLoadedDialect<GDNDialect>()->getLaunchAttrHelper().setAttr(
-          launch,
-          LaunchModeAttr::get(context, LaunchMode(s->programmaticLaunch)));
+          launch, s->getLaunch());
     }
     rewriter.eraseOp(op);
     return success();

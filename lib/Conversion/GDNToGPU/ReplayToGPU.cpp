@@ -36,13 +36,15 @@ Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
 /// The parameters a replay never takes: it runs the plain token loop
 /// (docs/cost-model.md#replay-commit-token-loop).
 ScheduleAttr tokenLoopPins(MLIRContext *context) {
-  return ScheduleAttr::get(
-      context, std::nullopt, std::nullopt, std::nullopt, /*staged_tokens=*/0,
-      /*unroll_tokens=*/1, ReductionsAttr(),
-      ChunkSolveAttr::get(context, ChunkSolve::token_by_token),
-      /*producer_stages=*/0, /*consumer_registers=*/0,
-      /*state_prefetch_distance=*/0, /*input_prefetch_distance=*/0,
-      LaunchModeAttr::get(context, LaunchMode::ordinary));
+  return ScheduleAttr::get(context)
+      .with(&ScheduleAttr::getStagedTokens, 0)
+      .with(&ScheduleAttr::getUnrollTokens, 1)
+      .with(&ScheduleAttr::getSolve, ChunkSolve::token_by_token)
+      .with(&ScheduleAttr::getProducerStages, 0)
+      .with(&ScheduleAttr::getConsumerRegisters, 0)
+      .with(&ScheduleAttr::getStatePrefetchDistance, 0)
+      .with(&ScheduleAttr::getInputPrefetchDistance, 0)
+      .with(&ScheduleAttr::getLaunch, LaunchMode::ordinary);
 }
 
 /// A bandwidth-bound replay onto an f32 state (a layer's rows x HV x V/8 at
@@ -61,13 +63,11 @@ ScheduleAttr replayMapping(ReplayCommitOp op, const GPUTarget &target,
       wanted.getColumnsPerLane() || wanted.getLanesAlongV() ||
       wanted.getWarps() || wanted.getReductions())
     return wanted;
-  MLIRContext *context = op.getContext();
-  return ScheduleAttr::get(
-             context, /*columns_per_lane=*/4, /*lanes_along_v=*/1,
-             /*warps=*/4, std::nullopt, std::nullopt,
-             ReductionsAttr::get(context, Reductions::side_by_side),
-             ChunkSolveAttr(), std::nullopt, std::nullopt, std::nullopt,
-             std::nullopt, LaunchModeAttr())
+  return ScheduleAttr::get(op.getContext())
+      .with(&ScheduleAttr::getColumnsPerLane, 4)
+      .with(&ScheduleAttr::getLanesAlongV, 1)
+      .with(&ScheduleAttr::getWarps, 4)
+      .with(&ScheduleAttr::getReductions, Reductions::side_by_side)
       .pinnedBy(wanted);
 }
 } // namespace
@@ -102,8 +102,8 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
     return op.emitOpError()
            << "cannot be lowered to the GPU without the complete token-loop "
               "schedule gdn-select-schedule attaches; run it first";
-  FailureOr<GPUSchedule> s =
-      withHostView<FailureOr<GPUSchedule>>(op, [&](RecurrentOp view) {
+  FailureOr<ScheduleAttr> s =
+      withHostView<FailureOr<ScheduleAttr>>(op, [&](RecurrentOp view) {
         return checkGPUSchedule(view, complete, target);
       });
   if (failed(s))
@@ -140,7 +140,7 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(host, loc, v);
   };
-  gpu::KernelDim3 grid{idx(d.V / s->blockRows()), idx(d.HV),
+  gpu::KernelDim3 grid{idx(d.V / s->blockColumns()), idx(d.HV),
                        idx(d.layers * d.N)};
   gpu::KernelDim3 block{idx(s->threads()), idx(1), idx(1)};
   gpu::LaunchFuncOp::create(host, loc, kernel, grid, block,

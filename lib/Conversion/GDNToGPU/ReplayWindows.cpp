@@ -135,8 +135,8 @@ void KernelContext::writeReplayWindows(Value thread, int64_t threads) {
 
   // v: the CTA's columns.
   copyRows(op.getV(), op.getVWindow(), hv,
-           arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows())),
-           s.blockRows());
+           arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
+           s.blockColumns());
   // The gates of the value head, by its V block 0, in f32 as the
   // recurrence computes them.
   openIf(isZero(vBlock));

@@ -27,7 +27,7 @@ InFlightDiagnostic refuse(RecurrentOp op) {
 }
 
 /// The tensor-core solve's mma.sync takes tf32 operands from sm_80 on.
-LogicalResult checkTensorCoreChip(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkTensorCoreChip(RecurrentOp op, ScheduleAttr s,
                                   const GPUTarget &target) {
   if (!s.tensorCores() || target.mmaSyncTF32)
     return success();
@@ -38,20 +38,21 @@ LogicalResult checkTensorCoreChip(RecurrentOp op, const GPUSchedule &s,
 
 /// The tensor-core solve holds 16 V columns of a warp as m16n8k8
 /// accumulator fragments (TensorCoreSolve.cpp).
-LogicalResult checkTensorCoreMapping(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkTensorCoreMapping(RecurrentOp op, ScheduleAttr s,
                                      const GPUTarget &) {
-  if (!s.tensorCores() || (s.rows == 2 && s.lanesV == 8))
+  if (!s.tensorCores() ||
+      (*s.getColumnsPerLane() == 2 && *s.getLanesAlongV() == 8))
     return success();
   return refuse(op) << "solve = tensor_cores maps 16 V columns to a warp: "
                        "columns_per_lane must be 2 and lanes_along_v 8 (or "
                        "both left to the cost model), not "
-                    << s.rows << " and " << s.lanesV;
+                    << *s.getColumnsPerLane() << " and " << *s.getLanesAlongV();
 }
 
 /// An f8E4M3FN state converts pairs with cvt e4m3x2 (sm_89 on), and its
 /// row scales need the register tile (a row's keys in one warp): the
 /// tensor-core fragments have none.
-LogicalResult checkScaledState(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkScaledState(RecurrentOp op, ScheduleAttr s,
                                const GPUTarget &target) {
   if (!op.hasScaledState())
     return success();
@@ -67,66 +68,69 @@ LogicalResult checkScaledState(RecurrentOp op, const GPUSchedule &s,
 }
 
 /// The K-reductions are butterfly trees over the lanes along K.
-LogicalResult checkLanesAlongV(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkLanesAlongV(RecurrentOp op, ScheduleAttr s,
                                const GPUTarget &) {
-  if (s.lanesV >= 1 && s.lanesV <= kWarpSize && llvm::isPowerOf2_64(s.lanesV))
+  if (*s.getLanesAlongV() >= 1 && *s.getLanesAlongV() <= kWarpSize &&
+      llvm::isPowerOf2_64(*s.getLanesAlongV()))
     return success();
-  return refuse(op) << "lanes_along_v = " << s.lanesV
+  return refuse(op) << "lanes_along_v = " << *s.getLanesAlongV()
                     << " must be a power of two in [1, 32]";
 }
 
 /// Every lane along K holds the same number of whole keys.
-LogicalResult checkKeysPerLane(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkKeysPerLane(RecurrentOp op, ScheduleAttr s,
                                const GPUTarget &) {
   auto d = op.getDims();
-  if (d.K % s.lanesK() == 0)
+  if (d.K % s.lanesAlongK() == 0)
     return success();
   return refuse(op) << "K = " << d.K
                     << " must be a multiple of 32 / lanes_along_v = "
-                    << s.lanesK();
+                    << s.lanesAlongK();
 }
 
 /// The kernel builder unrolls a lane's columns and a CTA's warps.
-LogicalResult checkSizes(RecurrentOp op, const GPUSchedule &s,
-                         const GPUTarget &) {
-  if (s.rows >= 1 && s.rows <= 16 && s.warps >= 1 && s.warps <= 32)
+LogicalResult checkSizes(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
+  if (*s.getColumnsPerLane() >= 1 && *s.getColumnsPerLane() <= 16 &&
+      *s.getWarps() >= 1 && *s.getWarps() <= 32)
     return success();
-  return refuse(op) << "columns_per_lane = " << s.rows
-                    << " must be in [1, 16] and warps = " << s.warps
+  return refuse(op) << "columns_per_lane = " << *s.getColumnsPerLane()
+                    << " must be in [1, 16] and warps = " << *s.getWarps()
                     << " in [1, 32]";
 }
 
 /// The state tile lives in registers, within what ptxas holds without
 /// spilling.
-LogicalResult checkStateRegisters(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkStateRegisters(RecurrentOp op, ScheduleAttr s,
                                   const GPUTarget &) {
-  if (s.rows * s.kPerLane <= kMaxStateValues)
+  int64_t values =
+      *s.getColumnsPerLane() * keysPerLane(op, *s.getLanesAlongV());
+  if (values <= kMaxStateValues)
     return success();
   return refuse(op) << "a thread would hold columns_per_lane * K / (32 / "
                        "lanes_along_v) = "
-                    << s.rows * s.kPerLane << " state values, more than "
-                    << kMaxStateValues << " (K = " << op.getDims().K
-                    << " must be at most "
-                    << kMaxStateValues * s.lanesK() / s.rows
+                    << values << " state values, more than " << kMaxStateValues
+                    << " (K = " << op.getDims().K << " must be at most "
+                    << kMaxStateValues * s.lanesAlongK() /
+                           *s.getColumnsPerLane()
                     << " for this schedule)";
 }
 
 /// A CTA holds whole blocks of V columns.
-LogicalResult checkColumnsDivide(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkColumnsDivide(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &) {
   auto d = op.getDims();
-  if (d.V % s.blockRows() == 0)
+  if (d.V % s.blockColumns() == 0)
     return success();
   return refuse(op) << "V = " << d.V
                     << " is not a multiple of columns_per_lane * "
                        "lanes_along_v * warps = "
-                    << s.blockRows();
+                    << s.blockColumns();
 }
 
 /// The V blocks are the grid's x dimension.
-LogicalResult checkColumnBlocks(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkColumnBlocks(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
-  int64_t blocks = op.getDims().V / s.blockRows();
+  int64_t blocks = op.getDims().V / s.blockColumns();
   if (blocks <= std::numeric_limits<int32_t>::max())
     return success();
   return refuse(op) << "V / (columns_per_lane * lanes_along_v * warps) = "
@@ -136,13 +140,13 @@ LogicalResult checkColumnBlocks(RecurrentOp op, const GPUSchedule &s,
 /// The chunked (WY) solve computes the final state of a chain of tokens with
 /// scalar gates a head, from a staged chunk (whole mma tiles on tensor
 /// cores).
-LogicalResult checkChunkedSolve(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
-  if (!s.chunkedSolve)
+  if (!s.chunkedSolve())
     return success();
   auto needs = [&](StringRef why) {
     return refuse(op) << "solve = "
-                      << stringifyChunkSolve(ChunkSolve(s.chunkedSolve))
+                      << stringifyChunkSolve(s.getSolve().getValue())
                       << " needs " << why;
   };
   if (op.hasParentTable())
@@ -153,55 +157,55 @@ LogicalResult checkChunkedSolve(RecurrentOp op, const GPUSchedule &s,
     return needs("a decay per head (no per-key decay, KDA)");
   if (op.hasPerChannelBeta())
     return needs("a beta per head (no per-channel beta)");
-  if (s.chunk == 0)
+  if (*s.getStagedTokens() == 0)
     return needs(defaultStagedTokens(op) == 0
                      ? "tokens staged in shared memory (staged_tokens > 0: "
                        "a single token is not staged unless asked)"
                      : "tokens staged in shared memory (staged_tokens > 0)");
-  if (s.tensorCores() && s.chunk != 8 && s.chunk != 16)
+  if (s.tensorCores() && *s.getStagedTokens() != 8 &&
+      *s.getStagedTokens() != 16)
     return needs("staged_tokens = 8 or 16 on tensor cores (mma tiles of 8 "
                  "tokens), not " +
-                 std::to_string(s.chunk));
+                 std::to_string(*s.getStagedTokens()));
   if (s.tensorCores() && op.getDims().K % 8 != 0)
     return needs("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
   return success();
 }
 
 /// The unrolled token loop's code size.
-LogicalResult checkUnrollTokens(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkUnrollTokens(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
-  if (s.unroll <= 64)
+  if (*s.getUnrollTokens() <= 64)
     return success();
-  return refuse(op) << "unroll_tokens = " << s.unroll << " must be at most 64";
+  return refuse(op) << "unroll_tokens = " << *s.getUnrollTokens()
+                    << " must be at most 64";
 }
 
 /// One thread computes each staged token's gates.
-LogicalResult checkStagedThreads(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkStagedThreads(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &) {
-  if (s.chunk <= s.warps * kWarpSize)
+  if (*s.getStagedTokens() <= *s.getWarps() * kWarpSize)
     return success();
-  return refuse(op) << "staged_tokens = " << s.chunk << " exceeds the "
-                    << s.warps * kWarpSize << " threads of a CTA";
+  return refuse(op) << "staged_tokens = " << *s.getStagedTokens()
+                    << " exceeds the " << *s.getWarps() * kWarpSize
+                    << " threads of a CTA";
 }
 
 /// A chunk's staging buffers fit the static shared memory (a producer's
 /// ring of them: checkProducerStages).
-LogicalResult checkStagingBytes(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkStagingBytes(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
-  GPUSchedule staging = s;
-  staging.stages = 0; // the buffers alone, not a producer's norm rows
-  int64_t bytes = stagingBytes(op, staging, s.chunk);
+  int64_t bytes = stagingBytes(op, s, *s.getStagedTokens());
   if (bytes <= kMaxSharedBytes)
     return success();
-  return refuse(op) << "staged_tokens = " << s.chunk << " needs " << bytes
-                    << " bytes of shared memory, more than 48 KiB";
+  return refuse(op) << "staged_tokens = " << *s.getStagedTokens() << " needs "
+                    << bytes << " bytes of shared memory, more than 48 KiB";
 }
 
 /// setmaxnreg moves registers from a producer warpgroup to the consumers.
-LogicalResult checkConsumerRegistersNeedProducer(RecurrentOp op,
-                                                 const GPUSchedule &s,
+LogicalResult checkConsumerRegistersNeedProducer(RecurrentOp op, ScheduleAttr s,
                                                  const GPUTarget &) {
-  if (s.consumerRegisters == 0 || s.stages > 0)
+  if (*s.getConsumerRegisters() == 0 || *s.getProducerStages() > 0)
     return success();
   return refuse(op) << "consumer_registers needs a producer warp "
                        "(producer_stages > 0)";
@@ -210,36 +214,37 @@ LogicalResult checkConsumerRegistersNeedProducer(RecurrentOp op,
 /// A producer warp copies each token's rows with cp.async.bulk (16-byte
 /// multiples between 16-byte aligned addresses; the C API guarantees
 /// 16-byte aligned buffers) into a ring in shared memory, one lane a token.
-LogicalResult checkProducerStages(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkProducerStages(RecurrentOp op, ScheduleAttr s,
                                   const GPUTarget &target) {
-  if (s.stages == 0)
+  if (*s.getProducerStages() == 0)
     return success();
   auto d = op.getDims();
   auto fail = [&]() {
-    return refuse(op) << "producer_stages = " << s.stages << " ";
+    return refuse(op) << "producer_stages = " << *s.getProducerStages() << " ";
   };
   if (!target.bulkAsyncCopies)
     return fail() << "needs bulk async copies and mbarrier transactions "
                      "(sm_90 on)";
-  if (s.stages > 8)
+  if (*s.getProducerStages() > 8)
     return fail() << "must be at most 8";
-  if (s.chunk == 0)
+  if (*s.getStagedTokens() == 0)
     return fail() << "needs staged tokens (staged_tokens > 0)";
-  if (s.chunkedSolve)
+  if (s.chunkedSolve())
     return fail() << "(a producer warp) and a chunked solve cannot be combined";
-  if (s.chunk > kWarpSize)
+  if (*s.getStagedTokens() > kWarpSize)
     return fail() << "needs staged_tokens <= 32 (one producer lane a token), "
                      "not "
-                  << s.chunk;
+                  << *s.getStagedTokens();
   if (!bulkCopies(op, s))
     return fail() << "copies rows of q and k (" << d.K * elementBytes(op.getQ())
                   << " bytes), v (" << d.V * elementBytes(op.getV())
                   << ") and the CTA's columns of v ("
-                  << s.blockRows() * elementBytes(op.getV())
+                  << s.blockColumns() * elementBytes(op.getV())
                   << ") with cp.async.bulk, which needs multiples of 16 bytes";
-  int64_t bytes = ringBytes(op, s, s.stages);
+  int64_t bytes = ringBytes(op, s, *s.getProducerStages());
   if (bytes > kMaxSharedBytes)
-    return fail() << "with staged_tokens = " << s.chunk << " needs " << bytes
+    return fail() << "with staged_tokens = " << *s.getStagedTokens()
+                  << " needs " << bytes
                   << " bytes of shared memory, more than 48 KiB";
   return success();
 }
@@ -247,29 +252,29 @@ LogicalResult checkProducerStages(RecurrentOp op, const GPUSchedule &s,
 /// setmaxnreg acts on warpgroups and takes multiples of 8 in [24, 256]; the
 /// producer warpgroup keeps kProducerRegisters and the CTA's total stays
 /// within 64K.
-LogicalResult checkConsumerRegisters(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkConsumerRegisters(RecurrentOp op, ScheduleAttr s,
                                      const GPUTarget &) {
-  if (s.consumerRegisters == 0)
+  if (*s.getConsumerRegisters() == 0)
     return success();
-  if (s.warps % 4 != 0)
+  if (*s.getWarps() % 4 != 0)
     return refuse(op) << "consumer_registers needs whole consumer warpgroups "
                          "(setmaxnreg acts on warpgroups), but warps = "
-                      << s.warps << " is not a multiple of 4";
+                      << *s.getWarps() << " is not a multiple of 4";
   int64_t total = 4 * kWarpSize * kProducerRegisters +
-                  s.warps * kWarpSize * s.consumerRegisters;
-  if (s.consumerRegisters % 8 == 0 && s.consumerRegisters >= 24 &&
-      s.consumerRegisters <= 256 && total <= 65536)
+                  *s.getWarps() * kWarpSize * *s.getConsumerRegisters();
+  if (*s.getConsumerRegisters() % 8 == 0 && *s.getConsumerRegisters() >= 24 &&
+      *s.getConsumerRegisters() <= 256 && total <= 65536)
     return success();
-  return refuse(op) << "consumer_registers = " << s.consumerRegisters
+  return refuse(op) << "consumer_registers = " << *s.getConsumerRegisters()
                     << " must be a multiple of 8 in [24, 256] with the CTA's "
                        "registers ("
                     << total << ") at most 65536";
 }
 
 /// setmaxnreg is an arch-specific instruction (sm_90a, sm_100a).
-LogicalResult checkConsumerRegistersChip(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkConsumerRegistersChip(RecurrentOp op, ScheduleAttr s,
                                          const GPUTarget &target) {
-  if (s.consumerRegisters == 0 || target.setMaxNReg)
+  if (*s.getConsumerRegisters() == 0 || target.setMaxNReg)
     return success();
   return refuse(op) << "consumer_registers (setmaxnreg) needs an "
                        "arch-specific chip (sm_90a, sm_100a), not "
@@ -278,53 +283,55 @@ LogicalResult checkConsumerRegistersChip(RecurrentOp op, const GPUSchedule &s,
 
 /// The state prefetch is cp.async.bulk.prefetch.L2 (sm_90 to LLVM's NVPTX)
 /// of a tile statePrefetchable describes.
-LogicalResult checkStatePrefetch(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkStatePrefetch(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &target) {
-  if (s.statePrefetchDistance == 0)
+  if (*s.getStatePrefetchDistance() == 0)
     return success();
   if (!target.bulkAsyncCopies)
-    return refuse(op) << "state_prefetch_distance = " << s.statePrefetchDistance
+    return refuse(op) << "state_prefetch_distance = "
+                      << *s.getStatePrefetchDistance()
                       << " needs cp.async.bulk.prefetch (sm_90 on)";
   if (statePrefetchable(op, s))
     return success();
-  return refuse(op) << "state_prefetch_distance = " << s.statePrefetchDistance
+  return refuse(op) << "state_prefetch_distance = "
+                    << *s.getStatePrefetchDistance()
                     << " needs a kernel without staged tokens or tensor cores "
                        "(staged_tokens = 0 or T = 1), an initial state in the "
                        "vk layout (identity, a CTA's "
-                    << s.blockRows()
+                    << s.blockColumns()
                     << " rows of K a multiple of 16 bytes) and a fixed batch "
                        "(no cu_seqlens)";
 }
 
 /// The input prefetch is prefetch.global.L2 (sm_90 to LLVM's NVPTX) of the
 /// rows the tensor-core solve stages.
-LogicalResult checkInputPrefetch(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkInputPrefetch(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &target) {
-  if (s.inputPrefetchDistance == 0)
+  if (*s.getInputPrefetchDistance() == 0)
     return success();
   if (!target.bulkAsyncCopies)
-    return refuse(op) << "input_prefetch_distance = " << s.inputPrefetchDistance
+    return refuse(op) << "input_prefetch_distance = "
+                      << *s.getInputPrefetchDistance()
                       << " needs prefetch.global.L2 (sm_90 on)";
   if (inputsPrefetchable(op, s))
     return success();
-  return refuse(op) << "input_prefetch_distance = " << s.inputPrefetchDistance
+  return refuse(op) << "input_prefetch_distance = "
+                    << *s.getInputPrefetchDistance()
                     << " needs the tensor-core solve of a single chunk (T <= "
                        "staged_tokens) with a fixed batch (no cu_seqlens)";
 }
 
 /// A programmatic launch waits and signals with griddepcontrol.
-LogicalResult checkLaunch(RecurrentOp op, const GPUSchedule &s,
+LogicalResult checkLaunch(RecurrentOp op, ScheduleAttr s,
                           const GPUTarget &target) {
-  if (s.programmaticLaunch == 0 || target.gridDependencyControl)
+  if (s.launchMode() == LaunchMode::ordinary || target.gridDependencyControl)
     return success();
-  return refuse(op) << "launch = "
-                    << stringifyLaunchMode(LaunchMode(s.programmaticLaunch))
+  return refuse(op) << "launch = " << stringifyLaunchMode(s.launchMode())
                     << " needs griddepcontrol (sm_90 on)";
 }
 
 /// Heads and sequences are the grid's y and z dimensions.
-LogicalResult checkGridLimits(RecurrentOp op, const GPUSchedule &,
-                              const GPUTarget &) {
+LogicalResult checkGridLimits(RecurrentOp op, ScheduleAttr, const GPUTarget &) {
   auto d = op.getDims();
   if (d.HV <= 65535 && d.N <= 65535)
     return success();
@@ -332,8 +339,7 @@ LogicalResult checkGridLimits(RecurrentOp op, const GPUSchedule &,
                     << " must each be at most 65535 (grid limits)";
 }
 
-using Check = LogicalResult (*)(RecurrentOp, const GPUSchedule &,
-                                const GPUTarget &);
+using Check = LogicalResult (*)(RecurrentOp, ScheduleAttr, const GPUTarget &);
 /// Every check, in the order their diagnostics take precedence: the mapping,
 /// then the staging, the producer, the prefetches, the launch, the grid.
 constexpr Check kChecks[] = {
@@ -361,9 +367,9 @@ constexpr Check kChecks[] = {
 };
 } // namespace
 
-FailureOr<GPUSchedule> gdn::checkGPUSchedule(RecurrentOp op,
-                                             ScheduleAttr complete,
-                                             const GPUTarget &target) {
+FailureOr<ScheduleAttr> gdn::checkGPUSchedule(RecurrentOp op,
+                                              ScheduleAttr complete,
+                                              const GPUTarget &target) {
   if (!complete)
     return refuse(op) << "it has no gdn.schedule; run gdn-select-schedule "
                          "first (it chooses every parameter)";
@@ -371,7 +377,7 @@ FailureOr<GPUSchedule> gdn::checkGPUSchedule(RecurrentOp op,
     return refuse(op) << "gdn.schedule = " << complete
                       << " is not complete (every parameter, launch not "
                          "programmatic); run gdn-select-schedule first";
-  GPUSchedule s = toGPUSchedule(op, complete);
+  ScheduleAttr s = resolvedSchedule(op, complete);
   for (Check check : kChecks)
     if (failed(check(op, s, target)))
       return failure();

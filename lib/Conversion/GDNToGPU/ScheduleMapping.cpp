@@ -4,8 +4,9 @@
 // V, the reductions, the warps a CTA and the staged tokens of a
 // gdn.recurrent GPU kernel. Each keeps a pinned parameter; its comment gives
 // the reason and the section of docs/cost-model.md with the measurements.
-// chooseSchedule (Schedule.cpp) runs them in the order of ScheduleRules.h;
-// none checks legality (ScheduleLegality.cpp does, on the result).
+// chooseSchedule (Schedule.cpp) runs them in the order of mappingRules() at
+// the end of this file; none checks legality (ScheduleLegality.cpp does, on
+// the result).
 //
 //===----------------------------------------------------------------------===//
 #include "ScheduleRules.h"
@@ -95,43 +96,36 @@ ScheduleDraft::ScheduleDraft(RecurrentOp op, const GPUTarget &target,
       targetWarps(kTargetWarps * sms / 132) {
   std::optional<int64_t> chunk = this->pins.getStagedTokens();
   staged = chunk ? *chunk > 0 : defaultStagedTokens(op) > 0;
-  s = GPUSchedule{pinOrZero(this->pins.getColumnsPerLane()),
-                  pinOrZero(this->pins.getWarps()),
-                  pinOrZero(this->pins.getLanesAlongV()),
-                  /*kPerLane=*/0,
-                  /*chunk=*/0,
-                  pinOrZero(this->pins.getUnrollTokens()),
-                  /*overlapReductions=*/false,
-                  /*chunkedSolve=*/0};
+  s = ScheduleAttr::zero(op.getContext()).pinnedBy(this->pins);
 }
 
 /// The tensor-core solve where it is faster than the token loop; the solve
 /// on CUDA cores never (docs/cost-model.md#tensor-core-solve,
 /// #cuda-core-chunked-solve).
-void gdn::chooseSolve(ScheduleDraft &x) {
+static void chooseSolve(ScheduleDraft &x) {
   if (ChunkSolveAttr pin = x.pins.getSolve())
-    x.s.chunkedSolve = int64_t(pin.getValue());
+    x.set(&ScheduleAttr::getSolve, pin.getValue());
   else if (prefersTensorCores(x))
-    x.s.chunkedSolve = GPUSchedule::kTensorCoreSolve;
+    x.set(&ScheduleAttr::getSolve, ChunkSolve::tensor_cores);
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
 /// accumulator fragments: 2 columns a lane, 8 lanes along V
 /// (TensorCoreSolve.cpp).
-void gdn::chooseTensorCoreMapping(ScheduleDraft &x) {
+static void chooseTensorCoreMapping(ScheduleDraft &x) {
   if (!x.s.tensorCores())
     return;
   if (!x.pins.getColumnsPerLane())
-    x.s.rows = 2;
+    x.set(&ScheduleAttr::getColumnsPerLane, 2);
   if (!x.pins.getLanesAlongV())
-    x.s.lanesV = 8;
+    x.set(&ScheduleAttr::getLanesAlongV, 8);
 }
 
 /// The most columns a lane that still leave the device's target of warps:
 /// few columns hide latency on small grids, more keep more loads in flight
 /// on full ones (docs/cost-model.md#columns-per-lane).
-void gdn::chooseColumnsPerLane(ScheduleDraft &x) {
-  if (x.s.rows != 0)
+static void chooseColumnsPerLane(ScheduleDraft &x) {
+  if (*x.s.getColumnsPerLane() != 0)
     return;
   RecurrentOp op = x.op;
   auto d = x.d;
@@ -162,7 +156,7 @@ void gdn::chooseColumnsPerLane(ScheduleDraft &x) {
       continue;
     int64_t warps = d.N * d.HV * (d.V / (r * lanesFor(r)));
     if (warps > bestWarps) { // ties keep the larger r
-      x.s.rows = r;
+      x.set(&ScheduleAttr::getColumnsPerLane, r);
       bestWarps = warps;
     }
     if (warps >= x.targetWarps) {
@@ -173,18 +167,19 @@ void gdn::chooseColumnsPerLane(ScheduleDraft &x) {
   // None fits (a pinned lanes_along_v with large K): the most columns that
   // do, else one column (a pinned lanes_along_v: the smallest tile) or the
   // first candidate, which the checks refuse with the reason.
-  for (int64_t r = candidates.back() / 2; x.s.rows == 0 && r >= 1; r /= 2)
+  for (int64_t r = candidates.back() / 2;
+       *x.s.getColumnsPerLane() == 0 && r >= 1; r /= 2)
     if (fits(r))
-      x.s.rows = r;
-  if (x.s.rows == 0)
-    x.s.rows = lanesPin ? 1 : candidates.front();
+      x.set(&ScheduleAttr::getColumnsPerLane, r);
+  if (*x.s.getColumnsPerLane() == 0)
+    x.set(&ScheduleAttr::getColumnsPerLane, lanesPin ? 1 : candidates.front());
 }
 
 /// Staged token loops split a warp's 8 V columns over 2 or 4 lanes:
 /// shallower K trees for the token chain, 16-byte rows in vk
 /// (docs/cost-model.md#staged-v-lanes; not fp32 per-token states:
 /// #fp32-verify-one-v-lane).
-void gdn::chooseStagedVLanes(ScheduleDraft &x) {
+static void chooseStagedVLanes(ScheduleDraft &x) {
   auto d = x.d;
   // Head sizes of real models only (K a power of two >= 64), and 8 columns
   // over 2 or 4 lanes within the register budget (K <= 256).
@@ -193,23 +188,24 @@ void gdn::chooseStagedVLanes(ScheduleDraft &x) {
       !llvm::isPowerOf2_64(d.K) || 8 * d.K > kMaxStateValues * kWarpSize)
     return;
   if (x.op.isVKLayout()) {
-    x.s.lanesV = x.bandwidthBound ? 2 : 4;
-    x.s.rows = 8 / x.s.lanesV;
+    x.set(&ScheduleAttr::getLanesAlongV, x.bandwidthBound ? 2 : 4);
+    x.set(&ScheduleAttr::getColumnsPerLane, 8 / *x.s.getLanesAlongV());
   } else if (tinyGrid(x.op, x.targetWarps)) {
-    x.s.lanesV = 4;
-    x.s.rows = 2;
+    x.set(&ScheduleAttr::getLanesAlongV, 4);
+    x.set(&ScheduleAttr::getColumnsPerLane, 2);
   }
 }
 
 /// Decode in vk on a grid one column a lane does not fill: 2 lanes along V,
 /// so a lane's K slice is 8 keys (16-byte bf16 loads) and each reduction one
 /// shuffle level shallower (docs/cost-model.md#decode-two-v-lanes).
-void gdn::chooseDecodeTwoVLanes(ScheduleDraft &x) {
+static void chooseDecodeTwoVLanes(ScheduleDraft &x) {
   auto d = x.d;
   int64_t warps = std::max<int64_t>(pinOrZero(x.pins.getWarps()), 1);
-  if (!x.staged && x.op.isVKLayout() && mappingFree(x) && x.s.rows == 1 &&
-      !x.bandwidthBound && d.K >= 64 && d.K % 16 == 0 && d.V % (2 * warps) == 0)
-    x.s.lanesV = 2;
+  if (!x.staged && x.op.isVKLayout() && mappingFree(x) &&
+      *x.s.getColumnsPerLane() == 1 && !x.bandwidthBound && d.K >= 64 &&
+      d.K % 16 == 0 && d.V % (2 * warps) == 0)
+    x.set(&ScheduleAttr::getLanesAlongV, 2);
 }
 
 /// Bandwidth-bound decode of a 2-byte vk state (not KDA): 2 lanes along V x
@@ -217,7 +213,7 @@ void gdn::chooseDecodeTwoVLanes(ScheduleDraft &x) {
 /// of several warps; a 1-byte (e4m3) state 4 lanes along V x 4 columns,
 /// again whole 16-byte vectors a lane (docs/cost-model.md#decode-16-byte-
 /// slices).
-void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
+static void chooseDecode16ByteSlices(ScheduleDraft &x) {
   RecurrentOp op = x.op;
   auto d = x.d;
   Value state =
@@ -229,59 +225,61 @@ void gdn::chooseDecode16ByteSlices(ScheduleDraft &x) {
       d.N * d.HV * (d.V / 8) < 8 * x.targetWarps || (bytes != 2 && bytes != 1) ||
       d.K < 128 || d.K % 16 != 0 || d.V % (16 / bytes * warps) != 0)
     return;
-  x.s.lanesV = 4 / bytes;
-  x.s.rows = 4;
+  x.set(&ScheduleAttr::getLanesAlongV, 4 / bytes);
+  x.set(&ScheduleAttr::getColumnsPerLane, 4);
   x.bandwidthBound = false; // side by side, CTAs of several warps
   x.streaming = true;
 }
 
 /// Where no rule above split the warp: the layout's default lanes along V
 /// (docs/cost-model.md#lanes-along-v).
-void gdn::chooseLanesAlongV(ScheduleDraft &x) {
-  if (x.s.lanesV == 0)
-    x.s.lanesV = defaultLanesV(x.op, x.s.rows, x.staged);
-  x.s.kPerLane = keysPerLane(x.op, x.s.lanesV);
+static void chooseLanesAlongV(ScheduleDraft &x) {
+  if (*x.s.getLanesAlongV() == 0)
+    x.set(&ScheduleAttr::getLanesAlongV,
+          defaultLanesV(x.op, *x.s.getColumnsPerLane(), x.staged));
 }
 
 /// Side by side unless the grid is bandwidth-bound (fewer registers then);
 /// KDA is built side by side only (docs/cost-model.md#overlap-reductions).
-void gdn::chooseReductions(ScheduleDraft &x) {
+static void chooseReductions(ScheduleDraft &x) {
   ReductionsAttr pin = x.pins.getReductions();
-  x.s.overlapReductions =
+  bool sideBySide =
       (pin ? pin.getValue() != Reductions::in_turn : !x.bandwidthBound) ||
       x.op.hasPerKeyDecay() || x.op.hasPerChannelBeta();
+  x.set(&ScheduleAttr::getReductions,
+        sideBySide ? Reductions::side_by_side : Reductions::in_turn);
 }
 
 /// One-warp CTAs for bandwidth-bound vk decode
 /// (docs/cost-model.md#one-warp-ctas); on tensor cores the most warps of 16
 /// columns (#tensor-core-warps); else 4, 2 or 1, the most that divide V
 /// (#warps-a-cta).
-void gdn::chooseWarps(ScheduleDraft &x) {
-  GPUSchedule &s = x.s;
+static void chooseWarps(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
   auto d = x.d;
-  if (s.warps != 0)
+  if (*s.getWarps() != 0)
     return;
   if (x.bandwidthBound && x.op.isVKLayout() && !x.staged) {
-    s.warps = 1;
+    s = s.with(&ScheduleAttr::getWarps, 1);
     return;
   }
   if (s.tensorCores()) {
     // Several chunks hold more registers: the most warps that still give
     // two CTAs an SM, else 2.
     bool oneChunk = !x.op.isVarlen() && d.T <= 16;
-    s.warps = d.V % 32 == 0 ? 2 : 1;
+    s = s.with(&ScheduleAttr::getWarps, d.V % 32 == 0 ? 2 : 1);
     for (int64_t w : {8, 4})
       if (d.V % (16 * w) == 0 &&
           (oneChunk || d.N * d.HV * (d.V / (16 * w)) >= 2 * x.sms)) {
-        s.warps = w;
+        s = s.with(&ScheduleAttr::getWarps, w);
         return;
       }
     return;
   }
-  s.warps = 1;
+  s = s.with(&ScheduleAttr::getWarps, 1);
   for (int64_t w : {4, 2})
-    if (d.V % (w * s.warpRows()) == 0) {
-      s.warps = w;
+    if (d.V % (w * s.warpColumns()) == 0) {
+      s = s.with(&ScheduleAttr::getWarps, w);
       return;
     }
 }
@@ -289,34 +287,48 @@ void gdn::chooseWarps(ScheduleDraft &x) {
 /// Up to 16 tokens (8 varlen) at a time, whole mma tiles of 8 on tensor
 /// cores, halved until the buffers fit 32 KiB
 /// (docs/cost-model.md#staged-tokens).
-void gdn::chooseStagedTokens(ScheduleDraft &x) {
-  GPUSchedule &s = x.s;
+static void chooseStagedTokens(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getStagedTokens()) {
-    s.chunk = *pin; // 0: inputs straight from global memory
+    s = s.with(&ScheduleAttr::getStagedTokens,
+               *pin); // 0: inputs straight from global memory
     return;
   }
-  s.chunk = defaultStagedTokens(x.op);
+  s = s.with(&ScheduleAttr::getStagedTokens, defaultStagedTokens(x.op));
   if (s.tensorCores())
-    s.chunk = llvm::alignTo(s.chunk, 8);
-  while (s.chunk > 1 && stagingBytes(x.op, s, s.chunk) > kDefaultStagingBytes)
-    s.chunk /= 2;
+    s = s.with(&ScheduleAttr::getStagedTokens,
+               llvm::alignTo(*s.getStagedTokens(), 8));
+  while (*s.getStagedTokens() > 1 &&
+         stagingBytes(x.op, s, *s.getStagedTokens()) > kDefaultStagingBytes)
+    s = s.with(&ScheduleAttr::getStagedTokens, *s.getStagedTokens() / 2);
 }
 
 /// Two staged tokens a step where a side-by-side token chain is the whole
 /// kernel: a tiny grid without intermediate states
 /// (docs/cost-model.md#token-pairs); a pinned token_pairs where tokens do not
 /// pair (pairableTokens) is side by side.
-void gdn::chooseTokenPairs(ScheduleDraft &x) {
+static void chooseTokenPairs(ScheduleDraft &x) {
   ReductionsAttr pin = x.pins.getReductions();
-  x.s.pairTokens =
-      pairableTokens(x.op, x.s) &&
+  if (pairableTokens(x.op, x.s) &&
       (pin ? pin.getValue() == Reductions::token_pairs
-           : tinyGrid(x.op, x.targetWarps) && !x.op.getIntermediateStates());
+           : tinyGrid(x.op, x.targetWarps) && !x.op.getIntermediateStates()))
+    x.set(&ScheduleAttr::getReductions, Reductions::token_pairs);
 }
 
 /// The staged token loop is not unrolled: unrolling lost more from N = 8 on
 /// than it gained at N = 1 (docs/cost-model.md#unroll-tokens).
-void gdn::chooseUnrollTokens(ScheduleDraft &x) {
-  if (x.s.unroll == 0)
-    x.s.unroll = kDefaultUnroll;
+static void chooseUnrollTokens(ScheduleDraft &x) {
+  if (*x.s.getUnrollTokens() == 0)
+    x.set(&ScheduleAttr::getUnrollTokens, kDefaultUnroll);
+}
+
+/// In this order: each reads only what the ones before it chose.
+ArrayRef<ScheduleRule> gdn::mappingRules() {
+  static constexpr ScheduleRule kRules[] = {
+      chooseSolve,        chooseTensorCoreMapping, chooseColumnsPerLane,
+      chooseStagedVLanes, chooseDecodeTwoVLanes,   chooseDecode16ByteSlices,
+      chooseLanesAlongV,  chooseReductions,        chooseWarps,
+      chooseStagedTokens, chooseTokenPairs,        chooseUnrollTokens,
+  };
+  return kRules;
 }

@@ -5,7 +5,8 @@
 // consumer_registers), the L2 prefetches of a later CTA's data
 // (state_prefetch_distance, input_prefetch_distance), and where a
 // programmatic launch lets the next kernel start (launch). Run by
-// chooseSchedule (Schedule.cpp) once the mapping is chosen; each keeps a
+// chooseSchedule (Schedule.cpp) once the mapping is chosen, in the order of
+// pipelineRules() at the end of this file; each keeps a
 // pinned parameter, and ScheduleLegality.cpp checks the result.
 //
 //===----------------------------------------------------------------------===//
@@ -22,8 +23,9 @@ using namespace mlir::gdn;
 
 /// Never chosen: only with a pinned producer warp
 /// (docs/cost-model.md#producer-warp).
-void gdn::chooseConsumerRegisters(ScheduleDraft &x) {
-  x.s.consumerRegisters = x.pins.getConsumerRegisters().value_or(0);
+static void chooseConsumerRegisters(ScheduleDraft &x) {
+  x.set(&ScheduleAttr::getConsumerRegisters,
+        x.pins.getConsumerRegisters().value_or(0));
 }
 
 /// A producer warp feeding a 2-slot ring with cp.async.bulk where one token
@@ -31,12 +33,12 @@ void gdn::chooseConsumerRegisters(ScheduleDraft &x) {
 /// 8 < T <= 16 bf16/f16 tokens on a tiny grid, where the chip, the copies
 /// and the ring allow it (docs/cost-model.md#producer-warp; not fp32
 /// per-token states: #fp32-verify-one-v-lane).
-void gdn::chooseProducerStages(ScheduleDraft &x) {
-  GPUSchedule &s = x.s;
+static void chooseProducerStages(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
   RecurrentOp op = x.op;
   auto d = x.d;
   if (std::optional<int64_t> pin = x.pins.getProducerStages()) {
-    s.stages = *pin;
+    s = s.with(&ScheduleAttr::getProducerStages, *pin);
     return;
   }
   bool tiny = tinyGrid(op, x.targetWarps);
@@ -44,57 +46,75 @@ void gdn::chooseProducerStages(ScheduleDraft &x) {
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
   bool finalState = !op.getIntermediateStates() && !op.isVarlen() && d.T > 8 &&
                     d.T <= 16 && (qkType.isBF16() || qkType.isF16()) && tiny;
-  if (x.target.bulkAsyncCopies && s.chunk > 0 && s.chunk <= kWarpSize &&
-      !s.chunkedSolve && (verify || finalState) && bulkCopies(op, s) &&
+  if (x.target.bulkAsyncCopies && *s.getStagedTokens() > 0 &&
+      *s.getStagedTokens() <= kWarpSize && !s.chunkedSolve() &&
+      (verify || finalState) && bulkCopies(op, s) &&
       ringBytes(op, s, 2) <= kMaxSharedBytes)
-    s.stages = 2;
+    s = s.with(&ScheduleAttr::getProducerStages, 2);
 }
 
 /// The bandwidth-bound 2-byte decode prefetches the state tile of the CTA
 /// one wave later (the CTAs the device holds at once, from a register
 /// estimate of the state tile plus 40); an f32 state gained too little
 /// (docs/cost-model.md#l2-state-prefetch).
-void gdn::chooseStatePrefetchDistance(ScheduleDraft &x) {
-  GPUSchedule &s = x.s;
+static void chooseStatePrefetchDistance(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getStatePrefetchDistance()) {
-    s.statePrefetchDistance = *pin;
+    s = s.with(&ScheduleAttr::getStatePrefetchDistance, *pin);
     return;
   }
   if (!x.streaming || !statePrefetchable(x.op, s) || !x.target.bulkAsyncCopies)
     return;
-  int64_t registers = llvm::alignTo(s.rows * s.kPerLane + 40, 8);
-  int64_t perSM = std::min<int64_t>(
-      {32, 64 / s.warps, 65536 / (registers * s.warps * kWarpSize)});
-  s.statePrefetchDistance = x.sms * std::max<int64_t>(perSM, 1);
+  int64_t registers = llvm::alignTo(
+      *s.getColumnsPerLane() * keysPerLane(x.op, *s.getLanesAlongV()) + 40, 8);
+  int64_t perSM =
+      std::min<int64_t>({32, 64 / *s.getWarps(),
+                         65536 / (registers * *s.getWarps() * kWarpSize)});
+  s = s.with(&ScheduleAttr::getStatePrefetchDistance,
+             x.sms * std::max<int64_t>(perSM, 1));
 }
 
 /// The tensor-core solve of one chunk on a grid larger than the CTAs the
 /// device holds (tensor-core CTAs of 4 or more warps: 128 registers)
 /// prefetches the staged inputs of the CTA one per SM later
 /// (docs/cost-model.md#l2-input-prefetch).
-void gdn::chooseInputPrefetchDistance(ScheduleDraft &x) {
-  GPUSchedule &s = x.s;
+static void chooseInputPrefetchDistance(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
   auto d = x.d;
   if (std::optional<int64_t> pin = x.pins.getInputPrefetchDistance()) {
-    s.inputPrefetchDistance = *pin;
+    s = s.with(&ScheduleAttr::getInputPrefetchDistance, *pin);
     return;
   }
   int64_t residentCTAs =
-      x.sms * std::max<int64_t>(65536 / (128 * kWarpSize * s.warps), 1);
-  if (inputsPrefetchable(x.op, s) && x.target.bulkAsyncCopies && s.warps >= 4 &&
-      d.N * d.HV * (d.V / s.blockRows()) > residentCTAs)
-    s.inputPrefetchDistance = x.sms;
+      x.sms * std::max<int64_t>(65536 / (128 * kWarpSize * *s.getWarps()), 1);
+  if (inputsPrefetchable(x.op, s) && x.target.bulkAsyncCopies &&
+      *s.getWarps() >= 4 &&
+      d.N * d.HV * (d.V / s.blockColumns()) > residentCTAs)
+    s = s.with(&ScheduleAttr::getInputPrefetchDistance, x.sms);
 }
 
 /// Never programmatic unless asked (only the caller knows no running kernel
 /// writes the state); asked for, the next kernel launches at this one's
 /// start, after the recurrence behind a producer warp
 /// (docs/cost-model.md#programmatic-launch).
-void gdn::chooseLaunch(ScheduleDraft &x) {
+static void chooseLaunch(ScheduleDraft &x) {
   LaunchModeAttr pin = x.pins.getLaunch();
-  x.s.programmaticLaunch = pin ? int64_t(pin.getValue()) : 0;
-  if (x.s.programmaticLaunch == int64_t(LaunchMode::programmatic))
-    x.s.programmaticLaunch = x.s.stages > 0
-                                 ? GPUSchedule::kLaunchAfterRecurrence
-                                 : GPUSchedule::kLaunchAtStart;
+  LaunchMode mode = pin ? pin.getValue() : LaunchMode::ordinary;
+  if (mode == LaunchMode::programmatic)
+    mode = *x.s.getProducerStages() > 0
+               ? LaunchMode::programmatic_after_recurrence
+               : LaunchMode::programmatic_at_start;
+  x.set(&ScheduleAttr::getLaunch, mode);
+}
+
+/// In this order: each reads only what the ones before it chose.
+ArrayRef<ScheduleRule> gdn::pipelineRules() {
+  static constexpr ScheduleRule kRules[] = {
+      chooseConsumerRegisters,
+      chooseProducerStages,
+      chooseStatePrefetchDistance,
+      chooseInputPrefetchDistance,
+      chooseLaunch,
+  };
+  return kRules;
 }

@@ -2,11 +2,10 @@
 //
 // Private to the GPU schedule (Schedule*.cpp): the facts both the cost
 // model's rules and the legality checks read (ScheduleShapes.cpp), the rules
-// that choose each parameter (ScheduleMapping.cpp, SchedulePipeline.cpp; the
-// order they run in: chooseSchedule in Schedule.cpp) and the view of a
-// complete #gdn.schedule that the checks (ScheduleLegality.cpp) and the
-// kernel builder read. Why each rule chooses what it does:
-// docs/cost-model.md, one section a rule.
+// that choose each parameter (ScheduleMapping.cpp, SchedulePipeline.cpp, each
+// file's list giving the order they run in) and the resolved schedule that
+// the checks (ScheduleLegality.cpp) and the kernel builder read. Why each
+// rule chooses what it does: docs/cost-model.md, one section a rule.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_SCHEDULERULES_H
@@ -47,37 +46,39 @@ bool tinyGrid(RecurrentOp op, int64_t targetWarps);
 /// token, else up to 16 (fixed T) or 8 (varlen), before the shared-memory
 /// budget (chooseStagedTokens).
 int64_t defaultStagedTokens(RecurrentOp op);
-/// Shared memory of `chunk` staged tokens under `s`.
-int64_t stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk);
+/// Shared memory of the staging buffers of `chunk` tokens under `s`, without
+/// a producer (a producer's ring: ringBytes).
+int64_t stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk);
 /// Shared memory of a producer's ring of `stages` slots.
-int64_t ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages);
+int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's
 /// columns of v.
-bool bulkCopies(RecurrentOp op, const GPUSchedule &s);
+bool bulkCopies(RecurrentOp op, ScheduleAttr s);
 /// Whether every slot of a state pool starts on 16 bytes.
 bool alignedSlots(Value state);
 /// Whether staged tokens under `s` can go two a step (reductions =
 /// token_pairs): a staged token loop in the side-by-side form, without a
 /// tree or a chunked solve.
-bool pairableTokens(RecurrentOp op, const GPUSchedule &s);
+bool pairableTokens(RecurrentOp op, ScheduleAttr s);
 /// Verify of a chain in vk writing fp32 per-token states (FlashInfer's MTP
 /// regime).
 bool fp32StepStates(RecurrentOp op);
 /// Whether a kernel under `s` can prefetch a later CTA's state tile into L2
 /// (state_prefetch_distance > 0), the chip aside.
-bool statePrefetchable(RecurrentOp op, const GPUSchedule &s);
+bool statePrefetchable(RecurrentOp op, ScheduleAttr s);
 /// Whether a kernel under `s` can prefetch a later CTA's staged inputs into
 /// L2 (input_prefetch_distance > 0), the chip aside.
-bool inputsPrefetchable(RecurrentOp op, const GPUSchedule &s);
+bool inputsPrefetchable(RecurrentOp op, ScheduleAttr s);
 
 //===----------------------------------------------------------------------===//
 // Rules (ScheduleMapping.cpp, SchedulePipeline.cpp)
 //===----------------------------------------------------------------------===//
 
 /// What the cost model's rules read and write: the op, its target and pins,
-/// and the schedule so far, in which a parameter of 0 is not chosen yet
-/// (each rule keeps a pinned parameter). Each rule reads only what the rules
-/// before it chose (chooseSchedule runs them in order).
+/// and the schedule so far, `s`: ScheduleAttr::zero() with the pins over it,
+/// so a parameter of 0 is not chosen yet (each rule keeps a pinned
+/// parameter, reading whether it is pinned from `pins`). Each rule reads
+/// only what the rules before it chose (chooseSchedule runs them in order).
 struct ScheduleDraft {
   ScheduleDraft(RecurrentOp op, const GPUTarget &target, ScheduleAttr pins,
                 int64_t sms);
@@ -96,38 +97,33 @@ struct ScheduleDraft {
   bool bandwidthBound = false;
   /// The bandwidth-bound 2-byte decode (chooseDecode16ByteSlices).
   bool streaming = false;
-  GPUSchedule s;
+  ScheduleAttr s;
+  /// Sets the parameter `get` reads in `s` (ScheduleAttr::with).
+  template <typename Getter, typename Value> void set(Getter get, Value v) {
+    s = s.with(get, v);
+  }
 };
 
-// The thread-to-data mapping, in the order chooseSchedule runs them.
-void chooseSolve(ScheduleDraft &x);
-void chooseTensorCoreMapping(ScheduleDraft &x);
-void chooseColumnsPerLane(ScheduleDraft &x);
-void chooseStagedVLanes(ScheduleDraft &x);
-void chooseDecodeTwoVLanes(ScheduleDraft &x);
-void chooseDecode16ByteSlices(ScheduleDraft &x);
-void chooseLanesAlongV(ScheduleDraft &x);
-void chooseReductions(ScheduleDraft &x);
-void chooseWarps(ScheduleDraft &x);
-void chooseStagedTokens(ScheduleDraft &x);
-void chooseTokenPairs(ScheduleDraft &x);
-void chooseUnrollTokens(ScheduleDraft &x);
-// What overlaps the memory traffic with the math, and the launch.
-void chooseConsumerRegisters(ScheduleDraft &x);
-void chooseProducerStages(ScheduleDraft &x);
-void chooseStatePrefetchDistance(ScheduleDraft &x);
-void chooseInputPrefetchDistance(ScheduleDraft &x);
-void chooseLaunch(ScheduleDraft &x);
+/// A rule: chooses one or a few parameters of `x.s` that the pins leave.
+using ScheduleRule = void (*)(ScheduleDraft &x);
+/// The rules of the thread-to-data mapping, in the order they run
+/// (ScheduleMapping.cpp): the solve, the columns a lane, the lanes along V,
+/// the reductions, the warps, the staged tokens.
+ArrayRef<ScheduleRule> mappingRules();
+/// The rules of what overlaps the memory traffic with the math on that
+/// mapping, and of the launch, in the order they run after the mapping's
+/// (SchedulePipeline.cpp).
+ArrayRef<ScheduleRule> pipelineRules();
 
 //===----------------------------------------------------------------------===//
 // The complete schedule (Schedule.cpp)
 //===----------------------------------------------------------------------===//
 
-/// `s` as a complete #gdn.schedule.
-ScheduleAttr toScheduleAttr(MLIRContext *context, const GPUSchedule &s);
-/// The kernel builder's view of `complete` (ScheduleAttr::isComplete) for
-/// `op`: the inverse of toScheduleAttr.
-GPUSchedule toGPUSchedule(RecurrentOp op, ScheduleAttr complete);
+/// The schedule the kernel of `op` is built with under `complete`
+/// (ScheduleAttr::isComplete): `complete` with the reductions the op forces
+/// (KDA: side by side; token_pairs where tokens do not pair:
+/// side_by_side). What chooseSchedule returns is resolved already.
+ScheduleAttr resolvedSchedule(RecurrentOp op, ScheduleAttr complete);
 
 } // namespace gdn
 } // namespace mlir

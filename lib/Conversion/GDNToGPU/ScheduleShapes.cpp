@@ -28,15 +28,18 @@ bool gdn::tinyGrid(RecurrentOp op, int64_t targetWarps) {
   return d.N * d.HV * ((d.V + 7) / 8) <= targetWarps / 8;
 }
 
-int64_t gdn::stagingBytes(RecurrentOp op, const GPUSchedule &s, int64_t chunk) {
+int64_t gdn::stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk) {
+  // The buffers alone, not a producer's norm rows (ringBytes).
+  s = s.with(&ScheduleAttr::getProducerStages, 0);
   return stagingLayout(op, s, chunk, /*slots=*/1).bytes();
 }
 
 /// Shared memory of a producer's ring of `stages` slots: each slot's staging
 /// buffers and its two mbarriers.
-int64_t gdn::ringBytes(RecurrentOp op, GPUSchedule s, int64_t stages) {
-  s.stages = stages;
-  return stagingLayout(op, s, s.chunk, stages).bytes() + stages * 16;
+int64_t gdn::ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages) {
+  s = s.with(&ScheduleAttr::getProducerStages, stages);
+  return stagingLayout(op, s, *s.getStagedTokens(), stages).bytes() +
+         stages * 16;
 }
 
 int64_t gdn::elementBytes(Value x) {
@@ -64,11 +67,11 @@ int64_t gdn::defaultStagedTokens(RecurrentOp op) {
 /// API guarantees). Rows of 16-byte multiples start on 16 bytes in any layout
 /// the verifier accepts (OperandLayouts.h: each stride is then a multiple of
 /// 16 bytes).
-bool gdn::bulkCopies(RecurrentOp op, const GPUSchedule &s) {
+bool gdn::bulkCopies(RecurrentOp op, ScheduleAttr s) {
   auto d = op.getDims();
   return (d.K * elementBytes(op.getQ())) % 16 == 0 &&
          (d.V * elementBytes(op.getV())) % 16 == 0 &&
-         (s.blockRows() * elementBytes(op.getV())) % 16 == 0;
+         (s.blockColumns() * elementBytes(op.getV())) % 16 == 0;
 }
 
 /// Whether every slot of a state pool starts on 16 bytes, as an identity
@@ -99,25 +102,27 @@ bool gdn::fp32StepStates(RecurrentOp op) {
 }
 
 /// The state is read once, up front (no staged tokens, tensor cores or
-/// producer), from an initial state in vk whose CTA tile (blockRows() whole
+/// producer), from an initial state in vk whose CTA tile (blockColumns() whole
 /// rows of K) is one contiguous run of 16-byte multiples
 /// (cp.async.bulk.prefetch.L2), in a fixed batch (the grid is (V blocks, HV,
 /// N) in launch order).
-bool gdn::statePrefetchable(RecurrentOp op, const GPUSchedule &s) {
+bool gdn::statePrefetchable(RecurrentOp op, ScheduleAttr s) {
   Value init = op.getInitialState();
-  return s.chunk == 0 && !s.tensorCores() && s.stages == 0 && init &&
-         op.isVKLayout() && !op.isVarlen() && alignedSlots(init) &&
-         (s.blockRows() * op.getDims().K * elementBytes(init)) % 16 == 0;
+  return *s.getStagedTokens() == 0 && !s.tensorCores() &&
+         *s.getProducerStages() == 0 && init && op.isVKLayout() &&
+         !op.isVarlen() && alignedSlots(init) &&
+         (s.blockColumns() * op.getDims().K * elementBytes(init)) % 16 == 0;
 }
 
 /// The tensor-core solve of a single chunk with a fixed batch
 /// (KernelFeatures::prefetchLaterInputs: rows of q, k, v and the gates, in
 /// any layout the verifier accepts).
-bool gdn::inputsPrefetchable(RecurrentOp op, const GPUSchedule &s) {
-  return s.tensorCores() && !op.isVarlen() && op.getDims().T <= s.chunk;
+bool gdn::inputsPrefetchable(RecurrentOp op, ScheduleAttr s) {
+  return s.tensorCores() && !op.isVarlen() &&
+         op.getDims().T <= *s.getStagedTokens();
 }
 
-bool gdn::pairableTokens(RecurrentOp op, const GPUSchedule &s) {
-  return s.overlapReductions && s.chunk > 0 && !s.chunkedSolve &&
+bool gdn::pairableTokens(RecurrentOp op, ScheduleAttr s) {
+  return s.sideBySide() && *s.getStagedTokens() > 0 && !s.chunkedSolve() &&
          !op.hasParentTable();
 }

@@ -32,7 +32,8 @@ void Staging::createStagingBuffers() {
   };
   // A producer's ring: its slots one after another along the token rows.
   StagingLayout layout =
-      stagingLayout(op, s, s.chunk, std::max<int64_t>(s.stages, 1));
+      stagingLayout(op, s, *s.getStagedTokens(),
+                    std::max<int64_t>(*s.getProducerStages(), 1));
   qStage = buffer(layout.q);
   kStage = buffer(layout.k);
   vStage = buffer(layout.v);
@@ -44,12 +45,12 @@ void Staging::createStagingBuffers() {
   tokenStage = bufferIf(layout.tokens);
   solveStage = bufferIf(layout.solve);
   factorStage = bufferIf(layout.factors);
-  blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockRows()));
+  blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns()));
 }
 
 SmallVector<Value> Staging::runStagedChunks(ValueRange state,
                                             ChunkSolve solve) {
-  if (!op.isVarlen() && d.T <= s.chunk)
+  if (!op.isVarlen() && d.T <= *s.getStagedTokens())
     return chunk(m.index(0), m.index(d.T), state, solve);
   return forEachChunk(
       state, [&](Value c, Value count, Value, Value, ValueRange carried) {
@@ -65,22 +66,22 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
   };
   stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
   stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
-  stageRows(op.getV(), vStage, s.blockRows(), c, count,
+  stageRows(op.getV(), vStage, s.blockColumns(), c, count,
             [&](Value t, Value col) {
               return SmallVector<Value>{
                   tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
             });
-  if (s.chunkedSolve)
+  if (s.chunkedSolve())
     stageLogGates(c, count);
   else
-    stageGates(c, count, m.index(0), tid, s.warps * kWarpSize);
+    stageGates(c, count, m.index(0), tid, *s.getWarps() * kWarpSize);
   SmallVector<Value> current(state.begin(), state.end());
   if (current.empty()) // not loaded yet (build())
     current = loadState();
   gpu::BarrierOp::create(b, loc);
   SmallVector<Value> results = solve(c, count, current);
   // The buffers are refilled by the next chunk only after every warp is done.
-  if (op.isVarlen() || d.T > s.chunk)
+  if (op.isVarlen() || d.T > *s.getStagedTokens())
     gpu::BarrierOp::create(b, loc);
   return results;
 }
@@ -90,19 +91,22 @@ SmallVector<Value> Staging::forEachChunk(
     function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
         body) {
   auto loop = scf::ForOp::create(
-      b, loc, tokenLo, hi, m.index(s.chunk), init,
+      b, loc, tokenLo, hi, m.index(*s.getStagedTokens()), init,
       [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value count = arith::MinUIOp::create(
-            b, loc, m.index(s.chunk), arith::SubIOp::create(b, loc, hi, c));
+        Value count =
+            arith::MinUIOp::create(b, loc, m.index(*s.getStagedTokens()),
+                                   arith::SubIOp::create(b, loc, hi, c));
         Value slot, phase; // only with a producer's ring
-        if (s.stages > 0) {
+        if (*s.getProducerStages() > 0) {
           Value i = arith::DivUIOp::create(
               b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
-              m.index(s.chunk));
-          slot = arith::RemUIOp::create(b, loc, i, m.index(s.stages));
-          Value round = arith::DivUIOp::create(b, loc, i, m.index(s.stages));
+              m.index(*s.getStagedTokens()));
+          slot = arith::RemUIOp::create(b, loc, i,
+                                        m.index(*s.getProducerStages()));
+          Value round = arith::DivUIOp::create(b, loc, i,
+                                               m.index(*s.getProducerStages()));
           phase = arith::IndexCastOp::create(
               b, loc, b.getI32Type(),
               arith::RemUIOp::create(b, loc, round, m.index(2)));
@@ -116,8 +120,8 @@ void Staging::stageRows(
     Value src, Value dst, int64_t width, Value c, Value count,
     function_ref<SmallVector<Value>(Value, Value)> idx) {
   Type et = cast<MemRefType>(src.getType()).getElementType();
-  stageRows(et, dst, width, c, count, m.index(0), tid, s.warps * kWarpSize,
-            [&](Value t, Value col, int64_t vec) {
+  stageRows(et, dst, width, c, count, m.index(0), tid,
+            *s.getWarps() * kWarpSize, [&](Value t, Value col, int64_t vec) {
               return loadVector(src, idx(t, col), vec);
             });
 }
@@ -132,8 +136,8 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
   int64_t perRow = width / vec;
   Type dstType = cast<MemRefType>(dst.getType()).getElementType();
   scf::ForOp::create(
-      b, loc, thread, m.index(s.chunk * perRow), m.index(threads), ValueRange{},
-      [&](OpBuilder &nb, Location, Value i, ValueRange) {
+      b, loc, thread, m.index(*s.getStagedTokens() * perRow), m.index(threads),
+      ValueRange{}, [&](OpBuilder &nb, Location, Value i, ValueRange) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
@@ -145,7 +149,7 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
         // The chunked solve reads every row of the chunk: rows past
         // `count` are zeros, never stale or uninitialized values.
         auto ifOp = scf::IfOp::create(b, loc, inRange,
-                                      /*withElseRegion=*/s.chunkedSolve != 0);
+                                      /*withElseRegion=*/s.chunkedSolve() != 0);
         {
           OpBuilder::InsertionGuard inIf(b);
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -155,7 +159,7 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
               b, loc, x, dst, ValueRange{row, col},
               /*nontemporal=*/false,
               llvm::MaybeAlign(vectorAlignment(vec, dstType)));
-          if (s.chunkedSolve) {
+          if (s.chunkedSolve()) {
             b.setInsertionPointToStart(&ifOp.getElseRegion().front());
             auto type = cast<VectorType>(x.getType());
             Value zeros = arith::ConstantOp::create(
@@ -213,7 +217,7 @@ void Staging::stageGates(Value c, Value count, Value rowBase,
   if (perChannel) {
     Value input = op.getBeta() ? op.getBeta() : op.getB();
     stageRows(cast<MemRefType>(input.getType()).getElementType(), betaStage,
-              s.blockRows(), c, count, rowBase, thread, threads,
+              s.blockColumns(), c, count, rowBase, thread, threads,
               [&](Value t, Value col, int64_t vec) {
                 Value v = arith::AddIOp::create(b, loc, blockV0, col);
                 return fromElements(perChannelBeta(t, v, vec));
@@ -248,8 +252,8 @@ void Staging::forTokenOfThread(Value c, Value count, Value rowBase,
 }
 
 void Staging::stageLogGates(Value c, Value count) {
-  Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        tid, m.index(s.chunk));
+  Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                        m.index(*s.getStagedTokens()));
   auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
@@ -275,5 +279,6 @@ void Staging::stageLogGates(Value c, Value count) {
 }
 
 int64_t Staging::solveRows() {
-  return op.isVarlen() ? s.chunk : std::min<int64_t>(s.chunk, d.T);
+  return op.isVarlen() ? *s.getStagedTokens()
+                       : std::min<int64_t>(*s.getStagedTokens(), d.T);
 }

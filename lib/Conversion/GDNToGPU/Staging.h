@@ -102,7 +102,7 @@ protected:
 
   /// This lane's KL entries of staged q or k at chunk row j, widened to f32.
   SmallVector<Value> loadStagedKeyChunk(Value stage, Value j) {
-    return extractAll(m.toF32(loadVector(stage, {j, k0}, s.kPerLane)));
+    return extractAll(m.toF32(loadVector(stage, {j, k0}, kPerLane)));
   }
 
   Value qStage, kStage, vStage, decayStage, betaStage; ///< staging buffers

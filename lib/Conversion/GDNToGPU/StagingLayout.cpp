@@ -34,8 +34,8 @@ int64_t StagingLayout::bytes() const {
   return total;
 }
 
-StagingLayout gdn::stagingLayout(RecurrentOp op, const GPUSchedule &s,
-                                 int64_t chunk, int64_t slots) {
+StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
+                                 int64_t slots) {
   auto d = op.getDims();
   Builder b(op.getContext());
   auto elementType = [](Value x) {
@@ -48,17 +48,17 @@ StagingLayout gdn::stagingLayout(RecurrentOp op, const GPUSchedule &s,
   StagingLayout layout;
   layout.q = {{rows, qkRow}, qk};
   layout.k = {{rows, qkRow}, qk};
-  layout.v = {{rows, s.blockRows()}, elementType(op.getV())};
+  layout.v = {{rows, s.blockColumns()}, elementType(op.getV())};
   layout.decay = op.hasPerKeyDecay() ? StagingBuffer{{rows, d.K}, f32}
                                      : StagingBuffer{{rows}, f32};
   layout.beta = op.hasPerChannelBeta()
-                    ? StagingBuffer{{rows, s.blockRows()}, f32}
+                    ? StagingBuffer{{rows, s.blockColumns()}, f32}
                     : StagingBuffer{{rows}, f32};
   if (op.hasParentTable())
     layout.source = StagingBuffer{{rows}, b.getI32Type()};
   if (producerNorms(op, s))
     layout.norms = StagingBuffer{{rows, 4}, f32};
-  if (s.chunkedSolve) {
+  if (s.chunkedSolve()) {
     layout.gram = StagingBuffer{{2, chunk, chunk}, f32};
     layout.tokens = StagingBuffer{{3, chunk}, f32};
   }

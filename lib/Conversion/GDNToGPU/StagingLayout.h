@@ -49,8 +49,8 @@ struct StagingLayout {
   int64_t bytes() const;
 };
 
-StagingLayout stagingLayout(RecurrentOp op, const GPUSchedule &s,
-                            int64_t chunk, int64_t slots);
+StagingLayout stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
+                            int64_t slots);
 
 } // namespace gdn
 } // namespace mlir

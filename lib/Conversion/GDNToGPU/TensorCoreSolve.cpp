@@ -131,7 +131,8 @@ void TensorCoreSolveKernel::build() {
   // faster with 8 / 4 warps; with 2 warps (N = 1) 2-4% slower, where the
   // state's latency is the CTA's critical path
   // (docs/cost-model.md#tensor-core-late-state).
-  bool lateState = s.warps >= 4 && !op.isVarlen() && d.T <= s.chunk;
+  bool lateState =
+      *s.getWarps() >= 4 && !op.isVarlen() && d.T <= *s.getStagedTokens();
   prefetchLaterInputs();
   SmallVector<Value> state =
       lateState ? SmallVector<Value>() : loadState();
@@ -143,7 +144,8 @@ void TensorCoreSolveKernel::build() {
 }
 
 void TensorCoreSolveKernel::buildTensorCoreGram() {
-  int64_t C = s.chunk, tiles = C / 8, threads = s.warps * kWarpSize;
+  int64_t C = *s.getStagedTokens(), tiles = C / 8,
+          threads = *s.getWarps() * kWarpSize;
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
@@ -193,7 +195,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   };
   // Q Qᵀ on a third warp where there is one, so the Gram pass is one
   // product deep.
-  int64_t qkWarp = s.warps > 1 ? 1 : 0, qqWarp = s.warps > 2 ? 2 : 0;
+  int64_t qkWarp = *s.getWarps() > 1 ? 1 : 0,
+          qqWarp = *s.getWarps() > 2 ? 2 : 0;
   auto qNorms = [&] { // q's norms: only the diagonal is read
     gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
       ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
@@ -292,7 +295,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
 }
 
 void TensorCoreSolveKernel::buildSolveMatrices() {
-  int64_t C = s.chunk;
+  int64_t C = *s.getStagedTokens();
   auto load = [&](Value buf, ArrayRef<int64_t> idx) -> Value {
     SmallVector<Value> at;
     for (int64_t i : idx)
@@ -352,7 +355,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                                   ValueRange state) {
   buildTensorCoreGram();
   buildSolveMatrices();
-  int64_t C = s.chunk, tiles = C / 8, keyTiles = d.K / 8;
+  int64_t C = *s.getStagedTokens(), tiles = C / 8, keyTiles = d.K / 8;
   SmallVector<Value> S(state.begin(), state.end());
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(

@@ -34,31 +34,33 @@ SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
     Value raw = loadVector(from, idx, count);
     return keep ? keepOrZero(keep, raw) : raw;
   };
-  SmallVector<Value> tile(s.rows * s.kPerLane);
+  SmallVector<Value> tile(*s.getColumnsPerLane() * kPerLane);
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
-    for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
       auto row =
-          extractAll(m.toF32(load(src, at2(offset(v0, r), k0), s.kPerLane)));
-      for (int64_t j = 0; j < s.kPerLane; ++j)
+          extractAll(m.toF32(load(src, at2(offset(v0, r), k0), kPerLane)));
+      for (int64_t j = 0; j < kPerLane; ++j)
         at(tile, r, j) = row[j];
     }
   } else {
-    for (int64_t j = 0; j < s.kPerLane; ++j) {
-      auto col = extractAll(m.toF32(load(src, at2(offset(k0, j), v0), s.rows)));
-      for (int64_t r = 0; r < s.rows; ++r)
+    for (int64_t j = 0; j < kPerLane; ++j) {
+      auto col = extractAll(
+          m.toF32(load(src, at2(offset(k0, j), v0), *s.getColumnsPerLane())));
+      for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
         at(tile, r, j) = col[r];
     }
   }
   if (isScaled(src)) { // e4m3 x its row's scale (the lane's R rows, one load)
-    SmallVector<Value> scale = extractAll(
-        load(op.getStateScale(), {prefix[0], prefix[1], v0}, s.rows));
+    SmallVector<Value> scale =
+        extractAll(load(op.getStateScale(), {prefix[0], prefix[1], v0},
+                        *s.getColumnsPerLane()));
     if (rowScales) {
       *rowScales = scale;
       return tile;
     }
-    for (int64_t r = 0; r < s.rows; ++r)
-      for (int64_t j = 0; j < s.kPerLane; ++j)
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
+      for (int64_t j = 0; j < kPerLane; ++j)
         at(tile, r, j) = m.mul(at(tile, r, j), scale[r]);
   }
   return tile;
@@ -87,12 +89,12 @@ bool TileIO::isScaled(Value state) {
 
 SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
   SmallVector<Value> scales;
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value amax = m.f32(0.0);
-    for (int64_t j = 0; j < s.kPerLane; ++j)
+    for (int64_t j = 0; j < kPerLane; ++j)
       amax = m.maxAbs(amax, at(tile, r, j));
     auto [scale, inv] = m.e4m3Scale(warpMaxAbs(amax));
-    for (int64_t j = 0; j < s.kPerLane; ++j)
+    for (int64_t j = 0; j < kPerLane; ++j)
       at(tile, r, j) = m.mul(at(tile, r, j), inv);
     scales.push_back(scale);
   }
@@ -124,16 +126,16 @@ void TileIO::storeTile(ValueRange results, Value dst,
   }
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {
-    for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
       SmallVector<Value> row;
-      for (int64_t j = 0; j < s.kPerLane; ++j)
+      for (int64_t j = 0; j < kPerLane; ++j)
         row.push_back(at(tile, r, j));
       storeVector(row, dst, at2(offset(v0, r), k0));
     }
   } else {
-    for (int64_t j = 0; j < s.kPerLane; ++j) {
+    for (int64_t j = 0; j < kPerLane; ++j) {
       SmallVector<Value> col;
-      for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
         col.push_back(at(tile, r, j));
       storeVector(col, dst, at2(offset(k0, j), v0));
     }
@@ -142,9 +144,9 @@ void TileIO::storeTile(ValueRange results, Value dst,
 
 SmallVector<Value> TileIO::loadFragments(Value src,
                                                 SmallVector<Value> prefix) {
-  SmallVector<Value> tile(s.rows * s.kPerLane);
+  SmallVector<Value> tile(*s.getColumnsPerLane() * kPerLane);
   if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side, a key each
-    for (int64_t j = 0; j < s.kPerLane; ++j) {
+    for (int64_t j = 0; j < kPerLane; ++j) {
       Value key = offset(k0, 8 * (j / 2) + j % 2);
       auto pair =
           extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), 2)));
@@ -153,7 +155,8 @@ SmallVector<Value> TileIO::loadFragments(Value src,
     }
     return tile;
   }
-  for (int64_t r = 0; r < s.rows; ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
+  for (int64_t r = 0; r < *s.getColumnsPerLane();
+       ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
     Value v = offset(v0, r);
     for (int64_t p = 0; p < d.K / 8; ++p) {
       auto pair = extractAll(m.toF32(
@@ -167,14 +170,14 @@ SmallVector<Value> TileIO::loadFragments(Value src,
 
 void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
                                    SmallVector<Value> prefix) {
-  auto at = [&](int64_t r, int64_t j) { return tile[r * s.kPerLane + j]; };
+  auto at = [&](int64_t r, int64_t j) { return tile[r * kPerLane + j]; };
   if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
-    for (int64_t j = 0; j < s.kPerLane; ++j)
+    for (int64_t j = 0; j < kPerLane; ++j)
       storeVector({at(0, j), at(1, j)}, dst,
                   withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
     return;
   }
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value v = offset(v0, r);
     for (int64_t p = 0; p < d.K / 8; ++p)
       storeVector({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
@@ -184,7 +187,7 @@ void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
 
 SmallVector<Value> TileIO::loadState(bool branchless,
                                      SmallVector<Value> *rowScales) {
-  SmallVector<Value> tile(s.rows * s.kPerLane);
+  SmallVector<Value> tile(*s.getColumnsPerLane() * kPerLane);
   Value init = op.getInitialState();
   if (!init) {
     for (Value &e : tile)
@@ -202,7 +205,7 @@ SmallVector<Value> TileIO::loadState(bool branchless,
   // Pool: a padding row (slot < 0) reads nothing and starts from zero (its
   // row scales too).
   SmallVector<Value> scales;
-  size_t count = tile.size() + (rowScales ? s.rows : 0);
+  size_t count = tile.size() + (rowScales ? *s.getColumnsPerLane() : 0);
   SmallVector<Type> types(count, b.getF32Type());
   auto ifOp = scf::IfOp::create(b, loc, types, valid, /*withElseRegion=*/true);
   {

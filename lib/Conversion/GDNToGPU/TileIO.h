@@ -23,7 +23,7 @@ public:
 protected:
   /// Element (r, j) of a register tile: V column r, key j of the lane.
   Value &at(SmallVectorImpl<Value> &tile, int64_t r, int64_t j) {
-    return tile[r * s.kPerLane + j];
+    return tile[r * kPerLane + j];
   }
 
   /// This lane's tile of the state at `prefix` + (V, K positions), widened
@@ -74,7 +74,7 @@ protected:
   /// The final state, after the launch hook of launch =
   /// programmatic_after_recurrence.
   void storeState(ValueRange results) {
-    if (s.programmaticLaunch == GPUSchedule::kLaunchAfterRecurrence)
+    if (s.launchMode() == LaunchMode::programmatic_after_recurrence)
       launchDependents();
     if (Value fin = op.getFinalState())
       storeTile(results, fin, {stateRow, hv}, valid);

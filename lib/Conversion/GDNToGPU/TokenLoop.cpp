@@ -22,16 +22,18 @@ void TokenLoopKernel::build() {
   // must stay: the previous grid may write them.)
   // The state then loads without a branch (loadState), so ptxas may order
   // all the entry's loads before any math waits on one.
-  tokenFirst = valid && !replay && s.chunk == 0 && !op.isVarlen() && d.T == 1 &&
-               !op.hasParentTable() && !s.programmaticLaunch;
+  tokenFirst = valid && !replay && *s.getStagedTokens() == 0 &&
+               !op.isVarlen() && d.T == 1 && !op.hasParentTable() &&
+               s.launchMode() == LaunchMode::ordinary;
   if (tokenFirst)
     firstToken = loadToken(tokenLo, Value());
   // A quantized state stays in units of its row scales until the first
   // token's decay (TokenSteps::rowUnits): where the token loop runs from
   // global memory at least once (a fixed T >= 1), tree and replay not, with
   // one decay a head.
-  bool scalesInDecay = s.chunk == 0 && !replay && !op.hasParentTable() &&
-                       !op.hasPerKeyDecay() && !op.isVarlen() && d.T >= 1;
+  bool scalesInDecay = *s.getStagedTokens() == 0 && !replay &&
+                       !op.hasParentTable() && !op.hasPerKeyDecay() &&
+                       !op.isVarlen() && d.T >= 1;
   SmallVector<Value> units;
   SmallVector<Value> state =
       loadState(tokenFirst, scalesInDecay ? &units : nullptr);
@@ -41,7 +43,7 @@ void TokenLoopKernel::build() {
     storeState(replayTokens(state));
     return;
   }
-  if (s.chunk == 0) {
+  if (*s.getStagedTokens() == 0) {
     prefetchLaterState();
     // The loop carries the row units too: the scales, then 1 after the
     // first token (which returns its state in absolute units).

@@ -26,7 +26,7 @@ SmallVector<Value> TokenSteps::runChunk(Value c, Value count, Value rowBase,
                                            ValueRange state) {
   // Two tokens a step (pairTokens): pairs j, j + 1 while j + 1 < count, then
   // the last token of an odd count on its own.
-  bool pairs = s.pairTokens;
+  bool pairs = s.tokenPairs();
   auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -76,10 +76,10 @@ void TokenSteps::unrollTokenLoops() {
         int64_t(llvm::divideCeil(std::max<int64_t>(*upper - *lo, 0),
                                  perIteration)) *
                 perIteration <=
-            s.unroll)
+            *s.getUnrollTokens())
       (void)loopUnrollFull(loop);
-    else if (s.unroll / perIteration > 1)
-      (void)loopUnrollByFactor(loop, s.unroll / perIteration);
+    else if (*s.getUnrollTokens() / perIteration > 1)
+      (void)loopUnrollByFactor(loop, *s.getUnrollTokens() / perIteration);
   }
 }
 
@@ -91,30 +91,33 @@ TokenSteps::TokenInputs TokenSteps::loadToken(Value t, Value j) {
   bool perKey = op.hasPerKeyDecay(), perChannel = op.hasPerChannelBeta();
   if (staged) {
     Value col = arith::SubIOp::create(b, loc, v0, blockV0);
-    in.decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, s.kPerLane))
+    in.decay = perKey ? extractAll(loadVector(decayStage, {j, k0}, kPerLane))
                       : SmallVector<Value>{memref::LoadOp::create(
                             b, loc, decayStage, ValueRange{j})};
-    in.beta = perChannel ? extractAll(loadVector(betaStage, {j, col}, s.rows))
+    in.beta = perChannel ? extractAll(loadVector(betaStage, {j, col},
+                                                 *s.getColumnsPerLane()))
                          : SmallVector<Value>{memref::LoadOp::create(
                                b, loc, betaStage, ValueRange{j})};
-    in.vf = extractAll(m.toF32(loadVector(vStage, {j, col}, s.rows)));
+    in.vf = extractAll(
+        m.toF32(loadVector(vStage, {j, col}, *s.getColumnsPerLane())));
   } else if (tokenFirst && !perKey && !perChannel) {
     // Every load before the gates' math: under in-order issue an exp or a
     // sigmoid waiting on its input would hold the loads after it. (Only
     // with a pool: on a state in place at N = 1 this order measured 3-5%
     // slower, 2.78 -> 2.91 us; docs/cost-model.md#pool-decode-token-first.)
-    Value vRaw = loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows);
+    Value vRaw =
+        loadVector(op.getV(), {tokenRow, t, hv, v0}, *s.getColumnsPerLane());
     KernelMath::GateInputs gates = m.loadGates(op, tokenRow, t, hv);
     in.vf = extractAll(m.toF32(vRaw));
     in.decay = {m.gateDecay(op, gates)};
     in.beta = {m.gateBeta(op, gates)};
   } else {
-    in.decay = perKey ? perKeyDecay(t, k0, s.kPerLane)
+    in.decay = perKey ? perKeyDecay(t, k0, kPerLane)
                       : SmallVector<Value>{m.emitDecay(op, tokenRow, t, hv)};
-    in.beta = perChannel ? perChannelBeta(t, v0, s.rows)
+    in.beta = perChannel ? perChannelBeta(t, v0, *s.getColumnsPerLane())
                          : SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
-    in.vf = extractAll(
-        m.toF32(loadVector(op.getV(), {tokenRow, t, hv, v0}, s.rows)));
+    in.vf = extractAll(m.toF32(
+        loadVector(op.getV(), {tokenRow, t, hv, v0}, *s.getColumnsPerLane())));
   }
   return in;
 }
@@ -144,7 +147,7 @@ SmallVector<Value> TokenSteps::token(Value t, Value j, ValueRange carried) {
                               : loadToken(t, j);
   SmallVector<Value> units = std::exchange(rowUnits, {});
   assert((units.empty() || !op.hasPerKeyDecay()) && "units need one decay");
-  if (!s.overlapReductions) // the schedule never asks for it with KDA
+  if (!s.sideBySide()) // the schedule never asks for it with KDA
     return tokenInTurn(t, S, in.kf, in.qf, in.decay.front(), in.beta.front(),
                        in.vf, units);
 
@@ -173,7 +176,7 @@ TokenSteps::decayed(const TokenInputs &in, ArrayRef<Value> x,
                        ArrayRef<Value> y) {
   std::pair<SmallVector<Value>, SmallVector<Value>> out{x, y};
   if (op.hasPerKeyDecay()) // one decay a head factors out of the sums
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    for (int64_t jj = 0; jj < kPerLane; ++jj) {
       out.first[jj] = m.mul(x[jj], in.decay[jj]);
       out.second[jj] = m.mul(y[jj], in.decay[jj]);
     }
@@ -184,9 +187,9 @@ SmallVector<SmallVector<Value>>
 TokenSteps::stateSums(SmallVector<Value> &S,
                          ArrayRef<SmallVector<Value>> xs) {
   SmallVector<SmallVector<Value>> sums(xs.size());
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     SmallVector<Value> partial(xs.size(), m.f32(0.0));
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+    for (int64_t jj = 0; jj < kPerLane; ++jj)
       for (auto [p, x] : llvm::zip_equal(partial, xs))
         p = m.add(p, m.mul(at(S, r, jj), x[jj]));
     for (auto [sum, p] : llvm::zip_equal(sums, partial))
@@ -216,11 +219,11 @@ SmallVector<Value> TokenSteps::advance(Value t, SmallVector<Value> &S,
   for (Value e : in.kf)
     kHat.push_back(m.mul(e, ik));
   SmallVector<Value> outputs, us;
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value u =
         m.mul(in.beta[perChannel ? r : 0], m.sub(in.vf[r], m.mul(fk, A[r])));
     Value rowDecay = units.empty() ? in.decay[0] : m.mul(in.decay[0], units[r]);
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj)
+    for (int64_t jj = 0; jj < kPerLane; ++jj)
       at(S, r, jj) =
           m.add(m.mul(at(S, r, jj), perKey ? in.decay[jj] : rowDecay),
                 m.mul(kHat[jj], u));
@@ -253,7 +256,7 @@ SmallVector<Value> TokenSteps::tokenPair(Value t, Value j,
       stateSums(S, {dk0, dq0, ddk1, ddq1});
   // k0 · D1 k1 and k0 · D1 q1 (D1 = 1 for a head's one decay).
   Value ck = m.f32(0.0), cq = m.f32(0.0);
-  for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+  for (int64_t jj = 0; jj < kPerLane; ++jj) {
     ck = m.add(ck, m.mul(in0.kf[jj], dk1[jj]));
     cq = m.add(cq, m.mul(in0.kf[jj], dq1[jj]));
   }
@@ -262,7 +265,7 @@ SmallVector<Value> TokenSteps::tokenPair(Value t, Value j,
   SmallVector<Value> u0 = advance(t, S, in0, n0, f0, sums[0], sums[1]);
   storeIntermediate(t, S);
   SmallVector<Value> A1, B1;
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value a = sums[2][r], bq = sums[3][r];
     if (!perKey) { // the sums were of S, not D0 S
       a = m.mul(a, in0.decay[0]);
@@ -317,16 +320,16 @@ SmallVector<Value> TokenSteps::tokenInTurn(Value t, SmallVector<Value> S,
   for (Value &e : qf)
     e = m.mul(e, scale);
   SmallVector<Value> outputs;
-  for (int64_t r = 0; r < s.rows; ++r) {
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value sk = m.f32(0.0);
     Value rowDecay = units.empty() ? decay : m.mul(decay, units[r]);
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    for (int64_t jj = 0; jj < kPerLane; ++jj) {
       at(S, r, jj) = m.mul(at(S, r, jj), rowDecay);
       sk = m.add(sk, m.mul(at(S, r, jj), kf[jj]));
     }
     Value u = m.mul(beta, m.sub(vf[r], warpSum(sk)));
     Value sq = m.f32(0.0);
-    for (int64_t jj = 0; jj < s.kPerLane; ++jj) {
+    for (int64_t jj = 0; jj < kPerLane; ++jj) {
       at(S, r, jj) = m.add(at(S, r, jj), m.mul(kf[jj], u));
       sq = m.add(sq, m.mul(at(S, r, jj), qf[jj]));
     }

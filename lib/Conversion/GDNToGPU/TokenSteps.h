@@ -36,8 +36,7 @@ protected:
 
   /// This lane's KL entries of q or k for token t, widened to f32.
   SmallVector<Value> loadKeyChunk(Value src, Value t) {
-    return extractAll(
-        m.toF32(loadVector(src, {tokenRow, t, h, k0}, s.kPerLane)));
+    return extractAll(m.toF32(loadVector(src, {tokenRow, t, h, k0}, kPerLane)));
   }
 
   /// A token's inputs at token t (or staged at chunk row j), f32: this

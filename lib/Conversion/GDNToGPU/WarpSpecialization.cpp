@@ -32,7 +32,7 @@ void WarpSpecializedKernel::build() {
   createStagingBuffers();
   // One 8-byte mbarrier a ring slot.
   auto barriers = [&]() {
-    return workgroupBuffer({s.stages}, b.getI64Type(), 8);
+    return workgroupBuffer({*s.getProducerStages()}, b.getI64Type(), 8);
   };
   full = barriers();
   empty = barriers();
@@ -42,29 +42,29 @@ void WarpSpecializedKernel::build() {
     auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    for (int64_t i = 0; i < s.stages; ++i) {
+    for (int64_t i = 0; i < *s.getProducerStages(); ++i) {
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(full, m.index(i)),
                                    i32(kWarpSize), Value());
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(empty, m.index(i)),
-                                   i32(s.warps * kWarpSize), Value());
+                                   i32(*s.getWarps() * kWarpSize), Value());
     }
   }
   gpu::BarrierOp::create(b, loc); // the barriers exist before anyone waits
   Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           warp, m.index(s.warps));
+                                           warp, m.index(*s.getWarps()));
   auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&roles.getElseRegion().front());
-  if (s.consumerRegisters > 0)
+  if (*s.getConsumerRegisters() > 0)
     NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
                                    NVVM::SetMaxRegisterAction::decrease);
   waitForPreviousGrid(); // before the producer's first read of the tokens
   // The producer warps write a replayed verify's windows.
   writeReplayWindows(
-      arith::SubIOp::create(b, loc, tid, m.index(s.warps * kWarpSize)),
+      arith::SubIOp::create(b, loc, tid, m.index(*s.getWarps() * kWarpSize)),
       s.producerWarps() * kWarpSize);
   Value isCopier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
-                                         m.index(s.warps));
+                                         m.index(*s.getWarps()));
   auto copier = scf::IfOp::create(b, loc, isCopier, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&copier.getThenRegion().front());
   forEachChunk(ValueRange{},
@@ -74,8 +74,8 @@ void WarpSpecializedKernel::build() {
                });
 
   b.setInsertionPointToStart(&roles.getThenRegion().front());
-  if (s.consumerRegisters > 0)
-    NVVM::SetMaxRegisterOp::create(b, loc, s.consumerRegisters,
+  if (*s.getConsumerRegisters() > 0)
+    NVVM::SetMaxRegisterOp::create(b, loc, *s.getConsumerRegisters(),
                                    NVVM::SetMaxRegisterAction::increase);
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
@@ -84,7 +84,8 @@ void WarpSpecializedKernel::build() {
       [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
         wait(full, slot, phase);
         SmallVector<Value> next = runChunk(
-            c, count, arith::MulIOp::create(b, loc, slot, m.index(s.chunk)),
+            c, count,
+            arith::MulIOp::create(b, loc, slot, m.index(*s.getStagedTokens())),
             carried);
         NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(empty, slot),
                                        Value());
@@ -96,10 +97,11 @@ void WarpSpecializedKernel::build() {
 
 void WarpSpecializedKernel::produceChunk(Value c, Value count, Value slot,
                                          Value phase) {
-  Value rowBase = arith::MulIOp::create(b, loc, slot, m.index(s.chunk));
+  Value rowBase =
+      arith::MulIOp::create(b, loc, slot, m.index(*s.getStagedTokens()));
   auto copyToken = [&](Value t, Value row) {
     int64_t qBytes = d.K * elementBytes(op.getQ());
-    int64_t vBytes = s.blockRows() * elementBytes(op.getV());
+    int64_t vBytes = s.blockColumns() * elementBytes(op.getV());
     Value bar = barrierAt(full, slot);
     // The transactions are expected before this lane's arrival, so the
     // phase cannot complete before the copies do.
@@ -136,7 +138,7 @@ void WarpSpecializedKernel::stageNorms(Value c, Value count, Value rowBase,
   // values of q and k: 64 registers).
   int64_t qkBytes = elementBytes(op.getQ());
   int64_t group = std::max<int64_t>(
-      kWarpSize / llvm::PowerOf2Ceil(s.chunk),
+      kWarpSize / llvm::PowerOf2Ceil(*s.getStagedTokens()),
       llvm::PowerOf2Ceil(llvm::divideCeil(d.K * qkBytes, 128)));
   group = std::min<int64_t>(group, kWarpSize);
   while (group > 1 && d.K % group != 0)
@@ -155,7 +157,7 @@ void WarpSpecializedKernel::stageNorms(Value c, Value count, Value rowBase,
   // `overlapped`, so that nothing waits on the loads before it). The passes
   // whose loads fit in 256 bytes a lane (64 registers) load before
   // `overlapped`, any others right before their arithmetic.
-  int64_t passes = llvm::divideCeil(s.chunk, tokensPerPass);
+  int64_t passes = llvm::divideCeil(*s.getStagedTokens(), tokensPerPass);
   int64_t early = std::max<int64_t>(1, 256 / (2 * perLane * qkBytes));
   SmallVector<Value> tokens;
   for (int64_t p = 0; p < passes; ++p)

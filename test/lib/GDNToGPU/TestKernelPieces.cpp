@@ -98,11 +98,11 @@ struct TestKernelPiecesPass
     for (RecurrentOp op : ops) {
       if (failed(op.requireMemRefForm("test-gdn-kernel-pieces")))
         return signalPassFailure();
-      FailureOr<GPUSchedule> s =
+      FailureOr<ScheduleAttr> s =
           checkGPUSchedule(op, pinnedSchedule(op), *target);
       if (failed(s))
         return signalPassFailure();
-      if (piece == "staging" && s->chunk == 0) {
+      if (piece == "staging" && *(*s).getStagedTokens() == 0) {
         op.emitOpError() << "test-gdn-kernel-pieces: piece=staging needs a "
                             "staged schedule (staged_tokens > 0)";
         return signalPassFailure();

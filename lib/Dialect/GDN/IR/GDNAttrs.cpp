@@ -1,8 +1,10 @@
 //===- GDNAttrs.cpp - gdn dialect attributes ------------------------------===//
 //
-// #gdn.schedule: its checks and its merge; the verifier of the dialect's
-// discardable attributes. The parser and printer are
-// generated (GDNAttrs.td, `struct(params)`).
+// #gdn.schedule: its parse of host text and its checks; the verifier of
+// the dialect's
+// discardable attributes. The parser and printer are generated (GDNAttrs.td,
+// `struct(params)`); what works over the storage's tuple of parameters
+// (pinnedBy, with, zero, isComplete) is in GDNDialect.cpp, beside it.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"
@@ -87,25 +89,6 @@ LogicalResult ScheduleAttr::verify(
       return emitError() << "#gdn.schedule " << name << " = " << *value
                          << " must be in [" << lo << ", " << kMaxSize << "]";
   return success();
-}
-
-ScheduleAttr ScheduleAttr::pinnedBy(ScheduleAttr pins) const {
-  if (!pins)
-    return *this;
-  auto pick = [](auto pinned, auto own) { return pinned ? pinned : own; };
-  return ScheduleAttr::get(
-      getContext(), pick(pins.getColumnsPerLane(), getColumnsPerLane()),
-      pick(pins.getLanesAlongV(), getLanesAlongV()),
-      pick(pins.getWarps(), getWarps()),
-      pick(pins.getStagedTokens(), getStagedTokens()),
-      pick(pins.getUnrollTokens(), getUnrollTokens()),
-      pick(pins.getReductions(), getReductions()),
-      pick(pins.getSolve(), getSolve()),
-      pick(pins.getProducerStages(), getProducerStages()),
-      pick(pins.getConsumerRegisters(), getConsumerRegisters()),
-      pick(pins.getStatePrefetchDistance(), getStatePrefetchDistance()),
-      pick(pins.getInputPrefetchDistance(), getInputPrefetchDistance()),
-      pick(pins.getLaunch(), getLaunch()));
 }
 
 LogicalResult GDNDialect::verifyOperationAttribute(Operation *op,

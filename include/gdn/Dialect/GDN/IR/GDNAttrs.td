@@ -157,11 +157,11 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
   );
   let builders = [
     // #gdn.schedule<>: every parameter the cost model's choice.
+    // (Over the storage's tuple, so a new parameter needs no line here.)
     AttrBuilder<(ins), [{
-      return $_get($_ctxt, std::nullopt, std::nullopt, std::nullopt,
-                   std::nullopt, std::nullopt, ReductionsAttr(),
-                   ChunkSolveAttr(), std::nullopt, std::nullopt, std::nullopt,
-                   std::nullopt, LaunchModeAttr());
+      return std::apply(
+          [&](auto... absent) { return $_get($_ctxt, absent...); },
+          ::mlir::gdn::detail::ScheduleAttrStorage::KeyTy());
     }]>
   ];
   let assemblyFormat = "`<` struct(params) `>`";
@@ -169,6 +169,61 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
   let extraClassDeclaration = [{
     /// This schedule with every parameter `pins` holds replaced by its value.
     ScheduleAttr pinnedBy(ScheduleAttr pins) const;
+    /// This schedule with the parameter that `get` reads set to `value`
+    /// (std::nullopt or a null attribute: absent), e.g.
+    /// `s.with(&ScheduleAttr::getWarps, 4)`. One overload a parameter type.
+    ScheduleAttr with(std::optional<int64_t> (ScheduleAttr::*get)() const,
+                      std::optional<int64_t> value) const;
+    ScheduleAttr with(ReductionsAttr (ScheduleAttr::*get)() const,
+                      Reductions value) const;
+    ScheduleAttr with(ChunkSolveAttr (ScheduleAttr::*get)() const,
+                      ChunkSolve value) const;
+    ScheduleAttr with(LaunchModeAttr (ScheduleAttr::*get)() const,
+                      LaunchMode value) const;
+    /// Every parameter present and zero (an enum: its case 0): where the
+    /// cost model starts, 0 meaning "not chosen yet". Not a valid schedule
+    /// (columns_per_lane = 0), never attached to an op.
+    static ScheduleAttr zero(::mlir::MLIRContext *context);
+
+    // What the kernel builder derives from a complete schedule
+    // (isComplete), defined here once beside the parameters.
+
+    /// Lanes of a warp.
+    static constexpr int64_t kWarpSize = 32;
+    /// Lanes of a warp along K: 32 / lanes_along_v.
+    int64_t lanesAlongK() const { return kWarpSize / *getLanesAlongV(); }
+    /// V columns of a warp: columns_per_lane * lanes_along_v.
+    int64_t warpColumns() const {
+      return *getColumnsPerLane() * *getLanesAlongV();
+    }
+    /// V columns of a CTA: warpColumns() * warps.
+    int64_t blockColumns() const { return warpColumns() * *getWarps(); }
+    /// Warps of the producer: none, a warp, or a warpgroup under
+    /// setmaxnreg (consumer_registers > 0).
+    int64_t producerWarps() const {
+      return *getProducerStages() == 0     ? 0
+             : *getConsumerRegisters() > 0 ? 4
+                                           : 1;
+    }
+    /// Threads of a CTA, the producer's included.
+    int64_t threads() const {
+      return (*getWarps() + producerWarps()) * kWarpSize;
+    }
+    /// A staged chunk solved at once (solve = cuda_cores or tensor_cores).
+    bool chunkedSolve() const {
+      return getSolve().getValue() != ChunkSolve::token_by_token;
+    }
+    bool tensorCores() const {
+      return getSolve().getValue() == ChunkSolve::tensor_cores;
+    }
+    /// A token's K-reductions side by side (side_by_side or token_pairs).
+    bool sideBySide() const {
+      return getReductions().getValue() != Reductions::in_turn;
+    }
+    bool tokenPairs() const {
+      return getReductions().getValue() == Reductions::token_pairs;
+    }
+    LaunchMode launchMode() const { return getLaunch().getValue(); }
     /// Whether every parameter is present and none is a pin only (`launch =
     /// programmatic`, which gdn-select-schedule resolves): what
     /// gdn-select-schedule attaches and convert-gdn-to-gpu takes.
