@@ -49,20 +49,20 @@ namespace {
 /// Four f32 values: an accumulator fragment (c0..c3).
 using Fragment = std::array<Value, 4>;
 
-/// An mma operand's registers (i32 bit patterns of tf32 values): hi, and lo
-/// unless the values are exact in tf32.
+/// An mma operand's registers (tf32 values, as f32: the bits nvgpu.mma.sync
+/// passes on): hi, and lo unless the values are exact in tf32.
 struct Operand {
   SmallVector<Value> hi, lo;
 };
 
-/// The i32 bits of f32 `x` with the low 13 mantissa bits cleared: a tf32
-/// value, truncated.
+/// f32 `x` with the low 13 mantissa bits cleared: a tf32 value, truncated.
 Value tf32Bits(KernelMath &m, Value x) {
   OpBuilder &b = m.builder();
   Location loc = m.location();
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
-  return arith::AndIOp::create(b, loc, bits,
-                               m.i32(static_cast<int32_t>(0xffffe000)));
+  Value hi = arith::AndIOp::create(b, loc, bits,
+                                   m.i32(static_cast<int32_t>(0xffffe000)));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), hi);
 }
 
 /// `values` as an operand: exact (bf16 or f16 widened) or split in two.
@@ -72,12 +72,11 @@ Operand operand(KernelMath &m, ArrayRef<Value> values, bool exact) {
   Operand o;
   for (Value x : values) {
     if (exact) {
-      o.hi.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
+      o.hi.push_back(x);
       continue;
     }
     Value hi = tf32Bits(m, x);
-    Value rest = arith::SubFOp::create(
-        b, loc, x, arith::BitcastOp::create(b, loc, b.getF32Type(), hi));
+    Value rest = arith::SubFOp::create(b, loc, x, hi);
     o.hi.push_back(hi);
     o.lo.push_back(tf32Bits(m, rest));
   }
@@ -85,37 +84,35 @@ Operand operand(KernelMath &m, ArrayRef<Value> values, bool exact) {
 }
 
 /// D = A B + C for one m16n8k8 tile (nvgpu.mma.sync, tf32): a 4 and b 2
-/// registers of tf32 bit patterns, c 4 f32.
-Fragment mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
-             const Fragment &c) {
+/// tf32 values, c and d the accumulator as a vector<2x2xf32>.
+Value mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
+          Value c) {
   Type f32 = b.getF32Type();
   auto matrix = [&](ArrayRef<Value> xs, int64_t rows, int64_t cols) {
-    SmallVector<Value> elements;
-    for (Value x : xs)
-      elements.push_back(x.getType() == f32
-                             ? x
-                             : arith::BitcastOp::create(b, loc, f32, x));
     return vector::FromElementsOp::create(
-        b, loc, VectorType::get({rows, cols}, f32), elements);
+        b, loc, VectorType::get({rows, cols}, f32), xs);
   };
-  Value d = nvgpu::MmaSyncOp::create(b, loc, matrix(a, 4, 1), matrix(bb, 2, 1),
-                                     matrix(c, 2, 2),
-                                     ArrayRef<int64_t>{16, 8, 8},
-                                     /*tf32Enabled=*/true);
-  Fragment out;
-  for (int64_t i = 0; i < 4; ++i)
-    out[i] = vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{i / 2, i % 2});
-  return out;
+  return nvgpu::MmaSyncOp::create(b, loc, matrix(a, 4, 1), matrix(bb, 2, 1), c,
+                                  ArrayRef<int64_t>{16, 8, 8},
+                                  /*tf32Enabled=*/true);
 }
 
-/// D = A B + C in split precision: the small terms first.
+/// D = A B + C in split precision: the small terms first, the accumulator
+/// carried from one mma to the next as a vector.
 Fragment product(OpBuilder &b, Location loc, const Operand &a,
-                 const Operand &bb, Fragment c) {
+                 const Operand &bb, const Fragment &c) {
+  Value d = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2, 2}, b.getF32Type()), c);
   if (!bb.lo.empty())
-    c = mma(b, loc, a.hi, bb.lo, c);
+    d = mma(b, loc, a.hi, bb.lo, d);
   if (!a.lo.empty())
-    c = mma(b, loc, a.lo, bb.hi, c);
-  return mma(b, loc, a.hi, bb.hi, c);
+    d = mma(b, loc, a.lo, bb.hi, d);
+  d = mma(b, loc, a.hi, bb.hi, d);
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out[i] =
+        vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{i / 2, i % 2});
+  return out;
 }
 
 /// The A operand of an accumulator tile, reduction index permuted.
