@@ -316,6 +316,10 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         s["gk"] = torch.nn.functional.logsigmoid(r(N, T, HV, K)).to(dev)
     if state_dtype == torch.float8_e4m3fn:  # the anchors' bf16 pools beside gdn's fp8 one
         s["state_vk_bf16"] = r(N, HV, V, K).to(bf).to(dev)
+        # K-major (kv): gdn's e4m3 state with its row scales [N, HV, V], and
+        # the anchors' fp32 one (FlashInfer's K-major decode and FLA take fp32)
+        s["state_kv"] = ops.quantize_state(r(N, HV, K, V).to(dev), layout="kv")[0]
+        s["state_kv_f32"] = r(N, HV, K, V).to(dev)
     s["state_dtype"] = state_dtype
     # SGLang's CuTe-DSL decode is compiled for a bf16 dt_bias (its models'
     # dtype); the same values rounded.
@@ -509,6 +513,11 @@ def _bf16_pool(call):
     return lambda f, s: call(f, {**s, "state_vk": s["state_vk_bf16"]})
 
 
+def _f32_kv(call):
+    """An anchor's call on the fp32 K-major state of an fp8 workload's set."""
+    return lambda f, s: call(f, {**s, "state_kv": s["state_kv_f32"]})
+
+
 WORKLOADS = [
     Workload("decode, state in place", (1,), f32, "rw",
              lambda s: _fi_pretranspose(ops.gated_delta_rule_decode_pretranspose, s, pool=False),
@@ -567,6 +576,12 @@ WORKLOADS = [
               "FlashInfer pretranspose": _bf16_pool(
                   lambda f, s: _fi_pretranspose(f, s, pool=True))},
              extra=True),
+    Workload("decode, K-major fp8 state in place (anchors: fp32 state)", (1,), fp8, "rw",
+             lambda s: _fi_decode_kv(ops.gated_delta_rule_decode, s),
+             {"FlashInfer decode": _f32_kv(_fi_decode_kv),
+              "FLA fused_recurrent": _f32_kv(
+                  lambda f, s: _fla_fused_gating(f, s, "state_kv"))},
+             extra=True, study=False),
     Workload("verify, fp8 pool + bf16 per-token states (anchors: bf16 pool)", (4,), fp8,
              "verify",
              lambda s: _sgl(ops.fused_sigmoid_gating_delta_rule_update, s, **_verify(s)),

@@ -106,6 +106,53 @@ def test_pool_decode_runs_the_dequantized_state_and_stores_it_quantized(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("K,V", [(32, 16), (16, 32)])
+def test_kmajor_decode_updates_an_fp8_state_in_place(device, K, V):
+    """FlashInfer's K-major gated_delta_rule_decode (layout kv) on an fp8
+    state [B, HV, K, V] with scales [B, HV, V]: the same o as the float32
+    state e4m3 x scale, and the stored state quantize_state(..., "kv") of
+    that state's result (bit for bit on the CPU; on the GPU, same schedule
+    pinned for both, within one e4m3 step, as the vk pool)."""
+    if device == "cuda":
+        ops.set_schedule(columns_per_lane=2, lanes_along_v=4, warps=1)
+    try:
+        x = make(3, 1, K=K, V=V, slots=3, device=device, seed=4)
+        kv = x["state"].transpose(-1, -2).contiguous()  # [B, HV, K, V]
+        state, _ = ops.quantize_state(kv, layout="kv")
+        f32 = ops.dequantize_state(state, layout="kv")
+        assert f32.shape == kv.shape
+        run = lambda s: ops.gated_delta_rule_decode(  # noqa: E731
+            x["q"], x["k"], x["v"], s, x["A_log"], x["a"], x["dt_bias"], x["b"])[0]
+        o, o32 = run(state), run(f32)
+        want, want_scale = ops.quantize_state(f32, layout="kv")
+        scale = ops.state_scale_of(state, layout="kv")
+        assert scale.shape == (3, 4, V)
+        if device == "cpu":
+            assert torch.equal(o, o32)
+            assert torch.equal(bits(state), bits(want))
+            assert torch.equal(scale, want_scale)
+        else:
+            assert torch.allclose(o.float(), o32.float(), rtol=2 ** -7, atol=1e-6)
+            assert torch.allclose(scale, want_scale, rtol=1e-6, atol=0)
+            got = state.float() * scale[..., None, :]
+            ref = want.float() * want_scale[..., None, :]
+            step = ref.abs() * 2 ** -3 + want_scale[..., None, :] * 2 ** -9
+            assert ((got - ref).abs() <= step * 1.01).all()
+        # The kernel ran: the state moved.
+        assert not torch.equal(bits(state), bits(ops.quantize_state(kv, layout="kv")[0]))
+    finally:
+        ops.set_schedule()
+
+
+def test_kmajor_decode_fp8_state_needs_its_scales():
+    x = make(2, 1, slots=2)
+    bare = torch.zeros(2, 4, 32, 16, dtype=FP8)
+    with pytest.raises(ValueError, match="state: this float8_e4m3fn state has no row scales"):
+        ops.gated_delta_rule_decode(x["q"], x["k"], x["v"], bare, x["A_log"], x["a"],
+                                    x["dt_bias"], x["b"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_verify_reads_the_pool_and_writes_bf16_states(device):
     """SGLang's verify over an fp8 pool, the pool only read: the per-token
     states (bf16) and o are those of the f32 pool e4m3 x scale."""

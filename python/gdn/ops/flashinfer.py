@@ -182,7 +182,9 @@ def gated_delta_rule_decode(
     state, no transpose): q, k [B, T, H, K], v [B, T, HV, V] (T = 1 decode;
     T > 1 also runs), A_log [HV], dt_bias [HV] (float32, bfloat16 or
     float16, converted to float32), a, b [B, T, HV], state [B, HV, K, V]
-    (fp32, bf16 or fp16; the op's "kv" layout) updated in place. backend:
+    (fp32, bf16 or fp16; the op's "kv" layout; or float8_e4m3fn with row
+    scales [B, HV, V] attached: gdn.ops.quantize_state(..., layout="kv"))
+    updated in place, the scales too. backend:
     "auto" / "flashinfer" (gdn's kernel), "cake_gdn": NotImplementedError,
     anything else ValueError. Returns (output [B, T, HV, V] in v's dtype
     (the given one, written in place), state). A strided state (FlashInfer
@@ -192,15 +194,17 @@ def gated_delta_rule_decode(
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     if not isinstance(state, torch.Tensor) or state.dim() != 4:
         raise ValueError("state must be a 4-D tensor [B, HV, K, V]")
-    state = _check("state", state, dev, (B, HV, K, V), _INPUT, written=True, layout="slots")
+    state = _check("state", state, dev, (B, HV, K, V), _INPUT + (torch.float8_e4m3fn,),
+                   written=True, layout="slots")
+    state_scale = _state_scale_of(state, "state", "kv")
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
     scale = _scale(scale)
     output = _check_output(output, v)
     if B == 0 or T == 0:
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
-                            None, state, None, None, output, None, None, None, None, None, scale,
-                            bool(use_qk_l2norm), "kv")
+                            None, state, None, None, output, None, None, None, None,
+                            state_scale, scale, bool(use_qk_l2norm), "kv")
     return output, state
 
 

@@ -94,13 +94,13 @@ def state_scale_of(pool, layout="vk"):
                            pool.storage_offset() // K)
 
 
-def _state_scale_of(state, name):
+def _state_scale_of(state, name, layout="vk"):
     """For the entry points: None for a state that is not float8_e4m3fn,
     else its attached scales [rows, HV, V] (ValueError naming `name`)."""
     if state is None or state.dtype != FP8:
         return None
     try:
-        return state_scale_of(state)
+        return state_scale_of(state, layout)
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
 
