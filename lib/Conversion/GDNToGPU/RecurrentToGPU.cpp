@@ -120,8 +120,8 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
     auto launch = gpu::LaunchFuncOp::create(
         rewriter, loc, kernel, grid, block,
         /*dynamicSharedMemorySize=*/Value(), op->getOperands());
-    if (s->launchMode() !=
-        LaunchMode::ordinary) { // gdn.launch, read by the JIT (GPULaunch)
+    // gdn.launch, read by the JIT (GPULaunch)
+    if (s->launchMode() != LaunchMode::ordinary) {
       MLIRContext *context = rewriter.getContext();
       context->getLoadedDialect<GDNDialect>()->getLaunchAttrHelper().setAttr(
           launch, s->getLaunch());

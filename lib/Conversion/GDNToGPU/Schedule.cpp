@@ -2,9 +2,8 @@
 //
 // The cost model as one pure function, chooseSchedule: the rules of
 // ScheduleMapping.cpp and SchedulePipeline.cpp in the order each reads what
-// the ones before chose, giving a complete #gdn.schedule; and the
-// conversions between that attribute and the kernel builder's view,
-// ScheduleAttr. Legality: ScheduleLegality.cpp.
+// the ones before chose, giving a complete #gdn.schedule; and the schedule a
+// kernel is built with (resolvedSchedule). Legality: ScheduleLegality.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToGPU/Schedule.h"

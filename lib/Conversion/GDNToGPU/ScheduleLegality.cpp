@@ -254,18 +254,19 @@ LogicalResult checkProducerStages(RecurrentOp op, ScheduleAttr s,
 /// within 64K.
 LogicalResult checkConsumerRegisters(RecurrentOp op, ScheduleAttr s,
                                      const GPUTarget &) {
-  if (*s.getConsumerRegisters() == 0)
+  int64_t registers = *s.getConsumerRegisters(), warps = *s.getWarps();
+  if (registers == 0)
     return success();
-  if (*s.getWarps() % 4 != 0)
+  if (warps % 4 != 0)
     return refuse(op) << "consumer_registers needs whole consumer warpgroups "
                          "(setmaxnreg acts on warpgroups), but warps = "
-                      << *s.getWarps() << " is not a multiple of 4";
-  int64_t total = 4 * kWarpSize * kProducerRegisters +
-                  *s.getWarps() * kWarpSize * *s.getConsumerRegisters();
-  if (*s.getConsumerRegisters() % 8 == 0 && *s.getConsumerRegisters() >= 24 &&
-      *s.getConsumerRegisters() <= 256 && total <= 65536)
+                      << warps << " is not a multiple of 4";
+  int64_t total =
+      4 * kWarpSize * kProducerRegisters + warps * kWarpSize * registers;
+  if (registers % 8 == 0 && registers >= 24 && registers <= 256 &&
+      total <= 65536)
     return success();
-  return refuse(op) << "consumer_registers = " << *s.getConsumerRegisters()
+  return refuse(op) << "consumer_registers = " << registers
                     << " must be a multiple of 8 in [24, 256] with the CTA's "
                        "registers ("
                     << total << ") at most 65536";

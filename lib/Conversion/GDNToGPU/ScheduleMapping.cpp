@@ -290,17 +290,16 @@ static void chooseWarps(ScheduleDraft &x) {
 static void chooseStagedTokens(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getStagedTokens()) {
-    s = s.with(&ScheduleAttr::getStagedTokens,
-               *pin); // 0: inputs straight from global memory
+    // 0: inputs straight from global memory
+    s = s.with(&ScheduleAttr::getStagedTokens, *pin);
     return;
   }
-  s = s.with(&ScheduleAttr::getStagedTokens, defaultStagedTokens(x.op));
+  int64_t chunk = defaultStagedTokens(x.op);
   if (s.tensorCores())
-    s = s.with(&ScheduleAttr::getStagedTokens,
-               llvm::alignTo(*s.getStagedTokens(), 8));
-  while (*s.getStagedTokens() > 1 &&
-         stagingBytes(x.op, s, *s.getStagedTokens()) > kDefaultStagingBytes)
-    s = s.with(&ScheduleAttr::getStagedTokens, *s.getStagedTokens() / 2);
+    chunk = llvm::alignTo(chunk, 8);
+  while (chunk > 1 && stagingBytes(x.op, s, chunk) > kDefaultStagingBytes)
+    chunk /= 2;
+  s = s.with(&ScheduleAttr::getStagedTokens, chunk);
 }
 
 /// Two staged tokens a step where a side-by-side token chain is the whole

@@ -75,10 +75,11 @@ bool inputsPrefetchable(RecurrentOp op, ScheduleAttr s);
 //===----------------------------------------------------------------------===//
 
 /// What the cost model's rules read and write: the op, its target and pins,
-/// and the schedule so far, `s`: ScheduleAttr::zero() with the pins over it,
-/// so a parameter of 0 is not chosen yet (each rule keeps a pinned
-/// parameter, reading whether it is pinned from `pins`). Each rule reads
-/// only what the rules before it chose (chooseSchedule runs them in order).
+/// and the schedule so far, `s`: ScheduleAttr::zero() with the pins over it.
+/// A rule reads whether its parameter is pinned from `pins` and keeps a
+/// pinned value; where none is pinned, a size of 0 in `s` (columns, lanes,
+/// warps, unroll) is not chosen yet. Each rule reads only the pins and what
+/// the rules before it chose (each file's list gives the order).
 struct ScheduleDraft {
   ScheduleDraft(RecurrentOp op, const GPUTarget &target, ScheduleAttr pins,
                 int64_t sms);
@@ -99,7 +100,7 @@ struct ScheduleDraft {
   bool streaming = false;
   ScheduleAttr s;
   /// Sets the parameter `get` reads in `s` (ScheduleAttr::with).
-  template <typename Getter, typename Value> void set(Getter get, Value v) {
+  template <typename Getter, typename T> void set(Getter get, T v) {
     s = s.with(get, v);
   }
 };

@@ -149,7 +149,7 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
         // The chunked solve reads every row of the chunk: rows past
         // `count` are zeros, never stale or uninitialized values.
         auto ifOp = scf::IfOp::create(b, loc, inRange,
-                                      /*withElseRegion=*/s.chunkedSolve() != 0);
+                                      /*withElseRegion=*/s.chunkedSolve());
         {
           OpBuilder::InsertionGuard inIf(b);
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());

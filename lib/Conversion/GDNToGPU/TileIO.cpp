@@ -155,8 +155,8 @@ SmallVector<Value> TileIO::loadFragments(Value src,
     }
     return tile;
   }
-  for (int64_t r = 0; r < *s.getColumnsPerLane();
-       ++r) { // vk: keys 8p + 2t, 8p + 2t + 1
+  // vk: keys 8p + 2t, 8p + 2t + 1
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value v = offset(v0, r);
     for (int64_t p = 0; p < d.K / 8; ++p) {
       auto pair = extractAll(m.toF32(

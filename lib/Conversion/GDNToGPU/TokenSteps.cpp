@@ -24,8 +24,8 @@ using namespace mlir::gdn;
 
 SmallVector<Value> TokenSteps::runChunk(Value c, Value count, Value rowBase,
                                            ValueRange state) {
-  // Two tokens a step (pairTokens): pairs j, j + 1 while j + 1 < count, then
-  // the last token of an odd count on its own.
+  // Two tokens a step (ScheduleAttr::tokenPairs): pairs j, j + 1 while j + 1 <
+  // count, then the last token of an odd count on its own.
   bool pairs = s.tokenPairs();
   auto body = [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
     OpBuilder::InsertionGuard g(b);

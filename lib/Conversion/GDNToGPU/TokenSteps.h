@@ -80,7 +80,7 @@ protected:
                              ArrayRef<Value> B, ArrayRef<Value> units = {});
 
   /// Staged tokens t and t + 1 (rows j, j + 1) with every state sum of both
-  /// on the state before t (pairTokens): one shuffle tree deep for the two.
+  /// on the state before t (tokenPairs()): one shuffle tree deep for the two.
   SmallVector<Value> tokenPair(Value t, Value j, ValueRange carried);
 
   /// One token: S <- exp(g) S; u = beta (v - Sᵀk); S <- S + k uᵀ; o = Sᵀq.

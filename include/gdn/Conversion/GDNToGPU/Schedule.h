@@ -1,4 +1,4 @@
-//===- Schedule.h - GPU schedule of gdn.recurrent and its cost model -*- C++
+//===- Schedule.h - GPU schedule of gdn.recurrent, its cost model -*- C++
 //-*-===//
 //
 // The thread-to-data mapping of a gdn.recurrent GPU kernel, chosen by a cost

@@ -1,10 +1,10 @@
 //===- GDNAttrs.cpp - gdn dialect attributes ------------------------------===//
 //
-// #gdn.schedule: its parse of host text and its checks; the verifier of
-// the dialect's
-// discardable attributes. The parser and printer are generated (GDNAttrs.td,
-// `struct(params)`); what works over the storage's tuple of parameters
-// (pinnedBy, with, zero, isComplete) is in GDNDialect.cpp, beside it.
+// #gdn.schedule: its parse of host text and its checks; the verifier of the
+// dialect's discardable attributes. The parser and printer are generated
+// (GDNAttrs.td, `struct(params)`); what works over the storage's tuple of
+// parameters (pinnedBy, with, zero, isComplete) is in GDNDialect.cpp, beside
+// it.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"

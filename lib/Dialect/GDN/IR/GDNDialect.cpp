@@ -62,10 +62,14 @@ void GDNDialect::printAttribute(Attribute attr,
 namespace {
 using ScheduleKey = gdn::detail::ScheduleAttrStorage::KeyTy;
 
+/// The attribute of `key`, unverified: ScheduleAttr::get asserts the
+/// verifier (assertion builds), and the cost model's draft (zero()) and the
+/// probes of `with` hold values outside its ranges on purpose.
 ScheduleAttr scheduleOf(MLIRContext *context, const ScheduleKey &key) {
   return std::apply(
       [&](const auto &...parameter) {
-        return ScheduleAttr::get(context, parameter...);
+        return mlir::detail::AttributeUniquer::get<ScheduleAttr>(context,
+                                                                 parameter...);
       },
       key);
 }

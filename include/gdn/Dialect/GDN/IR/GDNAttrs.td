@@ -170,8 +170,9 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     /// This schedule with every parameter `pins` holds replaced by its value.
     ScheduleAttr pinnedBy(ScheduleAttr pins) const;
     /// This schedule with the parameter that `get` reads set to `value`
-    /// (std::nullopt or a null attribute: absent), e.g.
+    /// (a size: std::nullopt makes it absent), e.g.
     /// `s.with(&ScheduleAttr::getWarps, 4)`. One overload a parameter type.
+    /// The result is not verified (the cost model's draft holds zeros).
     ScheduleAttr with(std::optional<int64_t> (ScheduleAttr::*get)() const,
                       std::optional<int64_t> value) const;
     ScheduleAttr with(ReductionsAttr (ScheduleAttr::*get)() const,
@@ -181,8 +182,8 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     ScheduleAttr with(LaunchModeAttr (ScheduleAttr::*get)() const,
                       LaunchMode value) const;
     /// Every parameter present and zero (an enum: its case 0): where the
-    /// cost model starts, 0 meaning "not chosen yet". Not a valid schedule
-    /// (columns_per_lane = 0), never attached to an op.
+    /// cost model's draft starts (ScheduleDraft). Not a valid schedule
+    /// (columns_per_lane = 0; not verified), never attached to an op.
     static ScheduleAttr zero(::mlir::MLIRContext *context);
 
     // What the kernel builder derives from a complete schedule
