@@ -69,20 +69,22 @@ typedef enum gdnStateLayout {
  *   cu_seqlens               (cu_seqlens_bits != 0; varlen sequence starts)
  *   intermediate_state_indices (intermediate_index_bits != 0)
  *   retrieve_parent_token    (parent_index_bits != 0; EAGLE tree, [N, steps])
- *   state                    (has_initial_state && has_final_state && state_in_place)
- *   initial_state            (when present, not in place)
+ *   checkpoint_offsets       (checkpoint_interval > 0; [N + 1])
+ *   state                    (has_initial_state && has_final_state &&
+ * state_in_place) initial_state            (when present, not in place)
  *   intermediate_states      (intermediate_rows > 0)
  *   k_window, v_window, g_window, beta_window (replay_steps > 0)
- *   state_scale              (state_dtype == F8E4M3: f32 [N or num_slots, HV, V],
- *                             S = e4m3 x scale of its row; read, and written
- *                             with the state; the state is then in place or
- *                             only initial or only final)
- *   final_state              (when present, not in place)
+ *   state_checkpoints        (checkpoint_interval > 0)
+ *   state_scale              (state_dtype == F8E4M3: f32 [N or num_slots, HV,
+ * V], S = e4m3 x scale of its row; read, and written with the state; the state
+ * is then in place or only initial or only final) final_state (when present,
+ * not in place)
  *   o
- * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]: padding
- * rows (index < 0) touch no slot and output zeros; an index >= num_slots is
- * undefined. gdnKernelArgumentName/Bytes describe each argument. */
-#define GDN_ABI_VERSION 5 /* of gdnRecurrentDesc; raised on every change */
+ * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]:
+ * padding rows (index < 0) touch no slot and output zeros; an index >=
+ * num_slots is undefined. gdnKernelArgumentName/Bytes describe each argument.
+ */
+#define GDN_ABI_VERSION 6 /* of gdnRecurrentDesc; raised on every change */
 
 typedef struct gdnRecurrentDesc {
   uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
@@ -167,6 +169,21 @@ typedef struct gdnRecurrentDesc {
      and v_window [rows, HV, L, V] in input_dtype, g_window and beta_window
      [rows, HV, L] f32, rows = num_slots with a pool, else N; 0: none. */
   int64_t replay_steps;
+  /* Prefix-cache checkpoints (ABI 6; FlashInfer's state_checkpoints,
+     checkpoint_cu_starts and checkpoint_every_n_tokens; see the op's
+     state_checkpoints): checkpoint_interval > 0 tokens adds the arguments
+     checkpoint_offsets [N + 1] (int32 or int64: checkpoint_offset_bits 32
+     or 64) and state_checkpoints [checkpoint_rows, HV, ...] in the state
+     layout, dense, in checkpoint_dtype (f32, bf16 or f16). Sequence n
+     writes the state after its ((j + 1) * checkpoint_interval)-th token to
+     row offsets[n] + j while that row is below offsets[n + 1], never a row
+     outside [0, checkpoint_rows). GPU kernels that stage tokens need a
+     checkpoint_interval that is a multiple of their staged_tokens (the cost
+     model picks one; 64 always is). 0: none. */
+  int64_t checkpoint_interval;
+  int64_t checkpoint_rows;
+  int checkpoint_offset_bits;
+  gdnDType checkpoint_dtype;
 } gdnRecurrentDesc;
 
 /* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets

@@ -61,7 +61,9 @@ std::string checkSizes(const gdnRecurrentDesc &d) {
         field("H", d.H, 1), field("HV", d.HV, 1), field("K", d.K, 1),
         field("V", d.V, 1), field("num_slots", d.num_slots, 0),
         field("intermediate_rows", d.intermediate_rows, 0),
-        field("intermediate_steps", d.intermediate_steps, 0)})
+        field("intermediate_steps", d.intermediate_steps, 0),
+        field("checkpoint_interval", d.checkpoint_interval, 0),
+        field("checkpoint_rows", d.checkpoint_rows, 0)})
     if (!e.empty())
       return e;
   if (d.cu_seqlens_bits == 32 && (d.N > INT32_MAX - 1 || d.T > INT32_MAX))
@@ -82,7 +84,9 @@ std::string checkSizes(const gdnRecurrentDesc &d) {
                    {d.intermediate_rows, d.intermediate_steps, d.HV, d.K, d.V},
                    4),
         checkBytes("retrieve_parent_token", {d.N, d.intermediate_steps}, 8),
-        checkBytes("cu_seqlens", {d.N + 1}, 8)})
+        checkBytes("cu_seqlens", {d.N + 1}, 8),
+        checkBytes("state_checkpoints", {d.checkpoint_rows, d.HV, d.K, d.V},
+                   4)})
     if (!e.empty())
       return e;
   return "";
@@ -215,10 +219,28 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
   // The arguments in the order of gdn-c/GDN.h; `operands` the op's.
   SmallVector<Type> argTypes = {qT, kT, vT};
   enum Operand {
-    G, A, ALog, DtBias, Beta, B, StateIndices, CuSeqlens,
-    IntermediateStateIndices, ParentTokens, InitialState,
-    IntermediateStates, KWindow, VWindow, GWindow, BetaWindow, StateScale,
-    FinalState, O, NumOperands
+    G,
+    A,
+    ALog,
+    DtBias,
+    Beta,
+    B,
+    StateIndices,
+    CuSeqlens,
+    IntermediateStateIndices,
+    ParentTokens,
+    CheckpointOffsets,
+    InitialState,
+    IntermediateStates,
+    KWindow,
+    VWindow,
+    GWindow,
+    BetaWindow,
+    StateCheckpoints,
+    StateScale,
+    FinalState,
+    O,
+    NumOperands
   };
   std::array<int, NumOperands> argOf; // argument index of each operand
   argOf.fill(-1);
@@ -258,6 +280,24 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
   if (d.parent_index_bits)
     add(ParentTokens, memref({d.N, d.intermediate_steps},
                              indexType(d.parent_index_bits)));
+  // Prefix-cache checkpoints: offsets after the index tables, the buffer
+  // [checkpoint_rows, HV, ...] (dense, in checkpoint_dtype) after the windows.
+  MemRefType cT;
+  if (d.checkpoint_interval != 0 || d.checkpoint_rows != 0) {
+    Type ckType = floatType(b, d.checkpoint_dtype);
+    if (d.checkpoint_interval < 1 || d.checkpoint_rows < 1 ||
+        (d.checkpoint_offset_bits != 32 && d.checkpoint_offset_bits != 64) ||
+        !ckType) {
+      error = "checkpoints need checkpoint_interval >= 1, checkpoint_rows >= "
+              "1, checkpoint_offset_bits 32 or 64 and a float checkpoint_dtype";
+      return {};
+    }
+    add(CheckpointOffsets,
+        memref({d.N + 1}, indexType(d.checkpoint_offset_bits)));
+    SmallVector<int64_t> shape(stateShape);
+    shape[0] = d.checkpoint_rows;
+    cT = memref(shape, ckType);
+  }
   MemRefType iT;
   if (d.intermediate_rows > 0) {
     int64_t r = d.intermediate_rows, st = d.intermediate_steps;
@@ -286,6 +326,10 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     add(GWindow, memref({rows, d.HV, L}, b.getF32Type()));
     add(BetaWindow, memref({rows, d.HV, L}, b.getF32Type()));
   };
+  auto addCheckpoints = [&]() {
+    if (cT)
+      add(StateCheckpoints, cT);
+  };
   // A quantized state's scales: a row's, [rows, HV, V] f32, dense.
   auto addScale = [&]() {
     if (d.state_dtype == GDN_DTYPE_F8E4M3)
@@ -297,6 +341,7 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     if (iT)
       add(IntermediateStates, iT);
     addWindows();
+    addCheckpoints();
     addScale();
   } else {
     if (d.has_initial_state)
@@ -304,6 +349,7 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     if (iT)
       add(IntermediateStates, iT);
     addWindows();
+    addCheckpoints();
     addScale();
     if (d.has_final_state)
       add(FinalState, sT);
@@ -328,11 +374,12 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[A]), arg(argOf[ALog]), arg(argOf[DtBias]), arg(argOf[Beta]),
       arg(argOf[B]), arg(argOf[StateIndices]), arg(argOf[CuSeqlens]),
       arg(argOf[IntermediateStateIndices]), arg(argOf[ParentTokens]),
-      arg(argOf[InitialState]), arg(argOf[IntermediateStates]),
-      arg(argOf[KWindow]), arg(argOf[VWindow]), arg(argOf[GWindow]),
-      arg(argOf[BetaWindow]), arg(argOf[StateScale]), arg(argOf[FinalState]),
-      arg(argOf[O]), scale, d.qk_l2norm != 0,
-      d.allow_neg_eigval != 0,
+      arg(argOf[CheckpointOffsets]), arg(argOf[InitialState]),
+      arg(argOf[IntermediateStates]), arg(argOf[KWindow]), arg(argOf[VWindow]),
+      arg(argOf[GWindow]), arg(argOf[BetaWindow]), arg(argOf[StateCheckpoints]),
+      arg(argOf[StateScale]), arg(argOf[FinalState]), arg(argOf[O]), scale,
+      d.qk_l2norm != 0, d.allow_neg_eigval != 0,
+      cT ? b.getI64IntegerAttr(d.checkpoint_interval) : IntegerAttr(),
       d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv);
   if (schedule)
     op->setAttr(GDNDialect::kScheduleAttrName, schedule);

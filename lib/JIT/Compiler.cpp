@@ -45,6 +45,10 @@ StringRef jit::roleName(Role role) {
   case Role::GWindow: return "g_window";
   case Role::BetaWindow: return "beta_window";
   case Role::StateScale: return "state_scale";
+  case Role::CheckpointOffsets:
+    return "checkpoint_offsets";
+  case Role::StateCheckpoints:
+    return "state_checkpoints";
   }
   return "?";
 }
@@ -53,7 +57,8 @@ bool jit::isOutput(Role role) {
   return role == Role::O || role == Role::FinalState || role == Role::State ||
          role == Role::IntermediateStates || role == Role::KWindow ||
          role == Role::VWindow || role == Role::GWindow ||
-         role == Role::BetaWindow || role == Role::StateScale;
+         role == Role::BetaWindow || role == Role::StateScale ||
+         role == Role::StateCheckpoints;
 }
 
 int64_t Argument::numElements() const {
@@ -262,21 +267,30 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
   sig.arguments.resize(func.getNumArguments());
   SmallVector<bool> assigned(func.getNumArguments(), false);
   std::pair<Value, Role> roles[] = {
-      {op.getQ(), Role::Q},           {op.getK(), Role::K},
-      {op.getV(), Role::V},           {op.getG(), Role::G},
-      {op.getA(), Role::A},           {op.getALog(), Role::ALog},
-      {op.getDtBias(), Role::DtBias}, {op.getBeta(), Role::Beta},
-      {op.getB(), Role::BLogits},     {op.getStateIndices(), Role::StateIndices},
+      {op.getQ(), Role::Q},
+      {op.getK(), Role::K},
+      {op.getV(), Role::V},
+      {op.getG(), Role::G},
+      {op.getA(), Role::A},
+      {op.getALog(), Role::ALog},
+      {op.getDtBias(), Role::DtBias},
+      {op.getBeta(), Role::Beta},
+      {op.getB(), Role::BLogits},
+      {op.getStateIndices(), Role::StateIndices},
       {op.getCuSeqlens(), Role::CuSeqlens},
       {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
       {op.getRetrieveParentToken(), Role::ParentTokens},
+      {op.getCheckpointOffsets(), Role::CheckpointOffsets},
       {op.getInitialState(), Role::InitialState},
       {op.getIntermediateStates(), Role::IntermediateStates},
-      {op.getKWindow(), Role::KWindow}, {op.getVWindow(), Role::VWindow},
+      {op.getKWindow(), Role::KWindow},
+      {op.getVWindow(), Role::VWindow},
       {op.getGWindow(), Role::GWindow},
       {op.getBetaWindow(), Role::BetaWindow},
+      {op.getStateCheckpoints(), Role::StateCheckpoints},
       {op.getStateScale(), Role::StateScale},
-      {op.getFinalState(), Role::FinalState}, {op.getO(), Role::O}};
+      {op.getFinalState(), Role::FinalState},
+      {op.getO(), Role::O}};
   for (auto [value, role] : roles) {
     if (!value)
       continue;

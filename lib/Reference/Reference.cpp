@@ -128,6 +128,11 @@ std::string validate(const Problem &p, const Inputs &in) {
   };
   if (p.slots < 0)
     return "reference: slots must be >= 0";
+  if (p.checkpointInterval > 0 &&
+      static_cast<int64_t>(in.checkpointOffsets.size()) != p.N + 1)
+    return "reference: 'checkpointOffsets' has " +
+           std::to_string(in.checkpointOffsets.size()) +
+           " elements, expected N + 1 = " + std::to_string(p.N + 1);
   if (p.intermediateIndexed) {
     if (static_cast<int64_t>(in.intermediateIndices.size()) != p.N)
       return "reference: 'intermediateIndices' has " +
@@ -203,6 +208,10 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   std::vector<double> intermediate(
       static_cast<size_t>(p.intermediateRows * p.intermediateSteps * HV * K * V),
       0.0);
+  std::vector<double> checkpoints(
+      static_cast<size_t>(p.checkpointRows * HV * K * V), 0.0);
+  std::vector<bool> checkpointWritten(static_cast<size_t>(p.checkpointRows),
+                                      false);
   const int64_t rows = p.slots > 0 ? p.slots : N;
   std::vector<double> finalState(static_cast<size_t>(rows * HV * K * V), 0.0);
   if (p.slots > 0 && p.hasInitialState)
@@ -318,6 +327,23 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
           o[vBase + vi] = acc;
         }
 
+        // Prefix-cache checkpoints: the state after every interval tokens.
+        if (p.checkpointInterval > 0 &&
+            (step + 1) % p.checkpointInterval == 0) {
+          auto clamp = [](int64_t x, int64_t lo, int64_t hi) {
+            return std::min(std::max(x, lo), hi);
+          };
+          int64_t cLo = clamp(in.checkpointOffsets[n], 0, p.checkpointRows);
+          int64_t cHi =
+              clamp(in.checkpointOffsets[n + 1], cLo, p.checkpointRows);
+          int64_t crow = cLo + (step + 1) / p.checkpointInterval - 1;
+          if (crow < cHi) {
+            checkpointWritten[crow] = true;
+            for (int64_t ki = 0; ki < K; ++ki)
+              for (int64_t vi = 0; vi < V; ++vi)
+                checkpoints[stateOffset(crow, hv, ki, vi)] = state[ki * V + vi];
+          }
+        }
         // Verify: the state after this token.
         if (p.intermediateRows > 0 && irow >= 0 && step < steps) {
           for (int64_t ki = 0; ki < K; ++ki)
@@ -335,6 +361,8 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
 
   out.o = std::move(o);
   out.intermediate = std::move(intermediate);
+  out.checkpoints = std::move(checkpoints);
+  out.checkpointWritten = std::move(checkpointWritten);
   out.finalState = std::move(finalState);
   return "";
 }

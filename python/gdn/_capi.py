@@ -54,11 +54,13 @@ class RecurrentDesc(ctypes.Structure):
         ("intermediate_row_stride", ctypes.c_int64),
         ("schedule", ctypes.c_char_p),
         ("replay_steps", ctypes.c_int64),
+        ("checkpoint_interval", ctypes.c_int64), ("checkpoint_rows", ctypes.c_int64),
+        ("checkpoint_offset_bits", ctypes.c_int), ("checkpoint_dtype", ctypes.c_int),
     ]
 
 
 # GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 
 def new_desc():

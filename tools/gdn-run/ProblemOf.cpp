@@ -36,6 +36,10 @@ ref::Problem mlir::gdn::problemOf(RecurrentOp op) {
                             : et.isF16() ? ref::Storage::F16
                                          : ref::Storage::F32;
   }
+  if (Value ck = op.getStateCheckpoints()) {
+    p.checkpointInterval = *op.getCheckpointInterval();
+    p.checkpointRows = cast<MemRefType>(ck.getType()).getDimSize(0);
+  }
   p.scale = op.getScaleOrDefault();
   p.layout = op.isVKLayout() ? ref::StateLayout::VK : ref::StateLayout::KV;
   p.hasInitialState = op.getInitialState() != nullptr;

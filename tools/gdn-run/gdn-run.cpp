@@ -205,7 +205,8 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
   int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
   buf.bytes.assign(n * width, 0xFF); // NaN in every float dtype
   if (arg.role == Role::O || arg.role == Role::FinalState ||
-      arg.role == Role::IntermediateStates)
+      arg.role == Role::IntermediateStates ||
+      arg.role == Role::StateCheckpoints)
     return buf;
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -688,6 +689,23 @@ static int run(int argc, char **argv) {
     return -1;
   };
   int scaleArg = roleIndex(Role::StateScale);
+  // Checkpoint offsets: each sequence's length // interval rows, in order
+  // (FlashInfer's checkpoint_cu_starts), from the lengths drawn above.
+  if (int ck = roleIndex(Role::CheckpointOffsets); ck >= 0) {
+    int cu = roleIndex(Role::CuSeqlens);
+    const Argument &arg = sig->arguments[ck];
+    int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8, row = 0;
+    for (int64_t n = 0; n <= p.N; ++n) {
+      if (n > 0) {
+        int64_t len = cu >= 0 ? int64_t(buffers[cu].values[n]) -
+                                    int64_t(buffers[cu].values[n - 1])
+                              : p.T;
+        row += len / p.checkpointInterval;
+      }
+      encode(arg.elementType, row, &buffers[ck].bytes[n * width]);
+      buffers[ck].values[n] = row;
+    }
+  }
   int stateArg = roleIndex(Role::State) >= 0 ? roleIndex(Role::State)
                                              : roleIndex(Role::InitialState);
   bool vk = p.layout == reference::StateLayout::VK;
@@ -720,7 +738,11 @@ static int run(int argc, char **argv) {
     case Role::ParentTokens:
       refIn.parentTokens.assign(vals.begin(), vals.end());
       break;
+    case Role::CheckpointOffsets:
+      refIn.checkpointOffsets.assign(vals.begin(), vals.end());
+      break;
     case Role::IntermediateStates:
+    case Role::StateCheckpoints:
       break;
     case Role::FinalState: case Role::O: break;
     case Role::Accepted: break; // gdn.commit (refused above)
@@ -872,6 +894,34 @@ static int run(int argc, char **argv) {
           log << "check o: " << bad << " elements of padding rows are not 0  FAILED\n";
           exitCode = 1;
         }
+      } else if (arg.role == Role::StateCheckpoints) {
+        // Written rows against the reference, the others untouched.
+        int64_t block = p.HV * p.K * p.V;
+        int64_t blockBytes =
+            block * arg.elementType.getIntOrFloatBitWidth() / 8;
+        std::vector<double> gotW, refW;
+        int64_t changed = 0, untouched = 0;
+        for (int64_t r = 0; r < p.checkpointRows; ++r) {
+          if (ref.checkpointWritten[r]) {
+            gotW.insert(gotW.end(), got.begin() + r * block,
+                        got.begin() + (r + 1) * block);
+            refW.insert(refW.end(), ref.checkpoints.begin() + r * block,
+                        ref.checkpoints.begin() + (r + 1) * block);
+          } else {
+            ++untouched;
+            changed += std::memcmp(&buffers[i].bytes[r * blockBytes],
+                                   &before[i][r * blockBytes], blockBytes) != 0;
+          }
+        }
+        double ckTol = tolState.getNumOccurrences() ? double(tolState)
+                       : arg.elementType.isBF16()   ? 4e-3
+                       : arg.elementType.isF16()    ? 1e-3
+                                                    : 1e-5;
+        report("checkpoints", gotW, refW, ckTol);
+        log << "check unwritten checkpoint rows: " << changed << " of "
+            << untouched << " changed  " << (changed ? "FAILED" : "ok") << "\n";
+        if (changed)
+          exitCode = 1;
       } else if (arg.role == Role::IntermediateStates) {
         // Written (row, step) blocks against the reference, others untouched.
         int64_t block = p.HV * p.K * p.V;

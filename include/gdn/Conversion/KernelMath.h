@@ -122,6 +122,16 @@ public:
   /// always): false for padding rows (`poolValid` false) and negative rows.
   std::pair<Value, Value> emitIntermediateRow(RecurrentOp op, Value n,
                                               Value poolValid);
+  /// Sequence n's rows of state_checkpoints, [lo, hi) with lo =
+  /// clamp(checkpoint_offsets[n], 0, C) and hi = clamp(offsets[n + 1], lo,
+  /// C): no row outside the buffer, whatever the offsets hold (`index`).
+  std::pair<Value, Value> emitCheckpointRange(RecurrentOp op, Value n);
+  /// After the sequence's first `done` tokens (index): the checkpoint row
+  /// lo + done / interval - 1 and the i1 "write it": done a positive
+  /// multiple of checkpoint_interval, the row below hi, and `poolValid`
+  /// (null: always) true.
+  std::pair<Value, Value> emitCheckpointRow(RecurrentOp op, Value lo, Value hi,
+                                            Value done, Value poolValid);
 
   /// EAGLE tree verify (`retrieve_parent_token`): where the token at `step`
   /// (index, 0-based within sequence n) starts from, as an i32 "source":

@@ -30,19 +30,33 @@ constexpr int64_t kMaxArgumentBytes = int64_t(1) << 40;
 
 /// What one function argument is to the recurrence.
 enum class Role {
-  Q, K, V, G, A, ALog, DtBias, Beta, BLogits,
-  StateIndices, ///< pool slot per sequence (i32 or i64)
-  CuSeqlens,    ///< varlen sequence starts (i32 or i64)
+  Q,
+  K,
+  V,
+  G,
+  A,
+  ALog,
+  DtBias,
+  Beta,
+  BLogits,
+  StateIndices,             ///< pool slot per sequence (i32 or i64)
+  CuSeqlens,                ///< varlen sequence starts (i32 or i64)
   IntermediateStateIndices, ///< row of each sequence in intermediate_states
   ParentTokens, ///< retrieve_parent_token: parent step of each token (tree)
-  IntermediateStates,       ///< per-token states (written)
-  InitialState, FinalState,
+  IntermediateStates, ///< per-token states (written)
+  InitialState,
+  FinalState,
   State, ///< both the initial and the final state (updated in place); the
          ///< pool of a gdn.commit
   O,
   Accepted, ///< gdn.commit, gdn.replay_commit: accepted tokens of each row
-  KWindow, VWindow, GWindow, BetaWindow, ///< replay windows (replayed verify)
-  StateScale ///< scales of an f8E4M3FN state (read, written with the state)
+  KWindow,
+  VWindow,
+  GWindow,
+  BetaWindow, ///< replay windows (replayed verify)
+  StateScale, ///< scales of an f8E4M3FN state (read, written with the state)
+  CheckpointOffsets, ///< first state_checkpoints row of each sequence [N + 1]
+  StateCheckpoints   ///< the state every checkpoint_interval tokens (written)
 };
 StringRef roleName(Role role);
 bool isOutput(Role role);

@@ -58,6 +58,12 @@ struct Problem {
   /// a root). Steps past the table and rows without a buffer row carry.
   bool parentTable = false;
   Storage intermediateStorage = Storage::F32;
+  /// Prefix-cache checkpoints: with checkpointInterval > 0, sequence n
+  /// stores the state after its ((j + 1) * checkpointInterval)-th token in
+  /// row lo + j of [checkpointRows, HV, ...] while lo + j < hi, lo =
+  /// clamp(Inputs::checkpointOffsets[n], 0, rows), hi =
+  /// clamp(offsets[n + 1], lo, rows). Padding rows store none.
+  int64_t checkpointInterval = 0, checkpointRows = 0;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -75,6 +81,7 @@ struct Inputs {
   std::vector<int64_t> cuSeqlens;    ///< [N + 1] sequence starts (varlen)
   std::vector<int64_t> intermediateIndices; ///< [N] (intermediateIndexed)
   std::vector<int64_t> parentTokens;        ///< [N, steps] (parentTable)
+  std::vector<int64_t> checkpointOffsets;   ///< [N + 1] (checkpointInterval)
 };
 
 struct Outputs {
@@ -84,6 +91,10 @@ struct Outputs {
   std::vector<double> finalState;
   /// [rows, steps, HV, K, V] (kv) or [.., HV, V, K] (vk); unwritten entries 0.
   std::vector<double> intermediate;
+  /// [checkpointRows, HV, ...] in the state layout; unwritten rows 0, and
+  /// checkpointWritten[row] says which were written.
+  std::vector<double> checkpoints;
+  std::vector<bool> checkpointWritten;
 };
 
 /// softplus(x) = log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang).

@@ -136,6 +136,9 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
       }
       Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
       auto inter = m.emitIntermediateRow(op, n, valid);
+      std::pair<Value, Value> checkpoints;
+      if (op.hasCheckpoints())
+        checkpoints = m.emitCheckpointRange(op, n);
       forRange(rewriter, loc, lo, hi, [&](Value t) {
         Value step = arith::SubIOp::create(rewriter, loc, t, first);
         // EAGLE tree: S <- the parent's stored state, or the initial state
@@ -187,6 +190,25 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
                   /*outputs=*/!replay);
         if (op.hasReplayWindows())
           emitReplayWindows(op, m, row, tokens, t, step, hv, h, valid);
+        // Prefix-cache checkpoints: the state after every interval tokens.
+        if (Value ck = op.getStateCheckpoints()) {
+          auto where = m.emitCheckpointRow(
+              op, checkpoints.first, checkpoints.second,
+              arith::AddIOp::create(rewriter, loc, step, m.index(1)), valid);
+          OpBuilder::InsertionGuard g(rewriter);
+          auto ifOp = scf::IfOp::create(rewriter, loc, where.second, false);
+          rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          Type et = cast<MemRefType>(ck.getType()).getElementType();
+          Value ckRow = where.first;
+          forRange(rewriter, loc, d.K, [&](Value k) {
+            forRange(rewriter, loc, d.V, [&](Value v) {
+              Value s =
+                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), ck,
+                                      stateIndex(ckRow, hv, k, v));
+            });
+          });
+        }
         // Verify: the state after this token into intermediate_states.
         Value buf = op.getIntermediateStates();
         if (!buf)

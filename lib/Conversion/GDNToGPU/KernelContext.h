@@ -158,6 +158,7 @@ protected:
   Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
   Value tokenLo, hi;     ///< the sequence's tokens along T: [tokenLo, hi)
   Value interRow, interValid; ///< intermediate_states row, and whether to write
+  Value checkpointLo, checkpointHi; ///< the sequence's state_checkpoints rows
   /// A replay's rows (setReplay): the tokens of row n are its slot's window
   /// row, [0, clamp(accepted[n], 0, L)); no output.
   std::optional<ReplayRows> replay;

@@ -57,6 +57,8 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   std::tie(stateRow, valid) = m.emitStateSlot(op, n);
   std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
   std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
+  if (op.hasCheckpoints())
+    std::tie(checkpointLo, checkpointHi) = m.emitCheckpointRange(op, n);
   if (!replay)
     return;
   // A replay row's tokens are the first `count` of its slot's window row;

@@ -172,6 +172,20 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
+/// A staged kernel stores checkpoints at the ends of its chunks, which
+/// start at the sequence's first token: the chunk divides the interval.
+LogicalResult checkCheckpoints(RecurrentOp op, ScheduleAttr s,
+                               const GPUTarget &) {
+  std::optional<int64_t> interval = op.getCheckpointInterval();
+  int64_t chunk = *s.getStagedTokens();
+  if (!interval || chunk == 0 || *interval % chunk == 0)
+    return success();
+  return refuse(op) << "checkpoint_interval = " << *interval
+                    << " needs staged_tokens dividing it (checkpoints are "
+                       "stored at chunk ends), not staged_tokens = "
+                    << chunk;
+}
+
 /// The unrolled token loop's code size.
 LogicalResult checkUnrollTokens(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
@@ -354,6 +368,7 @@ constexpr Check kChecks[] = {
     checkColumnsDivide,
     checkColumnBlocks,
     checkChunkedSolve,
+    checkCheckpoints,
     checkUnrollTokens,
     checkStagedThreads,
     checkStagingBytes,

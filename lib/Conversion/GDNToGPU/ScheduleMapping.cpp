@@ -16,6 +16,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -79,7 +80,8 @@ bool prefersTensorCores(const ScheduleDraft &x) {
          pinOrZero(pins.getConsumerRegisters()) == 0 &&
          !op.getIntermediateStates() && !op.hasParentTable() &&
          !op.hasScaledState() && !op.hasPerKeyDecay() &&
-         !op.hasPerChannelBeta() && d.K % 8 == 0 && d.K <= 128 && d.V % 32 == 0;
+         !op.hasPerChannelBeta() && d.K % 8 == 0 && d.K <= 128 &&
+         d.V % 32 == 0 && op.getCheckpointInterval().value_or(16) % 16 == 0;
 }
 
 /// Whether neither columns_per_lane nor lanes_along_v is pinned: the
@@ -299,6 +301,10 @@ static void chooseStagedTokens(ScheduleDraft &x) {
     chunk = llvm::alignTo(chunk, 8);
   while (chunk > 1 && stagingBytes(x.op, s, chunk) > kDefaultStagingBytes)
     chunk /= 2;
+  // Checkpoints are stored at chunk ends: a chunk divides their interval.
+  if (std::optional<int64_t> interval = x.op.getCheckpointInterval();
+      interval && chunk > 0)
+    chunk = std::gcd(chunk, *interval);
   s = s.with(&ScheduleAttr::getStagedTokens, chunk);
 }
 

@@ -80,6 +80,9 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
     current = loadState();
   gpu::BarrierOp::create(b, loc);
   SmallVector<Value> results = solve(c, count, current);
+  storeCheckpoint(arith::SubIOp::create(
+                      b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
+                  results);
   // The buffers are refilled by the next chunk only after every warp is done.
   if (op.isVarlen() || d.T > *s.getStagedTokens())
     gpu::BarrierOp::create(b, loc);

@@ -239,6 +239,14 @@ void TileIO::storeIntermediate(Value t, ValueRange tile) {
   storeTile(tile, inter, {interRow, step, hv}, cond);
 }
 
+void TileIO::storeCheckpoint(Value done, ValueRange tile) {
+  if (!op.hasCheckpoints())
+    return;
+  auto [row, cond] =
+      m.emitCheckpointRow(op, checkpointLo, checkpointHi, done, valid);
+  storeTile(tile, op.getStateCheckpoints(), {row, hv}, cond);
+}
+
 SmallVector<Value> TileIO::startState(Value source, ValueRange carried) {
   SmallVector<Type> types(carried.size(), b.getF32Type());
   Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);

@@ -85,6 +85,12 @@ protected:
   /// steps past the buffer.
   void storeIntermediate(Value t, ValueRange tile);
 
+  /// After the sequence's first `done` tokens: the state into its
+  /// state_checkpoints row when `done` is a positive multiple of
+  /// checkpoint_interval (KernelMath::emitCheckpointRow); no-op without
+  /// checkpoints.
+  void storeCheckpoint(Value done, ValueRange tile);
+
   /// EAGLE tree: the state token t starts from, given its i32 `source`
   /// (KernelMath::emitParentSource): the carried tile, the parent's stored
   /// state intermediate_states[row, p] (this thread reads back exactly the

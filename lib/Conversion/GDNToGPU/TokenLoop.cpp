@@ -58,6 +58,8 @@ void TokenLoopKernel::build() {
           rowUnits.assign(carried.begin() + size, carried.end());
           SmallVector<Value> next = token(t, Value(), carried.take_front(size));
           storeIntermediate(t, next);
+          storeCheckpoint(arith::SubIOp::create(b, loc, offset(t, 1), tokenLo),
+                          next);
           next.append(units.size(), m.f32(1.0));
           scf::YieldOp::create(b, loc, next);
         });

@@ -87,6 +87,10 @@ void WarpSpecializedKernel::build() {
             c, count,
             arith::MulIOp::create(b, loc, slot, m.index(*s.getStagedTokens())),
             carried);
+        storeCheckpoint(
+            arith::SubIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
+            next);
         NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(empty, slot),
                                        Value());
         return next;

@@ -408,6 +408,44 @@ std::pair<Value, Value> KernelMath::emitIntermediateRow(RecurrentOp op, Value n,
   return {arith::IndexCastOp::create(b, loc, b.getIndexType(), row), valid};
 }
 
+std::pair<Value, Value> KernelMath::emitCheckpointRange(RecurrentOp op,
+                                                        Value n) {
+  Value offsets = op.getCheckpointOffsets();
+  auto at = [&](Value i) -> Value {
+    Value x = memref::LoadOp::create(b, loc, offsets, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  };
+  Value rows =
+      index(cast<ShapedType>(op.getStateCheckpoints().getType()).getDimSize(0));
+  Value next = arith::AddIOp::create(b, loc, n, index(1));
+  Value lo = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, at(n), index(0)), rows);
+  Value hi = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, at(next), lo), rows);
+  return {lo, hi};
+}
+
+std::pair<Value, Value> KernelMath::emitCheckpointRow(RecurrentOp op, Value lo,
+                                                      Value hi, Value done,
+                                                      Value poolValid) {
+  Value interval = index(*op.getCheckpointInterval());
+  Value j = arith::DivUIOp::create(b, loc, done, interval);
+  Value row = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, lo, j), index(1));
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  Value cond = arith::AndIOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, done, interval), index(0)),
+      arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::sge, j, index(1)),
+                            cmp(arith::CmpIPredicate::slt, row, hi)));
+  if (poolValid)
+    cond = arith::AndIOp::create(b, loc, cond, poolValid);
+  return {row, cond};
+}
+
 Value KernelMath::emitParentSource(RecurrentOp op, Value n, Value step,
                                    Value rowValid) {
   Type i64 = b.getI64Type();

@@ -64,12 +64,15 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
       b, loc, TypeRange{}, /*q=*/k, k, v, g, /*a=*/Value(), /*A_log=*/Value(),
       /*dt_bias=*/Value(), beta, /*b=*/Value(), indices,
       /*cu_seqlens=*/Value(), /*intermediate_state_indices=*/Value(),
-      /*retrieve_parent_token=*/Value(), /*initial_state=*/state,
+      /*retrieve_parent_token=*/Value(), /*checkpoint_offsets=*/Value(),
+      /*initial_state=*/state,
       /*intermediate_states=*/Value(), /*k_window=*/Value(),
       /*v_window=*/Value(), /*g_window=*/Value(), /*beta_window=*/Value(),
-      /*state_scale=*/scale, /*final_state=*/state, /*o=*/v,
+      /*state_checkpoints=*/Value(), /*state_scale=*/scale,
+      /*final_state=*/state, /*o=*/v,
       /*scale=*/FloatAttr(), op.getQkL2norm(),
-      /*allow_neg_eigval=*/false, op.getStateLayout());
+      /*allow_neg_eigval=*/false, /*checkpoint_interval=*/IntegerAttr(),
+      op.getStateLayout());
 }
 
 Value gdn::emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n) {

@@ -121,12 +121,14 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getCuSeqlens(), "cu_seqlens"},
       {op.getIntermediateStateIndices(), "intermediate_state_indices"},
       {op.getRetrieveParentToken(), "retrieve_parent_token"},
+      {op.getCheckpointOffsets(), "checkpoint_offsets"},
       {op.getInitialState(), "initial_state"},
       {op.getIntermediateStates(), "intermediate_states"},
       {op.getKWindow(), "k_window"},
       {op.getVWindow(), "v_window"},
       {op.getGWindow(), "g_window"},
       {op.getBetaWindow(), "beta_window"},
+      {op.getStateCheckpoints(), "state_checkpoints"},
       {op.getStateScale(), "state_scale"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
@@ -194,6 +196,7 @@ void RecurrentOp::getEffects(
     bool window =
         operand.get() == getKWindow() || operand.get() == getVWindow() ||
         operand.get() == getGWindow() || operand.get() == getBetaWindow();
+    window = window || operand.get() == getStateCheckpoints();
     bool partial = hasStatePool() || isVarlen() ||
                    operand.get() == getIntermediateStates() || window;
     // A quantized state's scales go with it: read with initial_state,
@@ -379,11 +382,57 @@ static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
   return success();
 }
 
+/// Prefix-cache checkpoints: `state_checkpoints` [C, HV, ...] in the state
+/// layout, `checkpoint_offsets` [N + 1] and `checkpoint_interval`, together.
+static LogicalResult verifyCheckpoints(RecurrentOp op) {
+  Value buf = op.getStateCheckpoints(), offsets = op.getCheckpointOffsets();
+  std::optional<int64_t> interval = op.getCheckpointInterval();
+  if (!buf && !offsets && !interval)
+    return success();
+  if (!buf || !offsets || !interval)
+    return op.emitOpError()
+           << "checkpoints go together: operands 'state_checkpoints', "
+              "'checkpoint_offsets' and attribute 'checkpoint_interval'";
+  if (*interval < 1)
+    return op.emitOpError() << "attribute 'checkpoint_interval' must be at "
+                               "least 1 token, got "
+                            << *interval;
+  if (!isa<MemRefType>(buf.getType()))
+    return op.emitOpError() << "operand 'state_checkpoints' is supported in "
+                               "the memref form only";
+  if (op.hasParentTable() || op.hasReplayWindows())
+    return op.emitOpError() << "operand 'state_checkpoints' cannot be "
+                               "combined with an EAGLE tree or replay windows";
+  auto d = op.getDims();
+  if (failed(checkOperand(
+          op, offsets, "checkpoint_offsets", {d.N + 1}, "N + 1",
+          [](Type t) {
+            return t.isSignlessInteger(32) || t.isSignlessInteger(64);
+          },
+          "i32 or i64")))
+    return failure();
+  if (failed(checkStatic(op, buf, "state_checkpoints")))
+    return failure();
+  auto type = cast<ShapedType>(buf.getType());
+  bool vk = op.isVKLayout();
+  StringRef dims =
+      vk ? "C, HV, V, K for layout vk" : "C, HV, K, V for layout kv";
+  if (type.getRank() != 4 || type.getDimSize(0) < 1)
+    return op.emitOpError()
+           << "operand 'state_checkpoints' expects [" << dims
+           << "] with C >= 1, got " << formatShape(type.getShape());
+  int64_t rows = type.getDimSize(0);
+  SmallVector<int64_t> shape = vk ? SmallVector<int64_t>{rows, d.HV, d.V, d.K}
+                                  : SmallVector<int64_t>{rows, d.HV, d.K, d.V};
+  return checkOperand(op, buf, "state_checkpoints", shape, dims, isStorageFloat,
+                      "f32, bf16 or f16");
+}
+
 LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
   // Before any accessor reads past the operand list.
   static constexpr RequiredOperand kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {21, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {23, "o"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -639,7 +688,8 @@ LogicalResult RecurrentOp::verify() {
       return failure();
   }
 
-  if (failed(verifyReplayWindows(*this, slots)))
+  if (failed(verifyReplayWindows(*this, slots)) ||
+      failed(verifyCheckpoints(*this)))
     return failure();
 
   if (auto s = getScaleAttr()) {

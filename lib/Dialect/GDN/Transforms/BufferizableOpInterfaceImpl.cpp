@@ -163,13 +163,14 @@ struct RecurrentOpInterface
         get(recurrent.getCuSeqlens()),
         get(recurrent.getIntermediateStateIndices()),
         get(recurrent.getRetrieveParentToken()),
-        get(recurrent.getInitialState()),
+        get(recurrent.getCheckpointOffsets()), get(recurrent.getInitialState()),
         get(recurrent.getIntermediateStates()), get(recurrent.getKWindow()),
         get(recurrent.getVWindow()), get(recurrent.getGWindow()),
-        get(recurrent.getBetaWindow()), get(recurrent.getStateScale()),
-        get(recurrent.getFinalState()), get(recurrent.getO()),
-        recurrent.getScaleAttr(), recurrent.getQkL2normAttr(),
-        recurrent.getAllowNegEigvalAttr(), recurrent.getStateLayoutAttr());
+        get(recurrent.getBetaWindow()), get(recurrent.getStateCheckpoints()),
+        get(recurrent.getStateScale()), get(recurrent.getFinalState()),
+        get(recurrent.getO()), recurrent.getScaleAttr(),
+        recurrent.getQkL2normAttr(), recurrent.getAllowNegEigvalAttr(),
+        recurrent.getCheckpointIntervalAttr(), recurrent.getStateLayoutAttr());
     return replaceWithInitBuffers(op, newOp, recurrent.getDpsInits(), *operands,
                                   rewriter, options);
   }

@@ -161,6 +161,21 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       the windows, and exp(g_window) is the decay step 3 applies, so the
       replay of a prefix recomputes its states exactly
       (`gdn.replay_commit`).
+    - `state_checkpoints`, `checkpoint_offsets` and the attribute
+      `checkpoint_interval` (all three together, memref form; prefix-cache
+      checkpoints, FlashInfer's state_checkpoints / checkpoint_cu_starts /
+      checkpoint_every_n_tokens): `state_checkpoints` is [C, HV, V, K] (vk)
+      or [C, HV, K, V] (kv), f32/bf16/f16, dense; `checkpoint_offsets` is
+      [N + 1], i32 or i64. Sequence n stores the state after its
+      ((j + 1) · checkpoint_interval)-th token (j = 0, 1, ...) in row
+      offsets[n] + j, for as long as that row is below offsets[n + 1]
+      (the caller sets offsets[n + 1] - offsets[n] = its length //
+      checkpoint_interval); no row outside [0, C) is ever written: rows are
+      clamped like cu_seqlens' ranges, lo = clamp(offsets[n], 0, C), hi =
+      clamp(offsets[n + 1], lo, C). Padding rows (state_indices < 0) write
+      none. checkpoint_interval >= 1 tokens (GPU kernels that stage
+      tokens need a multiple of their staged_tokens). Not with an EAGLE
+      tree or replay windows.
     - `o`: [N, T, HV, V] in v's dtype.
 
     Example (Kimi Linear KDA decode: per-key fused gating, per-head beta
@@ -232,18 +247,21 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "sequence starts in packed tokens [N + 1] (i32 or i64)">:$cu_seqlens,
     Arg<Optional<GDN_TensorOrMemRef>, "row of each sequence in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "parent step of each token [N, steps] (i32 or i64; EAGLE tree)">:$retrieve_parent_token,
+    Arg<Optional<GDN_TensorOrMemRef>, "first checkpoint row of each sequence [N + 1] (i32 or i64)">:$checkpoint_offsets,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "state after every token [R, steps, HV, ...] (written)">:$intermediate_states,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw k [slots, H, L, K] (written)">:$k_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw v [slots, HV, L, V] (written)">:$v_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of log decays [slots, HV, L] f32 (written)">:$g_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of betas [slots, HV, L] f32 (written)">:$beta_window,
+    Arg<Optional<GDN_TensorOrMemRef>, "state every checkpoint_interval tokens [C, HV, ...] (written)">:$state_checkpoints,
     Arg<Optional<GDN_TensorOrMemRef>, "scales of an f8E4M3FN state [N or slots, HV, V] f32 (read, written with final_state)">:$state_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$qk_l2norm,
     UnitAttr:$allow_neg_eigval,
+    OptionalAttr<I64Attr>:$checkpoint_interval,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
   );
   // Tensor form: the new values of the inits (final_state if given, then o);
@@ -264,12 +282,14 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`cu_seqlens` `(` $cu_seqlens^ `:` type($cu_seqlens) `)`)?
     (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
     (`retrieve_parent_token` `(` $retrieve_parent_token^ `:` type($retrieve_parent_token) `)`)?
+    (`checkpoint_offsets` `(` $checkpoint_offsets^ `:` type($checkpoint_offsets) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`intermediate_states` `(` $intermediate_states^ `:` type($intermediate_states) `)`)?
     (`k_window` `(` $k_window^ `:` type($k_window) `)`)?
     (`v_window` `(` $v_window^ `:` type($v_window) `)`)?
     (`g_window` `(` $g_window^ `:` type($g_window) `)`)?
     (`beta_window` `(` $beta_window^ `:` type($beta_window) `)`)?
+    (`state_checkpoints` `(` $state_checkpoints^ `:` type($state_checkpoints) `)`)?
     (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
@@ -302,6 +322,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     bool hasStatePool() { return getStateIndices() != nullptr; }
     /// EAGLE tree verify: tokens start from their parent's state.
     bool hasParentTable() { return getRetrieveParentToken() != nullptr; }
+    /// Prefix-cache checkpoints: the state every checkpoint_interval tokens
+    /// into state_checkpoints (all three given together).
+    bool hasCheckpoints() { return getStateCheckpoints() != nullptr; }
     /// Replayed verify: the op writes each token's raw k, v and gates into
     /// the replay windows (all four are given together).
     bool hasReplayWindows() { return getKWindow() != nullptr; }
