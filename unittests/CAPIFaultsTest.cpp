@@ -82,6 +82,15 @@ TEST(CAPIFaultsTest, BadSizesNameTheField) {
        "takes more than 2^40 bytes"},
       {[](gdnRecurrentDesc &d) { d.K = int64_t(1) << 40; },
        "q [1, 2, 1, 1099511627776] takes more than 2^40 bytes"},
+      {[](gdnRecurrentDesc &d) { d.checkpoint_interval = -64; },
+       "checkpoint_interval must be >= 0, got -64"},
+      {[](gdnRecurrentDesc &d) { d.checkpoint_interval = 64; },
+       "checkpoints need checkpoint_interval >= 1, checkpoint_rows >= 1"},
+      {[](gdnRecurrentDesc &d) {
+         d.checkpoint_interval = 64, d.checkpoint_rows = 2;
+         d.checkpoint_offset_bits = 16;
+       },
+       "checkpoint_offset_bits 32 or 64"},
   };
   for (const Case &c : cases) {
     gdnRecurrentDesc d = tinyDesc();
@@ -91,6 +100,23 @@ TEST(CAPIFaultsTest, BadSizesNameTheField) {
         << c.message;
     EXPECT_TRUE(errorMentions(c.message)) << gdnGetLastError();
   }
+}
+
+TEST(CAPIFaultsTest, CheckpointsAddTheirArguments) {
+  Compiler comp;
+  gdnKernel k = nullptr;
+  gdnRecurrentDesc d = tinyDesc();
+  d.checkpoint_interval = 1, d.checkpoint_rows = 3;
+  d.checkpoint_offset_bits = 32, d.checkpoint_dtype = GDN_DTYPE_BF16;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  std::vector<std::string> names;
+  for (int i = 0; i < gdnKernelNumArguments(k); ++i)
+    names.push_back(gdnKernelArgumentName(k, i));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "q", "k", "v", "checkpoint_offsets", "initial_state",
+                       "state_checkpoints", "final_state", "o"}));
+  EXPECT_EQ(gdnKernelArgumentDim(k, 5, 0), 3);
 }
 
 TEST(CAPIFaultsTest, NonFiniteScaleIsRefusedAndZeroIsUsed) {

@@ -61,10 +61,11 @@ int64_t defaultLanesV(RecurrentOp op, int64_t rows, bool staged) {
   return 1;
 }
 
-/// Whether the final state of `x.op` takes the tensor-core solve: one chunk
-/// of bf16/f16 tokens (8 < T <= 16, fixed batch) above the tiny grid, with
-/// no tree, per-key decay or per-channel beta, shapes of whole mma tiles and
-/// no pin its mapping contradicts.
+/// Whether the final state of `x.op` takes the tensor-core solve: bf16/f16
+/// tokens of a fixed batch, one chunk (8 < T <= 16) above the tiny grid or
+/// several chunks (T > 16, any grid: docs/cost-model.md#long-t-prefill),
+/// with no tree, per-key decay or per-channel beta, shapes of whole mma
+/// tiles and no pin its mapping contradicts.
 bool prefersTensorCores(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   auto d = x.d;
@@ -72,8 +73,10 @@ bool prefersTensorCores(const ScheduleDraft &x) {
   int64_t warps = pinOrZero(pins.getWarps());
   std::optional<int64_t> chunk = pins.getStagedTokens();
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
-  return x.target.mmaSyncTF32 && !op.isVarlen() && d.T > 8 && d.T <= 16 &&
-         !tinyGrid(op, x.targetWarps) && (qkType.isBF16() || qkType.isF16()) &&
+  bool oneChunk = d.T <= 16;
+  return x.target.mmaSyncTF32 && !op.isVarlen() && d.T > 8 &&
+         (!oneChunk || !tinyGrid(op, x.targetWarps)) &&
+         (qkType.isBF16() || qkType.isF16()) &&
          (warps == 0 || (warps <= 8 && d.V % (16 * warps) == 0)) &&
          (!chunk || chunk == 16) && !pins.getColumnsPerLane() &&
          !pins.getLanesAlongV() && pinOrZero(pins.getProducerStages()) == 0 &&
@@ -266,13 +269,14 @@ static void chooseWarps(ScheduleDraft &x) {
     return;
   }
   if (s.tensorCores()) {
-    // Several chunks hold more registers: the most warps that still give
-    // two CTAs an SM, else 2.
-    bool oneChunk = !x.op.isVarlen() && d.T <= 16;
+    // One chunk: the most warps. Several (long T): 8 warps share a chunk's
+    // staging on any grid (docs/cost-model.md#long-t-prefill); varlen: the
+    // most warps that still give two CTAs an SM, else 2.
+    bool anyGrid = !x.op.isVarlen();
     s = s.with(&ScheduleAttr::getWarps, d.V % 32 == 0 ? 2 : 1);
     for (int64_t w : {8, 4})
       if (d.V % (16 * w) == 0 &&
-          (oneChunk || d.N * d.HV * (d.V / (16 * w)) >= 2 * x.sms)) {
+          (anyGrid || d.N * d.HV * (d.V / (16 * w)) >= 2 * x.sms)) {
         s = s.with(&ScheduleAttr::getWarps, w);
         return;
       }

@@ -1,0 +1,101 @@
+"""Long-T prefill through gdn-run: the cost model's schedule against pinned
+alternatives (the token loop, tensor-core warps), and --check of the
+chunked forms against the fp64 reference at lengths around the chunk and
+with prefix-cache checkpoints. Shapes: Qwen3-Next's linear attention on one
+rank (H = 16, HV = 32, K = V = 128), bf16 q/k/v/beta, f32 log-space g,
+f32 initial and final state in the vk layout, qk L2 norm in the kernel.
+Run on the GPU machine as
+
+    python3 bench/profile/prefill_sweep.py GDN_RUN [--quick]
+
+(bench/results/prefill/sweep.log). Timings are gdn-run --bench: the median
+of CUDA-graph replays over rotating input sets."""
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+H, HV, K, V = 16, 32, 128, 128
+
+
+def recurrent(N, T, varlen=False, interval=0, rows=0, pool=0):
+    """A gdn.recurrent of N sequences of T tokens (varlen: N sequences
+    packed into T tokens, lengths drawn by gdn-run) as a function."""
+    B = 1 if varlen else N
+    tok = lambda w, dt: f"memref<{B}x{T}x{w}x{dt}>"
+    q, v = tok(H, f"{K}xbf16"), tok(HV, f"{V}xbf16")
+    g, beta = f"memref<{B}x{T}x{HV}xf32>", f"memref<{B}x{T}x{HV}xbf16>"
+    slots = pool or N
+    state = f"memref<{slots}x{HV}x{V}x{K}xf32>"
+    args = [("q", q), ("k", q), ("v", v), ("g", g), ("beta", beta)]
+    if pool:
+        args.append(("state_indices", f"memref<{N}xi32>"))
+    if varlen:
+        args.append(("cu_seqlens", f"memref<{N + 1}xi32>"))
+    if interval:
+        args.append(("checkpoint_offsets", f"memref<{N + 1}xi32>"))
+    args.append(("initial_state", state))
+    if interval:
+        args.append(("state_checkpoints", f"memref<{rows}x{HV}x{V}x{K}xf32>"))
+    args += [("final_state", state), ("o", v)]
+    params = ", ".join(f"%{n}: {t}" for n, t in args if not (pool and n == "final_state"))
+    operands = " ".join(
+        f"{n}(%{'initial_state' if pool and n == 'final_state' else n} : {t})"
+        for n, t in args)
+    attrs = "qk_l2norm, state_layout = #gdn.layout<vk>"
+    if interval:
+        attrs += f", checkpoint_interval = {interval} : i64"
+    return (f"func.func @prefill({params}) {{\n  gdn.recurrent {operands} {{{attrs}}}\n"
+            f"  return\n}}\n")
+
+
+CHECKS = [  # (what, N, T, varlen, interval, rows, schedule)
+    ("lengths 1/63/64/65/1000 fixed", [(2, t, False, 0, 0, "") for t in (1, 63, 64, 65, 1000)]),
+    ("varlen, pool, checkpoints every 64", [(6, 2000, True, 64, 40, "")]),
+    ("varlen tensor cores", [(6, 2000, True, 0, 0, "solve = tensor_cores, staged_tokens = 16")]),
+    ("fixed, checkpoints every 64, token loop", [(2, 1000, False, 64, 30, "solve = token_by_token")]),
+    ("fixed, checkpoints every 64, tensor cores", [(2, 1000, False, 64, 30, "")]),
+]
+BENCH = [  # (N, T, varlen, [schedules]); "" = the cost model's
+    (1, 4096, False, ["", "solve = token_by_token"]),
+    (1, 16384, False, [""]),
+    (16, 4096, False, ["", "solve = tensor_cores, warps = 4"]),
+    (64, 1024, False, ["", "solve = token_by_token"]),
+    (4, 16384, True, ["", "solve = tensor_cores, staged_tokens = 16, warps = 8"]),
+]
+
+
+def run(gdn_run, text, flags):
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(text)
+    out = subprocess.run([gdn_run, *flags, f.name], capture_output=True, text=True)
+    return out.returncode, out.stdout + out.stderr
+
+
+def main():
+    gdn_run, quick = sys.argv[1], "--quick" in sys.argv
+    table = []
+    for what, cases in CHECKS:
+        for N, T, varlen, interval, rows, sched in cases:
+            flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
+            rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0), flags)
+            lines = [l for l in out.splitlines() if l.startswith("check") or "error" in l]
+            print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}")
+            print("\n".join(lines), flush=True)
+            table.append((f"check {what} T={T}", "ok" if rc == 0 else "FAILED"))
+    for N, T, varlen, scheds in BENCH[:2] if quick else BENCH:
+        for sched in scheds:
+            flags = ["--bench", "--iters=5"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
+            rc, out = run(gdn_run, recurrent(N, T, varlen), flags)
+            bench = [l for l in out.splitlines() if l.startswith("bench") or "error" in l]
+            us = bench[-1].split()[1] if bench and bench[-1].startswith("bench") else "error"
+            print(f"== bench N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}: "
+                  f"{bench[-1] if bench else out[-300:]}", flush=True)
+            table.append((f"N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}", us))
+    print("\n| case | result (us or check) |\n|---|---|")
+    for name, r in table:
+        print(f"| {name} | {r} |")
+
+
+if __name__ == "__main__":
+    main()
