@@ -228,7 +228,9 @@ class Compiler:
                 per_key_decay=False, per_channel_beta=False,
                 schedule=None, sm_count=0, q_strides=None, k_strides=None, v_strides=None,
                 gate_strides=None, beta_strides=None, state_slot_stride=0,
-                intermediate_row_stride=0, replay_steps=0, target="cpu", chip=None):
+                intermediate_row_stride=0, replay_steps=0, checkpoint_interval=0,
+                checkpoint_rows=0, checkpoint_offset_dtype=None, checkpoint_dtype="float32",
+                target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -285,7 +287,20 @@ class Compiler:
         after intermediate_states, with L = replay_steps and rows = num_slots
         with a pool, else N: row state_indices[n] (or n) receives the first L
         tokens' raw k and v, log decay and beta (gdn.replay_commit replays
-        them)."""
+        them).
+        checkpoint_interval > 0 tokens (prefix-cache checkpoints, FlashInfer's
+        checkpoint_every_n_tokens): the kernel also takes checkpoint_offsets
+        [N + 1] (checkpoint_offset_dtype "int32" or "int64", required) after
+        the index tables and state_checkpoints [checkpoint_rows >= 1, HV, ...]
+        in the state layout, dense, in checkpoint_dtype ("float32",
+        "bfloat16", "float16"), after the replay windows: sequence n stores
+        the state after its ((j + 1) * checkpoint_interval)-th token in row
+        offsets[n] + j while that row is below offsets[n + 1], never a row
+        outside [0, checkpoint_rows); padding rows write none. GPU kernels
+        that stage tokens need an interval that is a multiple of their
+        staged_tokens (64 always is). checkpoint_rows, checkpoint_offset_dtype
+        or checkpoint_dtype without checkpoint_interval > 0 are a ValueError
+        naming them."""
         flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
                      state_in_place=state_in_place, allow_neg_eigval=allow_neg_eigval,
                      per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
@@ -293,7 +308,8 @@ class Compiler:
         d = new_desc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, sm_count=sm_count, num_slots=num_slots,
                     intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps,
-                    replay_steps=replay_steps)
+                    replay_steps=replay_steps, checkpoint_interval=checkpoint_interval,
+                    checkpoint_rows=checkpoint_rows)
         ints.update(state_slot_stride=state_slot_stride,
                     intermediate_row_stride=intermediate_row_stride)
         for name, value in ints.items():
@@ -339,6 +355,10 @@ class Compiler:
         d.cu_seqlens_bits = {None: 0, "int32": 32, "int64": 64}.get(cu_seqlens_dtype, -1)
         if d.cu_seqlens_bits < 0:
             raise ValueError(f"cu_seqlens_dtype must be None, 'int32' or 'int64', got {cu_seqlens_dtype!r}")
+        _check_checkpoint_fields(checkpoint_interval, checkpoint_rows, checkpoint_offset_dtype,
+                                 checkpoint_dtype)
+        d.checkpoint_offset_bits = {None: 0, "int32": 32, "int64": 64}[checkpoint_offset_dtype]
+        d.checkpoint_dtype = _lookup(DTYPES, checkpoint_dtype, "checkpoint_dtype")
         d.state_index_bits = {"int32": 32, "int64": 64}.get(state_index_dtype, 0)
         if num_slots and not d.state_index_bits:
             raise ValueError(f"state_index_dtype must be 'int32' or 'int64', got {state_index_dtype!r}")
@@ -389,6 +409,35 @@ def _flag(name, value):
         if v in (0, 1):
             return v
     raise TypeError(f"{name} must be a bool (or 0/1), got {value!r}")
+
+
+def _check_checkpoint_fields(interval, rows, offset_dtype, dtype):
+    """The checkpoint fields: with checkpoint_interval > 0, checkpoint_rows
+    >= 1, checkpoint_offset_dtype "int32"/"int64" and a float
+    checkpoint_dtype; without, none of them set (a ValueError naming the
+    field: it would be silently ignored)."""
+    if offset_dtype not in (None, "int32", "int64"):
+        raise ValueError(f"checkpoint_offset_dtype must be None, 'int32' or 'int64', "
+                         f"got {offset_dtype!r}")
+    if dtype not in ("float32", "bfloat16", "float16"):
+        raise ValueError(f"checkpoint_dtype must be 'float32', 'bfloat16' or 'float16', "
+                         f"got {dtype!r}")
+    if interval < 0:
+        raise ValueError(f"checkpoint_interval must be >= 0 tokens (0: no checkpoints), "
+                         f"got {interval}")
+    if interval == 0:
+        for field, value, default in (("checkpoint_rows", rows, 0),
+                                      ("checkpoint_offset_dtype", offset_dtype, None),
+                                      ("checkpoint_dtype", dtype, "float32")):
+            if value != default:
+                raise ValueError(f"{field} = {value!r} needs checkpoint_interval > 0")
+        return
+    if rows < 1:
+        raise ValueError(f"checkpoint_rows must be >= 1 with checkpoint_interval > 0, "
+                         f"got {rows}")
+    if offset_dtype is None:
+        raise ValueError("checkpoint_interval > 0 needs checkpoint_offset_dtype "
+                         "('int32' or 'int64')")
 
 
 def _check_dependent_fields(flags, *, decay, beta, gate_dtype, beta_dtype, num_slots,

@@ -11,6 +11,14 @@ does with it).
 - `gated_delta_rule_decode_pretranspose`     FlashInfer 0.7.2 (flashinfer.gdn_decode)
 - `gated_delta_rule_decode`                  FlashInfer 0.7.2 (K-major state)
 - `gated_delta_rule_mtp`                     FlashInfer 0.7.2 (verify, T > 1)
+- `flashinfer_chunk_gated_delta_rule`        FlashInfer 0.7.2's prefill
+                                             (flashinfer.gdn_prefill
+                                             .chunk_gated_delta_rule, packed
+                                             varlen, prefix-cache checkpoints;
+                                             also gdn.ops.flashinfer
+                                             .chunk_gated_delta_rule: the
+                                             name chunk_gated_delta_rule here
+                                             is FLA's)
 - `fused_sigmoid_gating_delta_rule_update`   SGLang 0.5.23 (decode and verify)
 - `fused_recurrent_gated_delta_rule_packed_decode`
                                              SGLang 0.5.23 (packed mixed_qkv decode)
@@ -79,6 +87,7 @@ from ._custom_ops import _kernels  # noqa: F401  (the kernel cache; the tests re
 from .accepted import commit_accepted
 from .fla import fused_recurrent_gated_delta_rule, fused_recurrent_kda
 from .fla_chunk import chunk_gated_delta_rule, chunk_kda
+from .flashinfer import chunk_gated_delta_rule as flashinfer_chunk_gated_delta_rule
 from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
                          gated_delta_rule_mtp, gated_delta_rule_replayssm_commit)
 from .quantized import (attach_state_scale, dequantize_state, detach_state_scale,
@@ -97,6 +106,7 @@ __all__ = [
     "gated_delta_rule_decode",
     "gated_delta_rule_mtp",
     "gated_delta_rule_replayssm_commit",
+    "flashinfer_chunk_gated_delta_rule",
     "fused_sigmoid_gating_delta_rule_update",
     "fused_recurrent_gated_delta_rule_packed_decode",
     "commit_gdn_replayssm_fold_all_layers",

@@ -94,7 +94,7 @@ def _launch(kern, given, what, device):
 @torch.library.custom_op("gdn::recurrent",
                          mutates_args=("state", "intermediate_states", "final_state", "o",
                                        "k_window", "v_window", "g_window", "beta_window",
-                                       "state_scale"))
+                                       "state_scale", "state_checkpoints"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
@@ -107,10 +107,12 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               k_window: Optional[torch.Tensor], v_window: Optional[torch.Tensor],
               g_window: Optional[torch.Tensor], beta_window: Optional[torch.Tensor],
               state_scale: Optional[torch.Tensor],
+              checkpoint_offsets: Optional[torch.Tensor],
+              state_checkpoints: Optional[torch.Tensor],
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
-              fresh_early_inputs: bool = False) -> None:
+              fresh_early_inputs: bool = False, checkpoint_interval: int = 0) -> None:
     """The gdn.recurrent op on validated tensors: dense, or views the
     kernels read in place (_checks._view_strides: q, k, v, the gates; the
     states and intermediate_states with a slot pitch). `state` is an
@@ -128,7 +130,15 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     beta, for gdn::replay_commit. A float8_e4m3fn state (a pool or per-row
     states, updated in place or only read or only written) comes with
     state_scale [rows, HV, V] float32, its row scales (read, and written
-    with the state: docs/math.md §6). (Every mutated argument comes before the
+    with the state: docs/math.md §6). Prefix-cache checkpoints (FlashInfer's
+    state_checkpoints / checkpoint_cu_starts / checkpoint_every_n_tokens):
+    checkpoint_interval > 0 tokens with checkpoint_offsets [N + 1]
+    (int32/int64) and state_checkpoints [C >= 1, HV, ...] in the state
+    layout (float32, bfloat16 or float16, dense, written): sequence n stores
+    the state after its ((j + 1) * checkpoint_interval)-th token in row
+    offsets[n] + j while that row is below offsets[n + 1] (rows clamped to
+    [0, C); padding rows write none); checkpoint_interval 0 with both None:
+    none. (Every mutated argument comes before the
     first one with a default: torch drops trailing default arguments before
     its ADInplaceOrView kernel, which indexes the mutated ones by position.)
     fresh_early_inputs: the caller has just written the initial state or an
@@ -174,6 +184,18 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 raise ValueError(f"gdn::recurrent: the replay windows come as four dense "
                                  f"tensors; {name} is {'missing' if t is None else 'strided'}")
         desc["replay_steps"] = k_window.shape[2]
+    checkpoints = (checkpoint_offsets, state_checkpoints)
+    if checkpoint_interval or any(t is not None for t in checkpoints):
+        if checkpoint_interval < 1 or any(t is None for t in checkpoints):
+            raise ValueError(f"gdn::recurrent: checkpoints need checkpoint_interval >= 1, "
+                             f"checkpoint_offsets and state_checkpoints together, got "
+                             f"checkpoint_interval = {checkpoint_interval}")
+        if not state_checkpoints.is_contiguous():
+            raise ValueError("gdn::recurrent: state_checkpoints must be dense (contiguous)")
+        desc.update(checkpoint_interval=int(checkpoint_interval),
+                    checkpoint_rows=state_checkpoints.shape[0],
+                    checkpoint_offset_dtype=index_dtype(checkpoint_offsets),
+                    checkpoint_dtype=_DTYPES[state_checkpoints.dtype])
     if intermediate_states is not None:
         desc.update(intermediate_rows=intermediate_states.shape[0],
                     intermediate_steps=intermediate_states.shape[1],
@@ -205,15 +227,17 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "retrieve_parent_token": retrieve_parent_token, "initial_state": initial_state,
              "state": state, "intermediate_states": intermediate_states,
              "final_state": final_state, "o": o, "k_window": k_window, "v_window": v_window,
-             "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale}
+             "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale,
+             "checkpoint_offsets": checkpoint_offsets, "state_checkpoints": state_checkpoints}
     _launch(kern, given, "gdn::recurrent", q.device)
 
 
 @recurrent.register_fake
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
-      k_window, v_window, g_window, beta_window, state_scale, scale, qk_l2norm, state_layout,
-      allow_neg_eigval=False, retrieve_parent_token=None, fresh_early_inputs=False):
+      k_window, v_window, g_window, beta_window, state_scale, checkpoint_offsets,
+      state_checkpoints, scale, qk_l2norm, state_layout, allow_neg_eigval=False,
+      retrieve_parent_token=None, fresh_early_inputs=False, checkpoint_interval=0):
     return None
 
 

@@ -2,10 +2,12 @@
 and chunk_kda (fla.ops.kda), the prefill entry points, with FLA's
 signatures.
 
-gdn has no chunked lowering yet: both run the same recurrence token by token
-through fused_recurrent_gated_delta_rule / fused_recurrent_kda (gdn.ops.fla).
-The chunked form is an exact rewriting of that recurrence, so the results
-agree to rounding; only long T is slower. What only drives FLA's chunked
+Both run the one gdn.recurrent op of fused_recurrent_gated_delta_rule /
+fused_recurrent_kda (gdn.ops.fla); its cost model picks the form: for a
+fixed batch of T > 8 bf16/f16 tokens the chunked (WY) solve on tensor
+cores, chunk by chunk of 16 tokens, else the token loop (KDA, varlen).
+Both are exact rewritings of the recurrence, so the results agree to
+rounding (docs/cost-model.md#long-t-prefill has the speed). What only drives FLA's chunked
 kernels (chunk_size, chunk_indices, cu_seqlens_cpu, disable_recompute,
 safe_gate on precomputed gates, use_graph, max_num_seqs) does not change the
 result and is ignored; what gdn cannot compute raises NotImplementedError

@@ -2,12 +2,17 @@
 gated_delta_rule_decode_pretranspose, gated_delta_rule_decode (K-major
 state), gated_delta_rule_mtp (verify, T > 1; ReplaySSM windows with
 cache_replayssm) and gated_delta_rule_replayssm_commit (the ReplaySSM
-commit of all layers)."""
+commit of all layers); and flashinfer.gdn_prefill's chunk_gated_delta_rule
+(packed varlen prefill with prefix-cache checkpoints; gdn.ops re-exports it
+as flashinfer_chunk_gated_delta_rule, since gdn.ops.chunk_gated_delta_rule
+is FLA's)."""
+import numbers
+
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
-from ._checks import (_INPUT, _check, _check_fused_gating, _check_indices, _check_pool,
-                      _check_qkv, _scale, _unsupported, _validate_indices)
+from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
+                      _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
 from .quantized import _state_scale_of
 from .replay import _null_blocks, _replay
 
@@ -67,7 +72,7 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     kw, vw, gw, bw = windows or (None,) * 4
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
-                            inter, None, output, kw, vw, gw, bw, state_scale, scale,
+                            inter, None, output, kw, vw, gw, bw, state_scale, None, None, scale,
                             bool(use_qk_l2norm),
                             "vk")
     return output, state
@@ -204,7 +209,7 @@ def gated_delta_rule_decode(
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
                             None, state, None, None, output, None, None, None, None,
-                            state_scale, scale, bool(use_qk_l2norm), "kv")
+                            state_scale, None, None, scale, bool(use_qk_l2norm), "kv")
     return output, state
 
 
@@ -326,3 +331,303 @@ def gated_delta_rule_replayssm_commit(
             dict(k="rawk_cache", v="rawv_cache", g="g_cache", beta="beta_cache",
                  accepted="accept_lens", state="checkpoint_state", indices="state_indices"))
 
+
+
+# FlashInfer 0.7.2's prefill: its backends, its chunk (checkpoints fall on
+# multiples of it) and the fp8 state dtypes it takes and gdn does not.
+_PREFILL_BACKENDS = ("auto", "flashinfer", "cake_gdn", "cudnn")
+_PREFILL_CHUNK = 64
+_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _tokens(name, t, heads_name):
+    """A packed token tensor [total, heads, dim] (3-D), else the error
+    naming it."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 3:
+        raise ValueError(f"{name} must be [total_seq_len, {heads_name}, head_size] (packed "
+                         f"tokens, 3-D), got shape {list(t.shape)}")
+    return t
+
+
+def _prefill_heads(q, k, v):
+    """FlashInfer's head configurations, q [total, hq, K], k [total, hk, K],
+    v [total, hv, V]: equal heads, GVA (hq == hk, hv a multiple) or GQA
+    (hk == hv, hq a multiple; output head i reads k and v head
+    i // (hq / hk), as FlashInfer's kernels). GQA repeats k and v to hq heads
+    (a copy each), so the op sees H = hq, HV = max(hq, hv). Returns (k, v)."""
+    (total, hq, K), (hk, hv) = q.shape, (k.shape[1], v.shape[1])
+    for name, t, dim in (("k", k, K), ("v", v, None)):
+        if t.shape[0] != total or (dim is not None and t.shape[2] != dim):
+            what = f"[{total}, num_k_heads, {K}]" if dim else f"[{total}, num_v_heads, head_size]"
+            raise ValueError(f"{name} must be {what} (q's tokens{' and head size' if dim else ''}"
+                             f"), got shape {list(t.shape)}")
+    if min(hq, hk, hv) < 1:
+        raise ValueError(f"q, k and v need at least one head each, got q {list(q.shape)}, "
+                         f"k {list(k.shape)}, v {list(v.shape)}")
+    if hq == hk and hv % hq == 0:
+        return k, v
+    if hk == hv and hq % hk == 0:
+        return k.repeat_interleave(hq // hk, dim=1), v.repeat_interleave(hq // hk, dim=1)
+    raise ValueError(f"unsupported head configuration: q has {hq} heads, k {hk}, v {hv}; "
+                     "FlashInfer takes hq == hk with hv a multiple of hq (GVA) or hk == hv "
+                     "with hq a multiple of hk (GQA)")
+
+
+def _check_max_seqlen(max_seqlen, total, num_seqs):
+    """FlashInfer's checks of max_seqlen (a host-side bound on the longest
+    sequence, which only sizes its context-parallel grids): ValueError as
+    FlashInfer raises them; the value is not used otherwise."""
+    bound = total if max_seqlen is None else max_seqlen
+    if type(bound) is not int or bound < 0:
+        raise ValueError("max_seqlen must be a nonnegative integer")
+    if total and bound == 0:
+        raise ValueError("max_seqlen must be positive when q is nonempty")
+    if bound < (total + num_seqs - 1) // num_seqs:
+        raise ValueError("max_seqlen cannot be smaller than ceil(total_seq_len / num_seqs)")
+    if bound > total:
+        raise ValueError("max_seqlen cannot exceed total_seq_len")
+
+
+def _checkpoint_interval(every, state_checkpoints, checkpoint_cu_starts):
+    """checkpoint_every_n_tokens as an int, checked as FlashInfer checks it
+    first (ValueError naming it: negative, not a multiple of 64; the buffers
+    missing when > 0, given when 0); a non-integer is a TypeError."""
+    if isinstance(every, bool) or not isinstance(every, numbers.Integral):
+        raise TypeError(f"checkpoint_every_n_tokens must be an int, got {type(every).__name__}")
+    every = int(every)
+    if every < 0:
+        raise ValueError(f"checkpoint_every_n_tokens must be non-negative, got {every}")
+    if every == 0:
+        if state_checkpoints is not None or checkpoint_cu_starts is not None:
+            raise ValueError("state_checkpoints and checkpoint_cu_starts must be None when "
+                             "checkpoint_every_n_tokens == 0")
+        return 0
+    if every % _PREFILL_CHUNK:
+        raise ValueError(f"checkpoint_every_n_tokens must be a multiple of the chunk size "
+                         f"({_PREFILL_CHUNK}), got {every}")
+    missing = [name for name, t in (("state_checkpoints", state_checkpoints),
+                                    ("checkpoint_cu_starts", checkpoint_cu_starts)) if t is None]
+    if missing:
+        raise ValueError(f"state_checkpoints and checkpoint_cu_starts must both be provided "
+                         f"when checkpoint_every_n_tokens > 0; missing {', '.join(missing)}")
+    return every
+
+
+def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K):
+    """FlashInfer's prefix-cache checkpoints (every: the checked
+    checkpoint_every_n_tokens), checked (ValueError / TypeError naming the
+    argument; float8 buffers: NotImplementedError): returns
+    (checkpoint_offsets, state_checkpoints, interval, copied) for the op,
+    (None, None, 0, False) without checkpoints or with a buffer of 0 rows
+    (nothing can be written)."""
+    if every == 0:
+        return None, None, 0, False
+    if not isinstance(state_checkpoints, torch.Tensor):
+        raise TypeError(f"state_checkpoints must be a torch.Tensor, got "
+                        f"{type(state_checkpoints).__name__}")
+    if state_checkpoints.dtype in _FP8:
+        raise NotImplementedError(f"gdn: argument 'state_checkpoints' in {state_checkpoints.dtype}"
+                                  " is not supported yet (float32, bfloat16 or float16)")
+    if state_checkpoints.dim() != 4:
+        raise ValueError(f"state_checkpoints must be 4D [total_checkpoints, num_sab_heads, "
+                         f"head_size, head_size] ([C, HV, V, K]), got {state_checkpoints.dim()}D")
+    _check("state_checkpoints", state_checkpoints, dev,
+           (state_checkpoints.shape[0], HV, V, K), _INPUT, written=True)
+    if not isinstance(checkpoint_cu_starts, torch.Tensor) or checkpoint_cu_starts.dim() != 1:
+        raise ValueError("checkpoint_cu_starts must be a 1-D tensor [num_seqs + 1]")
+    given = checkpoint_cu_starts
+    offsets = _check("checkpoint_cu_starts", checkpoint_cu_starts, dev, (N + 1,),
+                     (torch.int32, torch.int64), copy=True)
+    if state_checkpoints.shape[0] == 0:
+        return None, None, 0, False
+    return offsets, state_checkpoints, every, offsets is not given
+
+
+def _same_view(a, b):
+    """a and b address the same elements the same way (one buffer updated
+    in place), e.g. output_state is initial_state."""
+    return a is b or (a.data_ptr() == b.data_ptr() and a.dtype == b.dtype
+                      and a.shape == b.shape and a.stride() == b.stride())
+
+
+def chunk_gated_delta_rule(
+        q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+        cu_seqlens=None, use_qk_l2norm_in_kernel=False, output=None, output_state=None,
+        state_checkpoints=None, checkpoint_cu_starts=None, checkpoint_every_n_tokens=0,
+        use_cp="auto", state_indices=None, _cp_chunk_len=None, backend="auto",
+        max_seqlen=None):
+    """FlashInfer's `chunk_gated_delta_rule` (flashinfer-python 0.7.2,
+    flashinfer.gdn_prefill; gdn.ops.flashinfer_chunk_gated_delta_rule):
+    packed varlen prefill, run by gdn's gdn.recurrent kernel (the same
+    recurrence, token by token; on the CPU too).
+
+    - q [total, hq, K], k [total, hk, K], v [total, hv, V]: packed tokens of
+      one dtype (float32, bfloat16 or float16); heads equal, GVA (hq == hk,
+      hv a multiple of hq) or GQA (hk == hv, hq a multiple of hk; k and v
+      are then repeated to hq heads, a copy). HV = max(hq, hv) (FlashInfer's
+      num_sab_heads) state and output heads.
+    - cu_seqlens [N + 1] int32/int64, required (N >= 1; equal neighbours are
+      empty sequences): sequence n owns tokens [cu[n], cu[n + 1]).
+    - g [total, HV]: alpha, the linear decay in [0, 1] a token (FlashInfer's
+      forget gate; float32, bfloat16 or float16); None: 1 (no decay). gdn's
+      op takes log(alpha) (computed here, float32; alpha = 0 decays fully).
+    - beta [total, HV]: float32 (bfloat16 / float16 too); None: 1.
+    - scale: None or 0 (FlashInfer's rule) is K^-0.5; NaN / inf: ValueError.
+    - use_qk_l2norm_in_kernel: q and k L2-normalised per head (eps 1e-6).
+    - States [.., HV, V, K] (V-major, FlashInfer's layout) in float32,
+      bfloat16 or float16 (computed in float32, rounded once on store);
+      float8_e4m3fn / float8_e5m2 states: NotImplementedError naming the
+      argument. Without state_indices: initial_state [N, HV, V, K] (read;
+      None: zeros) and output_state [N, HV, V, K] (written; allocated in
+      float32 when output_final_state and not given; written whenever
+      given, as FlashInfer's SM90 kernel; in place when it is
+      initial_state). With state_indices [N] (int32/int64): initial_state
+      and output_state are pools [slots, HV, V, K], sequence n reads slot
+      state_indices[n] and writes its final state to the same slot of
+      output_state (in place when output_state is initial_state; two pools
+      need the same slot count, else NotImplementedError); an index < 0 is a
+      padding row (no slot touched, output rows zero, no checkpoints);
+      output_final_state with state_indices needs output_state (ValueError,
+      as FlashInfer). Indices must be unique and below the pool's slots (the
+      caller's contract, as in FlashInfer; GDN_VALIDATE_INDICES=1 checks the
+      bound). An initial_state of another dtype or layout than output_state
+      is first converted (a copy). Strided pools whose slots have a pitch
+      are read and written in place.
+    - output [total, HV, V] in q's dtype: written in place when given, else
+      allocated.
+    - Checkpoints (prefix caching): checkpoint_every_n_tokens > 0, a
+      multiple of 64 (FlashInfer's chunk; else ValueError naming it), with
+      state_checkpoints [C, HV, V, K] (float32, bfloat16 or float16, dense,
+      written) and checkpoint_cu_starts [N + 1] (int32/int64): sequence n
+      stores its state after token (j + 1) * checkpoint_every_n_tokens in
+      row checkpoint_cu_starts[n] + j while that row is below
+      checkpoint_cu_starts[n + 1] (the caller sets their difference to
+      len_n // checkpoint_every_n_tokens); rows outside [0, C) are never
+      written, other rows keep their contents. ValueError naming the
+      argument when checkpoint_every_n_tokens > 0 and either buffer is
+      missing or misshapen, or when 0 and either is given.
+    - use_cp ("auto", True, False; else ValueError as FlashInfer),
+      _cp_chunk_len and max_seqlen only steer FlashInfer's context-parallel
+      routing and do not change the result: ignored (max_seqlen is checked
+      as FlashInfer checks it: ValueError).
+    - backend: "auto" / "flashinfer" run gdn's kernel; "cake_gdn" / "cudnn"
+      (specific FlashInfer implementations): NotImplementedError; anything
+      else ValueError, as FlashInfer.
+
+    Returns output, or (output, final_state) with output_final_state:
+    final_state is output_state (the pool itself with state_indices) or the
+    float32 [N, HV, V, K] allocated. Every check is on the host, before any
+    launch (TypeError / ValueError naming the argument; NotImplementedError
+    for what gdn cannot honour); inputs that require grad (with grad
+    enabled): NotImplementedError (no backward pass). total = 0: the final
+    states are the initial ones (no token runs)."""
+    _flashinfer_backend(backend, _PREFILL_BACKENDS)
+    if use_cp not in ("auto", True, False):
+        raise ValueError(f'use_cp must be "auto", True, or False, got {use_cp!r}')
+    every = _checkpoint_interval(checkpoint_every_n_tokens, state_checkpoints,
+                                 checkpoint_cu_starts)
+    for name, t in (("initial_state", initial_state), ("output_state", output_state)):
+        if isinstance(t, torch.Tensor) and t.dtype in _FP8:
+            raise NotImplementedError(
+                f"gdn: argument '{name}' in {t.dtype} (FlashInfer's unscaled fp8 state) is not "
+                "supported yet; gdn's prefill takes float32, bfloat16 or float16 states")
+    q = _tokens("q", q, "num_q_heads")
+    k = _tokens("k", k, "num_k_heads")
+    v = _tokens("v", v, "num_v_heads")
+    if cu_seqlens is None:
+        raise ValueError("cu_seqlens is required (varlen mode): [num_seqs + 1] int32/int64")
+    k, v = _prefill_heads(q, k, v)
+    q, k, v, dev, _, total, H, K, HV, V = _check_qkv(q.unsqueeze(0), k.unsqueeze(0),
+                                                     v.unsqueeze(0))
+    cu_seqlens, N, fresh = _check_cu_seqlens(cu_seqlens, dev, 1, total)
+    if N <= 0:
+        raise ValueError("cu_seqlens must contain at least two entries")
+    _check_max_seqlen(max_seqlen, total, N)
+    offsets, checkpoints, interval, copied = _prefill_checkpoints(
+        state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K)
+    fresh = fresh or copied
+    if g is not None:
+        if not isinstance(g, torch.Tensor):
+            raise TypeError(f"g must be a torch.Tensor, got {type(g).__name__}")
+        g = _check("g", g, dev, (total, HV), _INPUT, copy=True)
+        g = torch.log(g.float()).unsqueeze(0)  # alpha -> gdn's log-space decay
+    if beta is not None:
+        if not isinstance(beta, torch.Tensor):
+            raise TypeError(f"beta must be a torch.Tensor, got {type(beta).__name__}")
+        beta = _check("beta", beta, dev, (total, HV), _INPUT, copy=True,
+                      layout="tokens").unsqueeze(0)
+    scale = _scale(scale)
+    if scale == 0.0:  # FlashInfer: 0 means the default, as None
+        scale = None
+    if output is None:
+        output = torch.empty(total, HV, V, dtype=q.dtype, device=dev)
+    else:
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"output must be a torch.Tensor, got {type(output).__name__}")
+        output = _check("output", output, dev, (total, HV, V), (q.dtype,), written=True)
+
+    # The states: sequence-ordered [N, HV, V, K], or pools with state_indices.
+    if state_indices is not None:
+        indices = _check_indices("state_indices", state_indices, dev, N)
+        if output_final_state and output_state is None:
+            raise ValueError(
+                "state_indices requires an explicit output_state pool sized like the state "
+                "pool ([N_pool, H, V, K]); refusing to auto-allocate a compact [num_seqs, ...] "
+                "tensor that would be indexed out of bounds.")
+        if initial_state is not None:
+            _check_pool("initial_state", initial_state, dev, HV, V, K, N)
+        if output_state is not None:
+            _check_pool("output_state", output_state, dev, HV, V, K, N)
+        if (initial_state is not None and output_state is not None
+                and initial_state.shape[0] != output_state.shape[0]):
+            raise NotImplementedError(
+                f"gdn: argument 'output_state' as a pool of {output_state.shape[0]} slots "
+                f"apart from initial_state's {initial_state.shape[0]} is not supported yet "
+                "(pools of one slot count, or output_state is initial_state)")
+        pool = initial_state if initial_state is not None else output_state
+        if pool is None:
+            indices = None  # no state to address: state_indices is checked, unused
+        elif _validate_indices() and N:
+            _check_indices("state_indices", indices, dev, N, pool.shape[0])
+    else:
+        indices = None
+        shape = (N, HV, V, K)
+        if initial_state is not None:
+            given = initial_state
+            initial_state = _check("initial_state", initial_state, dev, shape, _INPUT, copy=True,
+                                   layout="slots")
+            fresh = fresh or initial_state is not given
+        if output_state is not None:
+            output_state = _check("output_state", output_state, dev, shape, _INPUT, written=True,
+                                  layout="slots")
+        elif output_final_state:
+            output_state = torch.empty(shape, dtype=torch.float32, device=dev)
+    in_place = (initial_state is not None and output_state is not None
+                and _same_view(initial_state, output_state))
+    read = initial_state
+    if read is not None and output_state is not None and not in_place and (
+            read.dtype != output_state.dtype or read.stride() != output_state.stride()):
+        # the op takes one state dtype and layout: the read-only state converted
+        read = torch.empty_strided(output_state.shape, output_state.stride(),
+                                   dtype=output_state.dtype, device=dev).copy_(read)
+        fresh = True
+
+    o = output.unsqueeze(0)
+    if total == 0:  # the op needs a token: one that belongs to no sequence
+        q, k = q.new_zeros(1, 1, H, K), k.new_zeros(1, 1, H, K)
+        v, o = v.new_zeros(1, 1, HV, V), v.new_zeros(1, 1, HV, V)
+        g = None if g is None else g.new_zeros(1, 1, HV)
+        beta = None if beta is None else beta.new_zeros(1, 1, HV)
+        cu_seqlens, fresh = torch.zeros_like(cu_seqlens), True
+        offsets, checkpoints, interval = None, None, 0
+    torch.ops.gdn.recurrent(
+        q, k, v, g, None, None, None, beta, None, indices, cu_seqlens, None,
+        None if in_place else read, output_state if in_place else None, None,
+        None if in_place else output_state, o, None, None, None, None, None, offsets,
+        checkpoints, scale, bool(use_qk_l2norm_in_kernel), "vk",
+        fresh_early_inputs=fresh, checkpoint_interval=interval)
+    if output_final_state:
+        return output, output_state
+    return output

@@ -170,7 +170,7 @@ def fused_sigmoid_gating_delta_rule_update(
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
                             None if read_only else pool, inter, None, o, *windows, state_scale,
-                            scale,
+                            None, None, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
                             fresh_early_inputs=fresh)
     return o_out
@@ -259,8 +259,8 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     if B == 0:
         return out, initial_state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            None, pool, None, None, out, None, None, None, None, None, scale,
-                            bool(use_qk_l2norm_in_kernel), "vk")
+                            None, pool, None, None, out, None, None, None, None, None, None,
+                            None, scale, bool(use_qk_l2norm_in_kernel), "vk")
     return out, initial_state
 
 
