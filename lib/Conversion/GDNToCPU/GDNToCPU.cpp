@@ -85,6 +85,18 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
     return vk ? SmallVector<Value>{n, hv, v, k}
               : SmallVector<Value>{n, hv, k, v};
   };
+  // dst[row, hv, ...] <- S, rounded to dst's dtype (a final state or a
+  // checkpoint row, in the state layout).
+  auto storeS = [&](Value dst, Value row, Value hv) {
+    Type et = cast<MemRefType>(dst.getType()).getElementType();
+    forRange(rewriter, loc, d.K, [&](Value k) {
+      forRange(rewriter, loc, d.V, [&](Value v) {
+        Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+        memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), dst,
+                                stateIndex(row, hv, k, v));
+      });
+    });
+  };
   Value groups = m.index(d.HV / d.H);
   Type outType = cast<MemRefType>(op.getO().getType()).getElementType();
 
@@ -198,16 +210,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           OpBuilder::InsertionGuard g(rewriter);
           auto ifOp = scf::IfOp::create(rewriter, loc, where.second, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          Type et = cast<MemRefType>(ck.getType()).getElementType();
-          Value ckRow = where.first;
-          forRange(rewriter, loc, d.K, [&](Value k) {
-            forRange(rewriter, loc, d.V, [&](Value v) {
-              Value s =
-                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), ck,
-                                      stateIndex(ckRow, hv, k, v));
-            });
-          });
+          storeS(ck, where.first, hv);
         }
         // Verify: the state after this token into intermediate_states.
         Value buf = op.getIntermediateStates();
@@ -269,14 +272,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
             });
           });
         } else {
-          forRange(rewriter, loc, d.K, [&](Value k) {
-            forRange(rewriter, loc, d.V, [&](Value v) {
-              Value s =
-                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), fin,
-                                      stateIndex(row, hv, k, v));
-            });
-          });
+          storeS(fin, row, hv);
         }
       }
     });
