@@ -103,6 +103,24 @@ TEST(KernelCacheTest, StoredEntryLoadsBack) {
   EXPECT_FALSE(cache.load("k", 3).has_value());
 }
 
+// Workspaces load back, and a launch's indices may reach past the
+// function's arguments into them (not further).
+TEST(KernelCacheTest, WorkspacesLoadBack) {
+  TempDir dir;
+  KernelCache cache(dir.path);
+  GPUProgram stored = goodProgram();
+  stored.workspaceBytes = {4096, 16};
+  stored.launches[0].argumentIndices = {0, 1, 4, 5};
+  cache.store("k", stored);
+  std::optional<GPUProgram> p = cache.load("k", 4);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->workspaceBytes, stored.workspaceBytes);
+  EXPECT_EQ(p->launches[0].argumentIndices, stored.launches[0].argumentIndices);
+  stored.launches[0].argumentIndices = {0, 6};
+  cache.store("past", stored);
+  EXPECT_FALSE(cache.load("past", 4).has_value());
+}
+
 // A state updated in place is passed twice (initial and final state): more
 // kernel parameters than the function has arguments still loads back.
 TEST(KernelCacheTest, RepeatedArgumentsLoadBack) {

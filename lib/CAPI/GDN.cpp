@@ -500,21 +500,42 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
     if (l.argumentIndices.size() > kMaxKernelParameters)
       return fail(GDN_ERROR_UNSUPPORTED,
                   "gdnKernelLaunch: too many kernel parameters");
+  // Workspaces (scratch between the launches) are stream-ordered
+  // allocations: allowed under CUDA graph capture, freed after the last
+  // launch whatever happens.
+  auto cuStream = static_cast<rt::CUstream>(stream);
+  std::vector<void *> all(args, args + numArgs);
+  std::vector<rt::CUdeviceptr> workspaces;
+  auto freeWorkspaces = [&] {
+    for (rt::CUdeviceptr w : workspaces)
+      (void)drv->freeAsync(w, cuStream);
+  };
+  for (int64_t bytes : k->gpu.workspaceBytes) {
+    rt::CUdeviceptr w = 0;
+    if (rt::Status st = drv->allocAsync(bytes, cuStream, w); !st) {
+      freeWorkspaces();
+      return fail(GDN_ERROR_CUDA, "gdnKernelLaunch: workspace: " + st.message);
+    }
+    workspaces.push_back(w);
+    all.push_back(reinterpret_cast<void *>(w));
+  }
   void *params[kMaxKernelParameters];
   for (size_t i = 0; i < launches.size(); ++i) {
     const GPULaunch &l = launches[i];
     size_t np = l.argumentIndices.size();
     for (size_t p = 0; p < np; ++p)
-      params[p] = const_cast<void **>(&args[l.argumentIndices[p]]);
+      params[p] = &all[l.argumentIndices[p]];
     if (rt::Status st = drv->launch((*functions)[i], l.grid, l.block,
-                                    l.dynamicSharedMemoryBytes,
-                                    static_cast<rt::CUstream>(stream), params,
-                                    l.isProgrammatic());
-        !st)
+                                    l.dynamicSharedMemoryBytes, cuStream,
+                                    params, l.isProgrammatic());
+        !st) {
+      freeWorkspaces();
       return fail(GDN_ERROR_CUDA, "gdnKernelLaunch: launch " + llvm::Twine(i) +
                                       " of " + llvm::Twine(launches.size()) +
                                       " (" + l.kernel + "): " + st.message);
+    }
   }
+  freeWorkspaces();
   return ok();
 }
 

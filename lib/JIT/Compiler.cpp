@@ -414,6 +414,7 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
                             << ", found none";
   GPUProgram program;
   llvm::StringMap<unsigned> moduleIndex; // gpu.binary name -> modules index
+  llvm::DenseMap<Operation *, unsigned> workspaceIndex; // gpu.alloc -> index
   for (gpu::LaunchFuncOp op : launches) {
     if (op->getBlock() != &func.getBody().front())
       return op.emitError() << "a kernel launch of @" << sig.function
@@ -449,11 +450,34 @@ FailureOr<GPUProgram> jit::collectGPULaunches(ModuleOp lowered,
       launch.dynamicSharedMemoryBytes = value.getZExtValue();
     }
     for (Value operand : op.getKernelOperands()) {
-      auto arg = dyn_cast<BlockArgument>(operand);
-      if (!arg || arg.getOwner() != &func.getBody().front())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == &func.getBody().front()) {
+        launch.argumentIndices.push_back(arg.getArgNumber());
+        continue;
+      }
+      // A workspace: a gpu.alloc of a static shape in the entry block.
+      auto alloc = operand.getDefiningOp<gpu::AllocOp>();
+      auto type = alloc ? dyn_cast<MemRefType>(alloc.getType()) : MemRefType();
+      if (!alloc || alloc->getBlock() != &func.getBody().front() ||
+          !type.hasStaticShape() || !alloc.getAsyncDependencies().empty() ||
+          alloc.getAsyncToken() || !type.getElementType().isIntOrFloat())
         return op.emitError() << "a kernel operand of @" << sig.function
-                              << " must be one of its arguments";
-      launch.argumentIndices.push_back(arg.getArgNumber());
+                              << " must be one of its arguments or a "
+                                 "synchronous gpu.alloc of a static shape";
+      auto [it, inserted] =
+          workspaceIndex.try_emplace(alloc, program.workspaceBytes.size());
+      if (inserted) {
+        int64_t bytes = 0;
+        if (llvm::MulOverflow(
+                type.getNumElements(),
+                int64_t(llvm::divideCeil(type.getElementTypeBitWidth(), 8)),
+                bytes) ||
+            bytes > kMaxArgumentBytes)
+          return alloc.emitError() << "a workspace of more than "
+                                   << kMaxArgumentBytes << " bytes";
+        program.workspaceBytes.push_back(bytes);
+      }
+      launch.argumentIndices.push_back(sig.arguments.size() + it->second);
     }
     if (launch.argumentIndices.size() > kMaxKernelParameters)
       return op.emitError() << "a kernel launch of @" << sig.function

@@ -79,6 +79,9 @@ std::string checksum(const GPUProgram &p) {
       os << a << ',';
     os << '\0';
   }
+  // Absent from entries without workspaces, whose checksums stay as they were.
+  for (int64_t w : p.workspaceBytes)
+    os << "workspace:" << w << '\0';
   return llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(blob)),
                          /*LowerCase=*/true, 16);
 }
@@ -121,8 +124,8 @@ std::optional<std::string> readRegularFile(StringRef path) {
 }
 
 /// Every field of a loaded launch in range for a program of `numModules`
-/// modules and a function of `numArguments` arguments (the CUDA limits of
-/// grid and block).
+/// modules and a function of `numArguments` arguments and workspaces (the
+/// CUDA limits of grid and block).
 bool inRange(const GPULaunch &l, size_t numModules, size_t numArguments) {
   if (!isIdentifier(l.kernel) || l.module >= numModules ||
       l.dynamicSharedMemoryBytes > kMaxDynamicSharedMemoryBytes ||
@@ -235,10 +238,20 @@ std::optional<GPUProgram> KernelCache::load(StringRef key,
   }
   for (const llvm::json::Value &v : *launches) {
     std::optional<GPULaunch> l = parseLaunch(v);
-    if (!l || !inRange(*l, p.modules.size(), numArguments))
+    if (!l)
       return std::nullopt;
     p.launches.push_back(std::move(*l));
   }
+  if (const llvm::json::Array *workspaces = obj->getArray("workspaces"))
+    for (const llvm::json::Value &w : *workspaces) {
+      std::optional<int64_t> bytes = w.getAsInteger();
+      if (!bytes || *bytes < 0 || *bytes > kMaxArgumentBytes)
+        return std::nullopt;
+      p.workspaceBytes.push_back(*bytes);
+    }
+  for (const GPULaunch &l : p.launches)
+    if (!inRange(l, p.modules.size(), numArguments + p.workspaceBytes.size()))
+      return std::nullopt;
   if (*sum != checksum(p))
     return std::nullopt;
   return p;
@@ -268,6 +281,8 @@ void KernelCache::store(StringRef key, const GPUProgram &program) const {
                          {"modules", std::move(modules)},
                          {"launches", std::move(launches)},
                          {"checksum", checksum(program)}};
+  if (!program.workspaceBytes.empty())
+    obj["workspaces"] = llvm::json::Array(program.workspaceBytes);
   llvm::SmallString<256> path(directory), tmp;
   llvm::sys::path::append(path, key + ".json");
   int fd;

@@ -110,6 +110,9 @@ struct DriverApi {
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t,
                                 CUstream) = nullptr;                    // _v2
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr; // _v2
+  // Optional (CUDA >= 11.2): only programs with workspaces need them.
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream) = nullptr;
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
   // Execution.
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
@@ -239,6 +242,8 @@ void loadDriverLibrary(DriverLibrary &lib) {
   bool v2 = lookup(handle, "cuGraphInstantiate_v2", api.cuGraphInstantiate_v2);
   require(withFlags || v2, "cuGraphInstantiateWithFlags");
   lookup(handle, "cuLaunchKernelEx", api.cuLaunchKernelEx);
+  lookup(handle, "cuMemAllocAsync", api.cuMemAllocAsync);
+  lookup(handle, "cuMemFreeAsync", api.cuMemFreeAsync);
   // Optional: only used to make error messages readable.
   lookup(handle, "cuGetErrorName", api.cuGetErrorName);
   lookup(handle, "cuGetErrorString", api.cuGetErrorString);
@@ -612,6 +617,31 @@ Status CudaDriver::memsetD8(CUdeviceptr dst, unsigned char value,
   if (Status st = impl->makeCurrent(); !st)
     return st;
   return impl->check("cuMemsetD8", impl->api->cuMemsetD8(dst, value, bytes));
+}
+
+Status CudaDriver::allocAsync(size_t bytes, CUstream stream, CUdeviceptr &ptr) {
+  ptr = 0;
+  if (bytes == 0)
+    return Status::success();
+  if (!impl->api->cuMemAllocAsync || !impl->api->cuMemFreeAsync)
+    return Status::error("cuMemAllocAsync not called: this driver does not "
+                         "export it (CUDA >= 11.2 needed for workspaces)");
+  if (Status st = impl->makeCurrent(); !st)
+    return st;
+  CUresult r = impl->api->cuMemAllocAsync(&ptr, bytes, stream);
+  if (r == CUDA_SUCCESS)
+    return Status::success();
+  ptr = 0;
+  return Status::error(describeFailure(*impl->api, "cuMemAllocAsync", r) +
+                       " (" + std::to_string(bytes) + " bytes)");
+}
+
+Status CudaDriver::freeAsync(CUdeviceptr ptr, CUstream stream) {
+  if (!ptr)
+    return Status::success();
+  if (Status st = impl->makeCurrent(); !st)
+    return st;
+  return impl->check("cuMemFreeAsync", impl->api->cuMemFreeAsync(ptr, stream));
 }
 
 Status CudaDriver::launch(CUfunction fn, const unsigned grid[3],

@@ -450,12 +450,22 @@ std::string runOnGPU(CudaDriver &drv, const GPUProgram &program,
     sets = std::clamp<int64_t>((240ll << 20) / std::max<int64_t>(bytesMoved, 1) + 1, 2, 64);
   size_t nargs = sig.arguments.size();
   std::vector<CUdeviceptr> ptrs(sets * nargs, 0);
+  // The program's workspaces: one of each, shared by the sets (their
+  // launches run one after another on one stream).
+  std::vector<CUdeviceptr> workspaces(program.workspaceBytes.size(), 0);
   auto cleanup = [&] {
     for (CUdeviceptr p : ptrs)
       if (p)
         drv.free(p);
+    for (CUdeviceptr p : workspaces)
+      drv.free(p);
     unloadModules();
   };
+  for (size_t w = 0; w < workspaces.size(); ++w)
+    if (Status st = drv.alloc(program.workspaceBytes[w], workspaces[w]); !st) {
+      cleanup();
+      return st.message;
+    }
   for (int s = 0; s < sets; ++s)
     for (size_t i = 0; i < nargs; ++i) {
       CUdeviceptr &p = ptrs[s * nargs + i];
@@ -474,7 +484,8 @@ std::string runOnGPU(CudaDriver &drv, const GPUProgram &program,
     for (const GPULaunch &l : program.launches) {
       params[s].emplace_back();
       for (unsigned idx : l.argumentIndices)
-        params[s].back().push_back(&ptrs[s * nargs + idx]);
+        params[s].back().push_back(idx < nargs ? &ptrs[s * nargs + idx]
+                                               : &workspaces[idx - nargs]);
     }
   // Every launch of the program, in order, on input set `s`.
   auto launchAll = [&](int s, CUstream stream) {

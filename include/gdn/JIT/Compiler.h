@@ -143,7 +143,8 @@ struct GPULaunch {
   /// Bytes of dynamic shared memory (at most kMaxDynamicSharedMemoryBytes).
   unsigned dynamicSharedMemoryBytes = 0;
   /// For each kernel parameter, in order, the index of the function argument
-  /// passed to it.
+  /// passed to it; an index i past the function's arguments (A of them) is
+  /// workspace i - A of the program (GPUProgram::workspaceBytes).
   std::vector<unsigned> argumentIndices;
   /// How the launch follows the previous kernel of its stream: the
   /// gpu.launch_func's `gdn.launch` attribute (GDNDialect.td), `ordinary`
@@ -160,6 +161,12 @@ struct GPULaunch {
 struct GPUProgram {
   std::vector<std::string> modules;
   std::vector<GPULaunch> launches;
+  /// Bytes of each device workspace the launches pass (a `gpu.alloc` of the
+  /// lowered function: scratch one launch writes and a later one reads,
+  /// such as the chunk-parallel solve's matrices). A runner allocates them
+  /// (16-byte aligned, contents undefined) before the first launch and may
+  /// free them after the last; none for most programs.
+  std::vector<int64_t> workspaceBytes;
 };
 
 /// How compileForGPU lowers: for `chip` (GPUTarget.h), with `smCount`

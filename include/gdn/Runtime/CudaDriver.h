@@ -66,6 +66,11 @@ public:
   Status copyDeviceToDeviceAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                  CUstream stream);
   Status memsetD8(CUdeviceptr dst, unsigned char value, size_t bytes);
+  /// Stream-ordered allocation and free (cuMemAllocAsync / cuMemFreeAsync,
+  /// CUDA >= 11.2; allowed under stream capture): a program's workspaces.
+  /// 0 bytes gives a null pointer; freeing one does nothing.
+  Status allocAsync(size_t bytes, CUstream stream, CUdeviceptr &ptr);
+  Status freeAsync(CUdeviceptr ptr, CUstream stream);
 
   /// Launches `fn` on `stream` (nullptr = the legacy default stream).
   /// `args[i]` points to the i-th kernel parameter value (cuLaunchKernel).
