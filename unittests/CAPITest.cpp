@@ -19,10 +19,10 @@
 namespace {
 namespace ref = ::gdn::reference;
 
-gdnRecurrentDesc smallDesc() {
+gdnRecurrentDesc smallDesc(int64_t T = 3, int64_t V = 8) {
   gdnRecurrentDesc d;
   gdnRecurrentDescInit(&d);
-  d.N = 2, d.T = 3, d.H = 1, d.HV = 2, d.K = 32, d.V = 8;
+  d.N = 2, d.T = T, d.H = 1, d.HV = 2, d.K = 32, d.V = V;
   d.input_dtype = GDN_DTYPE_F32;
   d.gate_dtype = GDN_DTYPE_F32;
   d.beta_dtype = GDN_DTYPE_F32;
@@ -40,8 +40,8 @@ struct Compiler {
   gdnCompiler c = nullptr;
 };
 
-/// Random inputs for smallDesc() (argument order of the kernel) and the fp64
-/// reference outputs for them.
+/// Random inputs for smallDesc(T, V) (argument order of the kernel) and the
+/// fp64 reference outputs for them.
 struct SmallProblem {
   std::vector<std::vector<float>> bufs;
   ref::Outputs out;
@@ -51,7 +51,7 @@ struct SmallProblem {
   /// perKey / perChannel: KDA's per-key decay and a per-channel beta (the
   /// desc's per_key_decay / per_channel_beta).
   explicit SmallProblem(gdnKernel k, bool perKey = false,
-                        bool perChannel = false) {
+                        bool perChannel = false, int64_t T = 3, int64_t V = 8) {
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     bufs.resize(9);
@@ -65,7 +65,7 @@ struct SmallProblem {
     for (float &x : bufs[8]) // o: poisoned
       x = std::nanf("");
     ref::Problem p;
-    p.N = 2, p.T = 3, p.H = 1, p.HV = 2, p.K = 32, p.V = 8;
+    p.N = 2, p.T = T, p.H = 1, p.HV = 2, p.K = 32, p.V = V;
     p.decay = ref::Decay::FusedGating;
     p.beta = ref::Beta::Logits;
     p.perKeyDecay = perKey;
@@ -321,6 +321,49 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   EXPECT_EQ(gdnKernelLaunch(k, args, 9, nullptr), GDN_ERROR_UNSUPPORTED);
 }
 
+/// Runs `k` on device copies of `prob`'s inputs through gdnKernelLaunch and
+/// compares o and the final state with the reference.
+void runAndCompare(::gdn::runtime::CudaDriver &drv, gdnKernel k,
+                   SmallProblem prob) {
+  std::vector<::gdn::runtime::CUdeviceptr> dev(9);
+  std::vector<void *> args(9);
+  for (int i = 0; i < 9; ++i) {
+    size_t bytes = prob.bufs[i].size() * 4;
+    ASSERT_TRUE(drv.alloc(bytes, dev[i]).ok);
+    ASSERT_TRUE(drv.copyToDevice(dev[i], prob.bufs[i].data(), bytes).ok);
+    args[i] = reinterpret_cast<void *>(dev[i]);
+  }
+  ASSERT_EQ(gdnKernelLaunch(k, args.data(), 9, nullptr), GDN_OK)
+      << gdnGetLastError();
+  ASSERT_TRUE(drv.synchronize(nullptr).ok);
+  for (int i : {7, 8})
+    ASSERT_TRUE(
+        drv.copyToHost(prob.bufs[i].data(), dev[i], prob.bufs[i].size() * 4)
+            .ok);
+  for (auto p : dev)
+    drv.free(p);
+  EXPECT_LT(ref::rmsRelativeError(prob.wide(8), prob.out.o), 1e-5);
+  EXPECT_LT(ref::rmsRelativeError(prob.wide(7), prob.out.finalState), 1e-5);
+}
+
+/// With a GPU, runAndCompare of `k` on `makeProblem()`; without one, the
+/// launch fails cleanly with GDN_ERROR_NO_DEVICE naming CUDA (the pointers
+/// are never used).
+template <typename MakeProblem>
+void runOnDeviceOrExpectNone(gdnKernel k, MakeProblem makeProblem) {
+  std::unique_ptr<::gdn::runtime::CudaDriver> drv;
+  if (::gdn::runtime::CudaDriver::open(0, drv)) {
+    runAndCompare(*drv, k, makeProblem());
+    return;
+  }
+  alignas(16) static float buf[4096];
+  void *args[9];
+  for (void *&p : args)
+    p = buf;
+  EXPECT_EQ(gdnKernelLaunch(k, args, 9, nullptr), GDN_ERROR_NO_DEVICE);
+  EXPECT_NE(std::string(gdnGetLastError()).find("CUDA"), std::string::npos);
+}
+
 class LaunchTest : public ::testing::TestWithParam<int> {};
 
 // Plain launches (cuLaunchKernel) and programmatic dependent launches
@@ -337,35 +380,22 @@ TEST_P(LaunchTest, OnTheGPUOrAClearErrorWithoutOne) {
   d.schedule = schedule.c_str();
   gdnKernel k = nullptr;
   ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_OK);
-  std::unique_ptr<::gdn::runtime::CudaDriver> drv;
-  if (!::gdn::runtime::CudaDriver::open(0, drv)) {
-    // No GPU: the launch fails cleanly (the pointers are never used).
-    alignas(16) static float buf[4096];
-    void *args[9];
-    for (void *&p : args)
-      p = buf;
-    EXPECT_EQ(gdnKernelLaunch(k, args, 9, nullptr), GDN_ERROR_NO_DEVICE);
-    EXPECT_NE(std::string(gdnGetLastError()).find("CUDA"), std::string::npos);
-    return;
-  }
-  // A GPU: run the kernel on device memory and compare with the reference.
-  SmallProblem prob(k);
-  std::vector<::gdn::runtime::CUdeviceptr> dev(9);
-  std::vector<void *> args(9);
-  for (int i = 0; i < 9; ++i) {
-    size_t bytes = prob.bufs[i].size() * 4;
-    ASSERT_TRUE(drv->alloc(bytes, dev[i]).ok);
-    ASSERT_TRUE(drv->copyToDevice(dev[i], prob.bufs[i].data(), bytes).ok);
-    args[i] = reinterpret_cast<void *>(dev[i]);
-  }
-  ASSERT_EQ(gdnKernelLaunch(k, args.data(), 9, nullptr), GDN_OK) << gdnGetLastError();
-  ASSERT_TRUE(drv->synchronize(nullptr).ok);
-  for (int i : {7, 8})
-    ASSERT_TRUE(drv->copyToHost(prob.bufs[i].data(), dev[i], prob.bufs[i].size() * 4).ok);
-  for (auto p : dev)
-    drv->free(p);
-  EXPECT_LT(ref::rmsRelativeError(prob.wide(8), prob.out.o), 1e-5);
-  EXPECT_LT(ref::rmsRelativeError(prob.wide(7), prob.out.finalState), 1e-5);
+  runOnDeviceOrExpectNone(k, [&] { return SmallProblem(k); });
 }
 INSTANTIATE_TEST_SUITE_P(CAPITest, LaunchTest, ::testing::Values(0, 2, 3));
+
+// solve = chunk_parallel: two launches over a workspace that
+// gdnKernelLaunch allocates and frees on the stream; same results.
+TEST(CAPITest, ChunkParallelLaunchesTwoKernelsOverAWorkspace) {
+  Compiler comp;
+  gdnRecurrentDesc d = smallDesc(/*T=*/40, /*V=*/32);
+  d.schedule = "#gdn.schedule<solve = chunk_parallel>";
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  EXPECT_EQ(gdnKernelNumLaunches(k), 2);
+  runOnDeviceOrExpectNone(
+      k, [&] { return SmallProblem(k, false, false, /*T=*/40, /*V=*/32); });
+}
+
 } // namespace

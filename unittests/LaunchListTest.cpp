@@ -73,6 +73,21 @@ module attributes {gpu.container_module} {
     });
     return collectGPULaunches(module, sig);
   }
+  /// compileForGPU of the function in `source` (a real gdn.recurrent) under
+  /// the pinned `schedule`; failure when it does not parse or analyze.
+  FailureOr<GPUProgram> compileRecurrent(const char *source,
+                                         const char *schedule) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    if (!module)
+      return failure();
+    FailureOr<Signature> sig = analyze(*module);
+    if (failed(sig))
+      return failure();
+    GPUOptions options;
+    options.schedule = schedule;
+    return compileForGPU(*module, *sig, options);
+  }
   std::string diagnostics;
 };
 
@@ -180,27 +195,79 @@ TEST_F(LaunchListTest, RefusesWhatAListCannotRun) {
   }
 }
 
+// Workspaces: a gpu.alloc of a static shape passed to launches is one
+// workspace (once however many launches take it), in order of first use,
+// its parameter index past the function's arguments; any other value is
+// refused.
+TEST_F(LaunchListTest, WorkspacesFollowTheArguments) {
+  OwningOpRef<ModuleOp> module = lowered(R"(
+    %w = gpu.alloc () : memref<8xf32>
+    %x = gpu.alloc () : memref<3xi8>
+    gpu.launch_func @first::@k1 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>, %w : memref<8xf32>)
+    gpu.launch_func @first::@k2 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%x : memref<3xi8>, %w : memref<8xf32>, %c : memref<4xf32>)
+    gpu.dealloc %w : memref<8xf32>
+    gpu.dealloc %x : memref<3xi8>
+)");
+  ASSERT_TRUE(module) << diagnostics;
+  FailureOr<GPUProgram> program = collect(*module);
+  ASSERT_TRUE(succeeded(program)) << diagnostics;
+  EXPECT_EQ(program->workspaceBytes, (std::vector<int64_t>{32, 3}));
+  ASSERT_EQ(program->launches.size(), 2u);
+  EXPECT_EQ(program->launches[0].argumentIndices,
+            (std::vector<unsigned>{0, 3}));
+  EXPECT_EQ(program->launches[1].argumentIndices,
+            (std::vector<unsigned>{4, 3, 2}));
+
+  OwningOpRef<ModuleOp> dynamic = lowered(R"(
+    %w = gpu.alloc (%c3) : memref<?xf32>
+    gpu.launch_func @first::@k1 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%w : memref<?xf32>)
+)");
+  ASSERT_TRUE(dynamic) << diagnostics;
+  EXPECT_TRUE(failed(collect(*dynamic)));
+  EXPECT_NE(diagnostics.find("gpu.alloc of a static shape"), std::string::npos)
+      << diagnostics;
+}
+
+// solve = chunk_parallel lowers to two launches over one workspace: the
+// chunk solves over (chunks, HV, N), then the scan over (V blocks, HV, N).
+TEST_F(LaunchListTest, ChunkParallelIsTwoLaunchesAndAWorkspace) {
+  FailureOr<GPUProgram> program = compileRecurrent(
+      R"(
+func.func @f(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %s: memref<2x2x32x16xf32>, %o: memref<2x40x2x32xbf16>) {
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) initial_state(%s : memref<2x2x32x16xf32>) final_state(%s : memref<2x2x32x16xf32>) o(%o : memref<2x40x2x32xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+})",
+      "#gdn.schedule<solve = chunk_parallel, staged_tokens = 16>");
+  ASSERT_TRUE(succeeded(program));
+  ASSERT_EQ(program->launches.size(), 2u);
+  // N * HV * ceil(40 / 16) records of 2 * 16 * 20 + 3 * 16 + 4 floats.
+  EXPECT_EQ(program->workspaceBytes,
+            (std::vector<int64_t>{2 * 2 * 3 * (640 + 48 + 4) * 4}));
+  const GPULaunch &solves = program->launches[0], &scan = program->launches[1];
+  EXPECT_EQ(std::vector<unsigned>(solves.grid, solves.grid + 3),
+            (std::vector<unsigned>{3, 2, 2}));
+  EXPECT_EQ(scan.grid[1], 2u);
+  EXPECT_EQ(scan.grid[2], 2u);
+  std::vector<unsigned> operands = {0, 1, 2, 3, 4, 5, 5, 6, 7};
+  EXPECT_EQ(solves.argumentIndices, operands);
+  EXPECT_EQ(scan.argumentIndices, operands);
+}
+
 // A real gdn.recurrent through gdn-lower-to-ptx: one launch, its mode from
 // the schedule's `launch` (the conversion's gdn.launch attribute), its
 // operands the function's arguments in order.
 TEST_F(LaunchListTest, RecurrentLowersToOneLaunchWithItsMode) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+  const char *source = R"(
 func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
-})",
-                                                             &context);
-  ASSERT_TRUE(module);
-  FailureOr<Signature> sig = analyze(*module);
-  ASSERT_TRUE(succeeded(sig));
+})";
   for (auto [pin, mode] :
        {std::pair{"", LaunchMode::ordinary},
         std::pair{"#gdn.schedule<launch = programmatic_at_start>",
                   LaunchMode::programmatic_at_start}}) {
     SCOPED_TRACE(pin);
-    GPUOptions options;
-    options.schedule = pin;
-    FailureOr<GPUProgram> program = compileForGPU(*module, *sig, options);
+    FailureOr<GPUProgram> program = compileRecurrent(source, pin);
     ASSERT_TRUE(succeeded(program));
     ASSERT_EQ(program->launches.size(), 1u);
     ASSERT_EQ(program->modules.size(), 1u);

@@ -6,9 +6,10 @@ rank (H = 16, HV = 32, K = V = 128), bf16 q/k/v/beta, f32 log-space g,
 f32 initial and final state in the vk layout, qk L2 norm in the kernel.
 Run on the GPU machine as
 
-    python3 bench/profile/prefill_sweep.py GDN_RUN [--quick]
+    python3 bench/profile/prefill_sweep.py GDN_RUN [--quick | --forms]
 
-(bench/results/prefill/sweep.log). Timings are gdn-run --bench: the median
+(bench/results/prefill/sweep.log; --forms: the checks of solve =
+chunk_parallel and the forms side by side, prefill/forms.log). Timings are gdn-run --bench: the median
 of CUDA-graph replays over rotating input sets."""
 import subprocess
 import sys
@@ -57,11 +58,27 @@ CHECKS = [  # (what, N, T, varlen, interval, rows, schedule)
     ("fixed, checkpoints every 64, tensor cores", [(2, 1000, False, 64, 30, "")]),
 ]
 BENCH = [  # (N, T, varlen, [schedules]); "" = the cost model's
-    (1, 4096, False, ["", "solve = token_by_token"]),
+    (64, 1024, False, ["", "solve = tensor_cores"]),
+    (1, 4096, False, ["", "solve = tensor_cores"]),
     (1, 16384, False, [""]),
-    (16, 4096, False, ["", "solve = tensor_cores, warps = 4"]),
-    (64, 1024, False, ["", "solve = token_by_token"]),
+    (16, 4096, False, [""]),
     (4, 16384, True, ["", "solve = tensor_cores, staged_tokens = 16, warps = 8"]),
+]
+
+
+CP = "solve = chunk_parallel"
+FORM_CHECKS = [  # T = 1 stages only when asked (staged_tokens pinned)
+    ("chunk_parallel lengths 1/63/64/65/1000",
+     [(2, t, False, 0, 0, CP + ", staged_tokens = 16") for t in (1, 63, 64, 65, 1000)]),
+    ("chunk_parallel, checkpoints every 64", [(2, 1000, False, 64, 30, CP)]),
+    ("chunk_parallel, 2 warps", [(3, 333, False, 0, 0, CP + ", warps = 2")]),
+]
+FORM_BENCH = [
+    (1, 4096, False, ["solve = tensor_cores, warps = 8"] +
+     [f"{CP}, warps = {w}" for w in (8, 2)]),
+    (4, 4096, False, ["solve = tensor_cores, warps = 8"] + [f"{CP}, warps = {w}" for w in (8, 2)]),
+    (16, 4096, False, ["solve = tensor_cores, warps = 8", f"{CP}, warps = 8"]),
+    (64, 1024, False, ["solve = tensor_cores, warps = 8", f"{CP}, warps = 8"]),
 ]
 
 
@@ -73,9 +90,10 @@ def run(gdn_run, text, flags):
 
 
 def main():
-    gdn_run, quick = sys.argv[1], "--quick" in sys.argv
+    gdn_run, quick, forms = sys.argv[1], "--quick" in sys.argv, "--forms" in sys.argv
+    checks, benches = (FORM_CHECKS, FORM_BENCH) if forms else (CHECKS, BENCH[:2] if quick else BENCH)
     table = []
-    for what, cases in CHECKS:
+    for what, cases in checks:
         for N, T, varlen, interval, rows, sched in cases:
             flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
             rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0), flags)
@@ -83,7 +101,7 @@ def main():
             print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}")
             print("\n".join(lines), flush=True)
             table.append((f"check {what} T={T}", "ok" if rc == 0 else "FAILED"))
-    for N, T, varlen, scheds in BENCH[:2] if quick else BENCH:
+    for N, T, varlen, scheds in benches:
         for sched in scheds:
             flags = ["--bench", "--iters=5"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
             rc, out = run(gdn_run, recurrent(N, T, varlen), flags)

@@ -119,6 +119,11 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
     assert "mma.sync" not in plain
     tc = c.compile(schedule={"solve": "tensor_cores"}, **desc).ptx
     assert tc.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") > 0
+    # chunk_parallel: every chunk's solve in a launch of its own, then the
+    # scan; the workspace between them is gdnKernelLaunch's.
+    cp = c.compile(schedule={"solve": "chunk_parallel"}, **{**desc, "T": 40})
+    assert [name for name, _ in cp.launches] == ["gdn_recurrent_chunk_solves",
+                                                "gdn_recurrent_recurrent"]
     # T = 12: the cost model takes the tensor cores itself; token_by_token
     # keeps the loop.
     t12 = {**desc, "T": 12}

@@ -143,11 +143,19 @@ public:
   using Staging::Staging;
   static constexpr StringLiteral kName = "WY solve on tensor cores";
   static bool matches(ScheduleAttr s) {
-    return *s.getProducerStages() == 0 && s.tensorCores();
+    return *s.getProducerStages() == 0 && s.tensorCores() && !s.chunkParallel();
   }
+  /// The kernel; with a workspace argument after the op's operands, the
+  /// scan of chunk_parallel, which reads each chunk's Tm, M and factors
+  /// from its record there (ChunkSolvesKernel) instead of solving them.
   void build();
 
-private:
+  /// Floats of a chunk's record in chunk_parallel's workspace: Tm and M as
+  /// solveStage [2, C, C + 4], token factors 0-2 [3, C] (gamma ik, gamma
+  /// iq, ik tok1), gamma_C, 3 floats of padding (16-byte records).
+  static int64_t recordFloats(int64_t C) { return 2 * C * (C + 4) + 3 * C + 4; }
+
+protected:
   /// The chunked solve on tensor cores: the same math as
   /// CudaCoreSolveKernel::chunkedSolve in matrix form (docs/math.md §5), on
   /// the chunk's C tokens (rows past `count` zeros). With P = S0ᵀKᵀ and R =
@@ -171,6 +179,35 @@ private:
   /// Thread j < chunk: column j of Tm and M into solveStage [2, chunk,
   /// chunk + 4]. Ends with a barrier.
   void buildSolveMatrices();
+
+  /// The first float of the record of this CTA's (n, hv) chunk that starts
+  /// at token c (a fixed batch: records [N, HV, ceil(T / C)]).
+  Value recordOf(Value c);
+
+  /// The record of the chunk at token c between the workspace and the
+  /// staging buffers it mirrors (solveStage, factorStage rows 0-2,
+  /// tokenStage[0, C - 1]), over every thread: written by the first launch
+  /// (toWorkspace), staged by the scan.
+  void copyRecord(Value c, bool toWorkspace);
+
+  /// chunk_parallel's scan stages the chunk's record (copyRecord).
+  void stageChunkExtras(Value c) override;
+
+  Value workspace; ///< chunk_parallel's records (a kernel argument), or null
+};
+
+/// solve = chunk_parallel's first launch, over (chunks, HV, N): the CTA of
+/// chunk i of (n, hv) stages its q, k and log gates, runs the tensor-core
+/// Gram pass and the substitution (TensorCoreSolveKernel) and writes Tm, M
+/// and the token factors to its record of the workspace (its last kernel
+/// argument); TensorCoreSolveKernel's scan then reads them. No chunk waits
+/// for another, so the triangular solves leave the scan's critical path
+/// (docs/cost-model.md#chunk-parallel-solve). Writes no output of the op.
+class ChunkSolvesKernel : public TensorCoreSolveKernel {
+public:
+  using TensorCoreSolveKernel::TensorCoreSolveKernel;
+  static constexpr StringLiteral kName = "chunk-parallel WY solves";
+  void build();
 };
 
 /// Where a kernel goes: the kernel module of the op's enclosing module and
@@ -184,18 +221,20 @@ using KernelModuleOf =
 std::string kernelNameFor(Operation *op, StringRef suffix);
 
 /// An empty gpu.func (an entry block, no terminator) of `op` for schedule
-/// `s` in its kernel module, its arguments the op's operands, named by
-/// kernelNameFor(op, suffix), with the launch bounds the schedule needs.
+/// `s` in its kernel module, its arguments the op's operands and then
+/// `workspaces`, named by kernelNameFor(op, suffix), with the launch bounds
+/// the schedule needs.
 gpu::GPUFuncOp createKernelFunc(Operation *op, ScheduleAttr s,
                                 const KernelModuleOf &kernelModuleOf,
-                                StringRef suffix);
+                                StringRef suffix, TypeRange workspaces = {});
 
-/// The gpu.func of `op` for schedule `s` (createKernelFunc, named
-/// kernelNameFor(op, "recurrent")); `build` fills its body (the builder at the
-/// entry block's start, the op's clone there, erased after).
+/// The gpu.func of `op` for schedule `s` (createKernelFunc); `build` fills
+/// its body (the builder at the entry block's start, the op's clone there,
+/// erased after).
 gpu::GPUFuncOp createRecurrentKernel(
     RecurrentOp op, ScheduleAttr s, const KernelModuleOf &kernelModuleOf,
-    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build);
+    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build,
+    StringRef suffix = "recurrent", TypeRange workspaces = {});
 
 /// The patterns that lower a gdn.recurrent (memref form, in host code, N >
 /// 0, with a complete schedule that checkGPUSchedule accepts for `target`) to a

@@ -39,11 +39,12 @@ constexpr int32_t kTensorCoreRegisters = 128;
 
 gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
                                      const KernelModuleOf &kernelModuleOf,
-                                     StringRef suffix) {
+                                     StringRef suffix, TypeRange workspaces) {
   auto [kernels, symbols] = kernelModuleOf(op);
   Location loc = op->getLoc();
-  // Kernel signature: the op's operands, in order.
+  // Kernel signature: the op's operands, in order, then the workspaces.
   SmallVector<Type> argTypes(op->getOperandTypes());
+  llvm::append_range(argTypes, workspaces);
   OpBuilder b = OpBuilder::atBlockEnd(&kernels.getBodyRegion().front());
   auto kernel = gpu::GPUFuncOp::create(b, loc, kernelNameFor(op, suffix),
                                        b.getFunctionType(argTypes, {}));
@@ -72,8 +73,10 @@ gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
 
 gpu::GPUFuncOp gdn::createRecurrentKernel(
     RecurrentOp op, ScheduleAttr s, const KernelModuleOf &kernelModuleOf,
-    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build) {
-  gpu::GPUFuncOp kernel = createKernelFunc(op, s, kernelModuleOf, "recurrent");
+    function_ref<void(OpBuilder &, RecurrentOp, gpu::GPUFuncOp)> build,
+    StringRef suffix, TypeRange workspaces) {
+  gpu::GPUFuncOp kernel =
+      createKernelFunc(op, s, kernelModuleOf, suffix, workspaces);
   Location loc = op.getLoc();
   Block &entry = kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
@@ -87,22 +90,57 @@ gpu::GPUFuncOp gdn::createRecurrentKernel(
 }
 
 namespace {
-/// Lowers a gdn.recurrent whose schedule selects form `Kernel`.
-template <typename Kernel>
-struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
-  RecurrentToKernel(MLIRContext *context, const GPUTarget &target,
-                    KernelModuleOf kernelModuleOf)
+/// A gpu.launch_func of `kernel` before `op` over `grid`, with `s`'s CTA
+/// and launch mode (gdn.launch, read by the JIT's GPULaunch).
+gpu::LaunchFuncOp launchKernel(PatternRewriter &rewriter, RecurrentOp op,
+                               ScheduleAttr s, gpu::GPUFuncOp kernel,
+                               std::array<int64_t, 3> grid,
+                               ValueRange operands) {
+  Location loc = op.getLoc();
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto launch = gpu::LaunchFuncOp::create(
+      rewriter, loc, kernel, {idx(grid[0]), idx(grid[1]), idx(grid[2])},
+      {idx(s.threads()), idx(1), idx(1)},
+      /*dynamicSharedMemorySize=*/Value(), operands);
+  if (s.launchMode() != LaunchMode::ordinary)
+    rewriter.getContext()
+        ->getLoadedDialect<GDNDialect>()
+        ->getLaunchAttrHelper()
+        .setAttr(launch, s.getLaunch());
+  return launch;
+}
+
+/// A pattern lowering gdn.recurrent to kernels for `target`, in the
+/// modules `kernelModuleOf` gives, named `name` in debug output.
+struct RecurrentToGPUPattern : OpRewritePattern<RecurrentOp> {
+  RecurrentToGPUPattern(MLIRContext *context, const GPUTarget &target,
+                        KernelModuleOf kernelModuleOf, StringRef name)
       : OpRewritePattern(context), target(target),
         kernelModuleOf(std::move(kernelModuleOf)) {
-    setDebugName(Kernel::kName);
+    setDebugName(name);
   }
+  /// The schedule the pass checked (convert-gdn-to-gpu): the op's pinned
+  /// one, the cost model's for any parameter it leaves out.
+  FailureOr<ScheduleAttr> schedule(RecurrentOp op) const {
+    return checkGPUSchedule(op, pinnedSchedule(op), target);
+  }
+
+  const GPUTarget &target;
+  KernelModuleOf kernelModuleOf;
+};
+
+/// Lowers a gdn.recurrent whose schedule selects form `Kernel`.
+template <typename Kernel> struct RecurrentToKernel : RecurrentToGPUPattern {
+  RecurrentToKernel(MLIRContext *context, const GPUTarget &target,
+                    KernelModuleOf kernelModuleOf)
+      : RecurrentToGPUPattern(context, target, std::move(kernelModuleOf),
+                              Kernel::kName) {}
 
   LogicalResult matchAndRewrite(RecurrentOp op,
                                 PatternRewriter &rewriter) const override {
-    // The schedule the pass checked (convert-gdn-to-gpu): the op's pinned
-    // one, the cost model's for any parameter it leaves out.
-    FailureOr<ScheduleAttr> s =
-        checkGPUSchedule(op, pinnedSchedule(op), target);
+    FailureOr<ScheduleAttr> s = schedule(op);
     if (failed(s) || !Kernel::matches(*s))
       return rewriter.notifyMatchFailure(op, "not this kernel form");
     gpu::GPUFuncOp kernel = createRecurrentKernel(
@@ -111,36 +149,75 @@ struct RecurrentToKernel : OpRewritePattern<RecurrentOp> {
           Kernel(b, op.getLoc(), kop, *s, func).build();
         });
     auto d = op.getDims();
-    Location loc = op.getLoc();
-    auto idx = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
-    gpu::KernelDim3 grid{idx(d.V / s->blockColumns()), idx(d.HV), idx(d.N)};
-    gpu::KernelDim3 block{idx(s->threads()), idx(1), idx(1)};
-    auto launch = gpu::LaunchFuncOp::create(
-        rewriter, loc, kernel, grid, block,
-        /*dynamicSharedMemorySize=*/Value(), op->getOperands());
-    // gdn.launch, read by the JIT (GPULaunch)
-    if (s->launchMode() != LaunchMode::ordinary) {
-      MLIRContext *context = rewriter.getContext();
-      context->getLoadedDialect<GDNDialect>()->getLaunchAttrHelper().setAttr(
-          launch, s->getLaunch());
-    }
+    launchKernel(rewriter, op, *s, kernel, {d.V / s->blockColumns(), d.HV, d.N},
+                 op->getOperands());
     rewriter.eraseOp(op);
     return success();
   }
+};
+} // namespace
 
-  const GPUTarget &target;
-  KernelModuleOf kernelModuleOf;
+namespace {
+/// Lowers a gdn.recurrent with solve = chunk_parallel to two launches
+/// sharing a workspace (gpu.alloc, freed after them): ChunkSolvesKernel over
+/// (chunks, HV, N), every chunk's record, then TensorCoreSolveKernel's scan
+/// over (V blocks, HV, N), which reads them. The first launch's CTAs have at
+/// most 4 warps: its Gram pass uses 3 and its substitution 16 threads.
+struct ChunkParallelToKernels : RecurrentToGPUPattern {
+  ChunkParallelToKernels(MLIRContext *context, const GPUTarget &target,
+                         KernelModuleOf kernelModuleOf)
+      : RecurrentToGPUPattern(context, target, std::move(kernelModuleOf),
+                              ChunkSolvesKernel::kName) {}
+
+  LogicalResult matchAndRewrite(RecurrentOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<ScheduleAttr> s = schedule(op);
+    if (failed(s) || !s->chunkParallel())
+      return rewriter.notifyMatchFailure(op, "not chunk_parallel");
+    auto d = op.getDims();
+    int64_t C = *s->getStagedTokens(), chunks = llvm::divideCeil(d.T, C);
+    auto type = MemRefType::get(
+        {d.N * d.HV * chunks * TensorCoreSolveKernel::recordFloats(C)},
+        rewriter.getF32Type());
+    Location loc = op.getLoc();
+    Value workspace =
+        gpu::AllocOp::create(rewriter, loc, type, /*asyncToken=*/Type(),
+                             ValueRange{}, ValueRange{}, ValueRange{})
+            .getMemref();
+    SmallVector<Value> operands(op->getOperands());
+    operands.push_back(workspace);
+    ScheduleAttr solves =
+        s->with(&ScheduleAttr::getWarps, std::min<int64_t>(*s->getWarps(), 4));
+    gpu::GPUFuncOp first = createRecurrentKernel(
+        op, solves, kernelModuleOf,
+        [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
+          ChunkSolvesKernel(b, loc, kop, solves, func).build();
+        },
+        "chunk_solves", TypeRange{type});
+    gpu::GPUFuncOp scan = createRecurrentKernel(
+        op, *s, kernelModuleOf,
+        [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
+          TensorCoreSolveKernel(b, loc, kop, *s, func).build();
+        },
+        "recurrent", TypeRange{type});
+    launchKernel(rewriter, op, solves, first, {chunks, d.HV, d.N}, operands);
+    launchKernel(rewriter, op, *s, scan, {d.V / s->blockColumns(), d.HV, d.N},
+                 operands);
+    gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
+                           workspace);
+    rewriter.eraseOp(op);
+    return success();
+  }
 };
 } // namespace
 
 void gdn::populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
                                          const GPUTarget &target,
                                          KernelModuleOf kernelModuleOf) {
-  patterns.add<RecurrentToKernel<TokenLoopKernel>,
-               RecurrentToKernel<WarpSpecializedKernel>,
-               RecurrentToKernel<CudaCoreSolveKernel>,
-               RecurrentToKernel<TensorCoreSolveKernel>>(
-      patterns.getContext(), target, kernelModuleOf);
+  patterns
+      .add<RecurrentToKernel<TokenLoopKernel>,
+           RecurrentToKernel<WarpSpecializedKernel>,
+           RecurrentToKernel<CudaCoreSolveKernel>,
+           RecurrentToKernel<TensorCoreSolveKernel>, ChunkParallelToKernels>(
+          patterns.getContext(), target, kernelModuleOf);
 }

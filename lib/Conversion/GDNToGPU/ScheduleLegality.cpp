@@ -172,6 +172,24 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
+/// The chunk-parallel solve's first launch runs over every chunk of every
+/// sequence, (chunks, HV, N), which a fixed batch knows; its second launch
+/// (the scan) reads what the first wrote, so it cannot start before the
+/// first ends (ChunkParallel.cpp).
+LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
+                                 const GPUTarget &) {
+  if (!s.chunkParallel())
+    return success();
+  if (op.isVarlen())
+    return refuse(op) << "solve = chunk_parallel needs a fixed batch (no "
+                         "cu_seqlens)";
+  if (s.launchMode() != LaunchMode::ordinary)
+    return refuse(op) << "solve = chunk_parallel needs launch = ordinary (its "
+                         "scan reads what its first launch writes), not "
+                      << stringifyLaunchMode(s.launchMode());
+  return success();
+}
+
 /// A staged kernel stores checkpoints at the ends of its chunks, which
 /// start at the sequence's first token: the chunk divides the interval.
 LogicalResult checkCheckpoints(RecurrentOp op, ScheduleAttr s,
@@ -368,6 +386,7 @@ constexpr Check kChecks[] = {
     checkColumnsDivide,
     checkColumnBlocks,
     checkChunkedSolve,
+    checkChunkParallel,
     checkCheckpoints,
     checkUnrollTokens,
     checkStagedThreads,

@@ -104,14 +104,23 @@ ScheduleDraft::ScheduleDraft(RecurrentOp op, const GPUTarget &target,
   s = ScheduleAttr::zero(op.getContext()).pinnedBy(this->pins);
 }
 
-/// The tensor-core solve where it is faster than the token loop; the solve
-/// on CUDA cores never (docs/cost-model.md#tensor-core-solve,
-/// #cuda-core-chunked-solve).
+/// The tensor-core solve where it is faster than the token loop, with
+/// several chunks (T > 16) in two launches, every chunk's solve before the
+/// state scan, unless a programmatic launch is pinned; the solve on CUDA
+/// cores never (docs/cost-model.md#tensor-core-solve,
+/// #chunk-parallel-solve, #cuda-core-chunked-solve).
 static void chooseSolve(ScheduleDraft &x) {
-  if (ChunkSolveAttr pin = x.pins.getSolve())
+  if (ChunkSolveAttr pin = x.pins.getSolve()) {
     x.set(&ScheduleAttr::getSolve, pin.getValue());
-  else if (prefersTensorCores(x))
-    x.set(&ScheduleAttr::getSolve, ChunkSolve::tensor_cores);
+    return;
+  }
+  if (!prefersTensorCores(x))
+    return;
+  LaunchModeAttr launch = x.pins.getLaunch();
+  bool ordinary = !launch || launch.getValue() == LaunchMode::ordinary;
+  x.set(&ScheduleAttr::getSolve, x.d.T > 16 && ordinary
+                                     ? ChunkSolve::chunk_parallel
+                                     : ChunkSolve::tensor_cores);
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8

@@ -61,17 +61,15 @@ SmallVector<Value> Staging::runStagedChunks(ValueRange state,
 SmallVector<Value> Staging::chunk(Value c, Value count,
                                         ValueRange state,
                                   ChunkSolve solve) {
-  auto qkIdx = [&](Value t, Value col) {
-    return SmallVector<Value>{tokenRow, t, h, col};
-  };
-  stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
-  stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
+  stageQK(c, count);
   stageRows(op.getV(), vStage, s.blockColumns(), c, count,
             [&](Value t, Value col) {
               return SmallVector<Value>{
                   tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
             });
-  if (s.chunkedSolve())
+  if (s.chunkParallel()) // the gates are in the chunk's record
+    stageChunkExtras(c);
+  else if (s.chunkedSolve())
     stageLogGates(c, count);
   else
     stageGates(c, count, m.index(0), tid, *s.getWarps() * kWarpSize);
@@ -87,6 +85,14 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
   if (op.isVarlen() || d.T > *s.getStagedTokens())
     gpu::BarrierOp::create(b, loc);
   return results;
+}
+
+void Staging::stageQK(Value c, Value count) {
+  auto qkIdx = [&](Value t, Value col) {
+    return SmallVector<Value>{tokenRow, t, h, col};
+  };
+  stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
+  stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
 }
 
 SmallVector<Value> Staging::forEachChunk(

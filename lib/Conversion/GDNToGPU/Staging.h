@@ -19,6 +19,7 @@ namespace gdn {
 class Staging : public TileIO {
 public:
   using TileIO::TileIO;
+  virtual ~Staging() = default;
 
 protected:
   /// A form's work on a staged chunk: tokens [c, c + count) from the
@@ -49,6 +50,14 @@ protected:
   /// (more chunks to come) waits until every warp is done with the buffers.
   SmallVector<Value> chunk(Value c, Value count, ValueRange state,
                            ChunkSolve solve);
+
+  /// What a form stages beside a chunk's q, k, v and gates (issued with
+  /// them, before the CTA waits): nothing but for chunk_parallel's scan.
+  virtual void stageChunkExtras(Value c) {}
+
+  /// Copies the q and k rows of tokens [c, c + count) into qStage and
+  /// kStage (rows past `count` zeros with a chunked solve).
+  void stageQK(Value c, Value count);
 
   /// for c in [tokenLo, hi) step chunk, with the chunk's token count and,
   /// with a producer's ring, its slot (i % stages of chunk i) and phase

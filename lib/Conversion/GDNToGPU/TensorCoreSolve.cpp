@@ -120,6 +120,8 @@ SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 } // namespace
 
 void TensorCoreSolveKernel::build() {
+  if (kernel.getNumArguments() > op->getNumOperands()) // chunk_parallel's scan
+    workspace = kernel.getArgument(op->getNumOperands());
   enter();
   // A single chunk in CTAs of 4 or more warps loads the state after the
   // chunk's staging loads (chunk()), so the staging barrier does not wait
@@ -349,10 +351,14 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
 }
 
 SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
-                                                  ValueRange state) {
-  buildTensorCoreGram();
-  buildSolveMatrices();
+                                                          ValueRange state) {
   int64_t C = *s.getStagedTokens(), tiles = C / 8, keyTiles = d.K / 8;
+  // Tm, M and the token factors: solved here, or (chunk_parallel) staged
+  // from the chunk's record of the first launch (stageChunkExtras).
+  if (!workspace) {
+    buildTensorCoreGram();
+    buildSolveMatrices();
+  }
   SmallVector<Value> S(state.begin(), state.end());
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(

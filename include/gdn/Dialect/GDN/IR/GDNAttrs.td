@@ -53,7 +53,8 @@ def GDN_ChunkSolve : I32EnumAttr<"ChunkSolve",
     "how a GPU kernel solves a staged chunk of tokens", [
       I32EnumAttrCase<"token_by_token", 0>,
       I32EnumAttrCase<"cuda_cores", 1>,
-      I32EnumAttrCase<"tensor_cores", 2>
+      I32EnumAttrCase<"tensor_cores", 2>,
+      I32EnumAttrCase<"chunk_parallel", 3>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::gdn";
@@ -62,7 +63,11 @@ def GDN_ChunkSolve : I32EnumAttr<"ChunkSolve",
     in the WY (UT-transform) form, Gram matrices in shared memory and a
     forward substitution in registers (ChunkedSolve.cpp). `tensor_cores`:
     the same with the state tile as mma.sync accumulator fragments, split
-    3xTF32 precision (TensorCoreSolve.cpp). docs/DESIGN.md has the math.
+    3xTF32 precision (TensorCoreSolve.cpp). `chunk_parallel`: the Gram
+    matrices and triangular solves of every chunk in a launch of their own,
+    all chunks at once, into a workspace; then the state scan of
+    `tensor_cores` reads them (two launches; ChunkParallel.cpp).
+    docs/math.md §5 has the math.
   }];
 }
 def GDN_ChunkSolveAttr : EnumAttr<GDN_Dialect, GDN_ChunkSolve, "solve"> {
@@ -125,7 +130,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `staged_tokens` | tokens whose q, k, v and gates go through shared memory at a time | 0 |
     | `unroll_tokens` | unroll factor of the staged token loop (1-64) | 1 |
     | `reductions` | `in_turn`, `side_by_side` or `token_pairs` | |
-    | `solve` | `token_by_token`, `cuda_cores` or `tensor_cores` (a staged chunk at once, WY form) | |
+    | `solve` | `token_by_token`, `cuda_cores`, `tensor_cores` (a staged chunk at once, WY form) or `chunk_parallel` (every chunk's solve in a launch before the scan) | |
     | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
     | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
@@ -214,8 +219,14 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     bool chunkedSolve() const {
       return getSolve().getValue() != ChunkSolve::token_by_token;
     }
+    /// The state tile on tensor cores (tensor_cores or chunk_parallel).
     bool tensorCores() const {
-      return getSolve().getValue() == ChunkSolve::tensor_cores;
+      return getSolve().getValue() == ChunkSolve::tensor_cores ||
+             chunkParallel();
+    }
+    /// Every chunk's solve in a launch before the state scan.
+    bool chunkParallel() const {
+      return getSolve().getValue() == ChunkSolve::chunk_parallel;
     }
     /// A token's K-reductions side by side (side_by_side or token_pairs).
     bool sideBySide() const {

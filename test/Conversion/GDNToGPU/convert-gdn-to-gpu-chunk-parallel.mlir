@@ -1,0 +1,46 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<launch = programmatic>}" | FileCheck %s --check-prefix=PDL
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
+// solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
+// N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
+// 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
+// most 4 warps, the scan over (V blocks, HV, N), the workspace freed after
+// both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
+// Q Kᵀ: 3 x 2 x 2 mma of bf16), solves and writes each record in 16-byte
+// vectors; the scan has no Gram pass and no decay masks (no exp): it
+// stages the record into the solve's buffers with q, k and v (before the
+// barrier) and runs only the state's products (P and R 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update
+// 2 x 2 x 2 = 48 mma).
+
+// The cost model takes it for several chunks of a fixed batch (T = 40 >
+// 16), but not under a pinned programmatic launch, which the second launch
+// could not honour: the one-launch tensor-core solve then.
+// PDL: solve = tensor_cores,
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel,
+// CHECK-LABEL: func.func @prefill
+// CHECK: %[[W:.*]] = gpu.alloc () : memref<8304xf32>
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c2, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
+// CHECK-NEXT: gpu.dealloc %[[W]] : memref<8304xf32>
+// CHECK-LABEL: gpu.func @prefill_chunk_solves
+// CHECK-SAME: %[[REC:arg8]]: memref<8304xf32>
+// CHECK-COUNT-12: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] : memref<8304xf32>, vector<4xf32>
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @prefill_recurrent
+// CHECK-NOT: math.exp
+// CHECK-COUNT-48: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK-NOT: math.exp
+// CHECK: gpu.return
+// SCAN-LABEL: gpu.func @prefill_recurrent
+// SCAN: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
+// SCAN-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// SCAN: gpu.barrier
+func.func @prefill(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %s: memref<2x2x32x16xf32>, %o: memref<2x40x2x32xbf16>) {
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) initial_state(%s : memref<2x2x32x16xf32>) final_state(%s : memref<2x2x32x16xf32>) o(%o : memref<2x40x2x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
