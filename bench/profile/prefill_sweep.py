@@ -6,11 +6,14 @@ rank (H = 16, HV = 32, K = V = 128), bf16 q/k/v/beta, f32 log-space g,
 f32 initial and final state in the vk layout, qk L2 norm in the kernel.
 Run on the GPU machine as
 
-    python3 bench/profile/prefill_sweep.py GDN_RUN [--quick | --forms]
+    python3 bench/profile/prefill_sweep.py GDN_RUN [MODE]
 
-(bench/results/prefill/sweep.log; --forms: the checks of solve =
-chunk_parallel and the forms side by side, prefill/forms.log). Timings are gdn-run --bench: the median
-of CUDA-graph replays over rotating input sets."""
+MODE (MODES below): none, bench/results/prefill/sweep.log; --forms, the
+checks of solve = chunk_parallel and the forms side by side (forms.log);
+--precision, the tensor cores' precision = tf32 against tf32x3, accuracy
+and speed (precision.log); --varlen, varlen batches on the token loop
+against the tensor cores (varlen.log). Timings are gdn-run --bench: the
+median of CUDA-graph replays over rotating input sets."""
 import subprocess
 import sys
 import tempfile
@@ -58,11 +61,12 @@ CHECKS = [  # (what, N, T, varlen, interval, rows, schedule)
     ("fixed, checkpoints every 64, tensor cores", [(2, 1000, False, 64, 30, "")]),
 ]
 BENCH = [  # (N, T, varlen, [schedules]); "" = the cost model's
-    (64, 1024, False, ["", "solve = tensor_cores"]),
-    (1, 4096, False, ["", "solve = tensor_cores"]),
+    (64, 1024, False, ["", "precision = tf32x3"]),
+    (1, 4096, False, [""]),
     (1, 16384, False, [""]),
+    (4, 4096, False, [""]),
     (16, 4096, False, [""]),
-    (4, 16384, True, ["", "solve = tensor_cores, staged_tokens = 16, warps = 8"]),
+    (4, 16384, True, ["", "solve = token_by_token"]),
 ]
 
 
@@ -82,6 +86,37 @@ FORM_BENCH = [
 ]
 
 
+TC = "solve = tensor_cores, staged_tokens = 16, warps = 8"
+PRECISION_CHECKS = [  # the cost model's precision = tf32 against tf32x3
+    ("chunk_parallel tf32 lengths 1/63/64/65/1000",
+     [(2, t, False, 0, 0, CP + ", staged_tokens = 16") for t in (1, 63, 64, 65, 1000)]),
+    ("chunk_parallel tf32, checkpoints every 64", [(2, 1000, False, 64, 30, "")]),
+    ("chunk_parallel tf32x3", [(2, 1000, False, 0, 0, "precision = tf32x3")]),
+    ("long T tf32", [(1, 4096, False, 0, 0, "")]),
+    ("long T tf32x3", [(1, 4096, False, 0, 0, "precision = tf32x3")]),
+    ("varlen tensor cores tf32, pool, checkpoints every 64", [(6, 2000, True, 64, 40, TC)]),
+]
+PRECISION_BENCH = [
+    (1, 4096, False, ["", "precision = tf32x3"]),
+    (4, 4096, False, ["", "precision = tf32x3"]),
+    (16, 4096, False, ["", "precision = tf32x3"]),
+    (64, 1024, False, ["", "precision = tf32x3"]),
+    (1, 16384, False, [""]),
+]
+VARLEN_BENCH = [  # mean length T / N: 64, 256, 4096
+    (64, 4096, True, ["", TC, TC + ", precision = tf32x3"]),
+    (16, 4096, True, ["", TC]),
+    (4, 16384, True, ["", TC]),
+]
+MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
+    "": (CHECKS, BENCH),  # sweep.log
+    "--quick": (CHECKS, BENCH[:2]),
+    "--forms": (FORM_CHECKS, FORM_BENCH),  # forms.log
+    "--precision": (PRECISION_CHECKS, PRECISION_BENCH),  # precision.log
+    "--varlen": ([], VARLEN_BENCH),  # varlen.log
+}
+
+
 def run(gdn_run, text, flags):
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)
@@ -90,14 +125,17 @@ def run(gdn_run, text, flags):
 
 
 def main():
-    gdn_run, quick, forms = sys.argv[1], "--quick" in sys.argv, "--forms" in sys.argv
-    checks, benches = (FORM_CHECKS, FORM_BENCH) if forms else (CHECKS, BENCH[:2] if quick else BENCH)
+    gdn_run, mode = sys.argv[1], (sys.argv[2:] or [""])[0]
+    if mode not in MODES:
+        sys.exit(f"unknown mode {mode!r}: expected one of {sorted(MODES)}")
+    checks, benches = MODES[mode]
     table = []
     for what, cases in checks:
         for N, T, varlen, interval, rows, sched in cases:
             flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
             rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0), flags)
-            lines = [l for l in out.splitlines() if l.startswith("check") or "error" in l]
+            lines = [l for l in out.splitlines()
+                     if l.startswith(("check", "schedule:")) or "error" in l]
             print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}")
             print("\n".join(lines), flush=True)
             table.append((f"check {what} T={T}", "ok" if rc == 0 else "FAILED"))
@@ -106,6 +144,7 @@ def main():
             flags = ["--bench", "--iters=5"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
             rc, out = run(gdn_run, recurrent(N, T, varlen), flags)
             bench = [l for l in out.splitlines() if l.startswith("bench") or "error" in l]
+            print("\n".join(l for l in out.splitlines() if l.startswith("schedule:")))
             us = bench[-1].split()[1] if bench and bench[-1].startswith("bench") else "error"
             print(f"== bench N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}: "
                   f"{bench[-1] if bench else out[-300:]}", flush=True)

@@ -140,7 +140,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     staged tokens a step on a tiny grid; verify and the final state of
     8 < T <= 16 take a producer warp on a tiny grid; the final state of a
     fixed 8 < T <= 16 with bf16/f16 q and k runs the tensor-core solve above
-    it; bandwidth-bound bf16 decode and large tensor-core grids prefetch a
+    it, a longer fixed T the chunk-parallel one and a varlen batch of
+    prefills (64 tokens a sequence or more) the tensor-core one, both with
+    one tf32 product (precision = tf32); bandwidth-bound bf16 decode and large tensor-core grids prefetch a
     later CTA's data into L2. Each rule, its reason and its measurements:
     docs/cost-model.md. Schedules the kernel cannot take are diagnostics on
     the op (the checks `convert-gdn-to-gpu` runs again).
@@ -151,8 +153,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     ```mlir
     gdn.recurrent ... {gdn.schedule = #gdn.schedule<columns_per_lane = 8,
         lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1,
-        reductions = in_turn, solve = token_by_token, producer_stages = 0,
-        consumer_registers = 0, state_prefetch_distance = 0,
+        reductions = in_turn, solve = token_by_token, precision = tf32x3,
+        producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0,
         input_prefetch_distance = 0, launch = ordinary>}
     ```
 

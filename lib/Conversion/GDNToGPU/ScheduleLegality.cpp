@@ -190,6 +190,17 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
+/// Only the tensor-core forms multiply on tf32 mma: `precision = tf32`
+/// elsewhere would promise a speed-for-accuracy trade that never happens.
+LogicalResult checkPrecision(RecurrentOp op, ScheduleAttr s,
+                             const GPUTarget &) {
+  if (!s.singleTF32() || s.tensorCores())
+    return success();
+  return refuse(op) << "precision = tf32 needs solve = tensor_cores or "
+                       "chunk_parallel (the tf32 mma products), not "
+                    << stringifyChunkSolve(s.getSolve().getValue());
+}
+
 /// A staged kernel stores checkpoints at the ends of its chunks, which
 /// start at the sequence's first token: the chunk divides the interval.
 LogicalResult checkCheckpoints(RecurrentOp op, ScheduleAttr s,
@@ -387,6 +398,7 @@ constexpr Check kChecks[] = {
     checkColumnBlocks,
     checkChunkedSolve,
     checkChunkParallel,
+    checkPrecision,
     checkCheckpoints,
     checkUnrollTokens,
     checkStagedThreads,

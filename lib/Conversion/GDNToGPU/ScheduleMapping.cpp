@@ -61,9 +61,20 @@ int64_t defaultLanesV(RecurrentOp op, int64_t rows, bool staged) {
   return 1;
 }
 
+/// Mean tokens a sequence from which a varlen batch counts as a prefill
+/// and takes the tensor cores (docs/cost-model.md#varlen-prefill).
+constexpr int64_t kPrefillMeanTokens = 64;
+
+/// Whether `x.op` is a varlen batch of prefills: T / N >= 64 tokens.
+bool varlenPrefill(const ScheduleDraft &x) {
+  RecurrentOp op = x.op;
+  return op.isVarlen() && x.d.T >= kPrefillMeanTokens * x.d.N;
+}
+
 /// Whether the final state of `x.op` takes the tensor-core solve: bf16/f16
 /// tokens of a fixed batch, one chunk (8 < T <= 16) above the tiny grid or
 /// several chunks (T > 16, any grid: docs/cost-model.md#long-t-prefill),
+/// or a varlen batch of prefills (docs/cost-model.md#varlen-prefill),
 /// with no tree, per-key decay or per-channel beta, shapes of whole mma
 /// tiles and no pin its mapping contradicts.
 bool prefersTensorCores(const ScheduleDraft &x) {
@@ -74,8 +85,8 @@ bool prefersTensorCores(const ScheduleDraft &x) {
   std::optional<int64_t> chunk = pins.getStagedTokens();
   Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
   bool oneChunk = d.T <= 16;
-  return x.target.mmaSyncTF32 && !op.isVarlen() && d.T > 8 &&
-         (!oneChunk || !tinyGrid(op, x.targetWarps)) &&
+  return x.target.mmaSyncTF32 && (!op.isVarlen() || varlenPrefill(x)) &&
+         d.T > 8 && (!oneChunk || !tinyGrid(op, x.targetWarps)) &&
          (qkType.isBF16() || qkType.isF16()) &&
          (warps == 0 || (warps <= 8 && d.V % (16 * warps) == 0)) &&
          (!chunk || chunk == 16) && !pins.getColumnsPerLane() &&
@@ -105,9 +116,9 @@ ScheduleDraft::ScheduleDraft(RecurrentOp op, const GPUTarget &target,
 }
 
 /// The tensor-core solve where it is faster than the token loop, with
-/// several chunks (T > 16) in two launches, every chunk's solve before the
-/// state scan, unless a programmatic launch is pinned; the solve on CUDA
-/// cores never (docs/cost-model.md#tensor-core-solve,
+/// several chunks of a fixed batch (T > 16) in two launches, every chunk's
+/// solve before the state scan, unless a programmatic launch is pinned; the
+/// solve on CUDA cores never (docs/cost-model.md#tensor-core-solve,
 /// #chunk-parallel-solve, #cuda-core-chunked-solve).
 static void chooseSolve(ScheduleDraft &x) {
   if (ChunkSolveAttr pin = x.pins.getSolve()) {
@@ -118,9 +129,18 @@ static void chooseSolve(ScheduleDraft &x) {
     return;
   LaunchModeAttr launch = x.pins.getLaunch();
   bool ordinary = !launch || launch.getValue() == LaunchMode::ordinary;
-  x.set(&ScheduleAttr::getSolve, x.d.T > 16 && ordinary
+  x.set(&ScheduleAttr::getSolve, x.d.T > 16 && ordinary && !x.op.isVarlen()
                                      ? ChunkSolve::chunk_parallel
                                      : ChunkSolve::tensor_cores);
+}
+
+/// One tf32 product where the tensor cores run several chunks (T > 16: a
+/// prefill), the chunked anchors' accuracy at fewer mma; 3xTF32 for one
+/// chunk (verify), the token loop's accuracy
+/// (docs/cost-model.md#tensor-core-precision).
+static void choosePrecision(ScheduleDraft &x) {
+  if (!x.pins.getPrecision() && x.s.tensorCores() && x.d.T > 16)
+    x.set(&ScheduleAttr::getPrecision, Precision::tf32);
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
@@ -278,10 +298,11 @@ static void chooseWarps(ScheduleDraft &x) {
     return;
   }
   if (s.tensorCores()) {
-    // One chunk: the most warps. Several (long T): 8 warps share a chunk's
-    // staging on any grid (docs/cost-model.md#long-t-prefill); varlen: the
-    // most warps that still give two CTAs an SM, else 2.
-    bool anyGrid = !x.op.isVarlen();
+    // One chunk: the most warps. Several (long T, a varlen prefill): 8
+    // warps share a chunk's staging on any grid
+    // (docs/cost-model.md#long-t-prefill, #varlen-prefill); other varlen
+    // batches: the most warps that still give two CTAs an SM, else 2.
+    bool anyGrid = !x.op.isVarlen() || varlenPrefill(x);
     s = s.with(&ScheduleAttr::getWarps, d.V % 32 == 0 ? 2 : 1);
     for (int64_t w : {8, 4})
       if (d.V % (16 * w) == 0 &&
@@ -310,8 +331,8 @@ static void chooseStagedTokens(ScheduleDraft &x) {
     return;
   }
   int64_t chunk = defaultStagedTokens(x.op);
-  if (s.tensorCores())
-    chunk = llvm::alignTo(chunk, 8);
+  if (s.tensorCores()) // whole mma tiles; a varlen prefill's chunks are full
+    chunk = varlenPrefill(x) ? 16 : llvm::alignTo(chunk, 8);
   while (chunk > 1 && stagingBytes(x.op, s, chunk) > kDefaultStagingBytes)
     chunk /= 2;
   // Checkpoints are stored at chunk ends: a chunk divides their interval.
@@ -343,10 +364,19 @@ static void chooseUnrollTokens(ScheduleDraft &x) {
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::mappingRules() {
   static constexpr ScheduleRule kRules[] = {
-      chooseSolve,        chooseTensorCoreMapping, chooseColumnsPerLane,
-      chooseStagedVLanes, chooseDecodeTwoVLanes,   chooseDecode16ByteSlices,
-      chooseLanesAlongV,  chooseReductions,        chooseWarps,
-      chooseStagedTokens, chooseTokenPairs,        chooseUnrollTokens,
+      chooseSolve,
+      choosePrecision,
+      chooseTensorCoreMapping,
+      chooseColumnsPerLane,
+      chooseStagedVLanes,
+      chooseDecodeTwoVLanes,
+      chooseDecode16ByteSlices,
+      chooseLanesAlongV,
+      chooseReductions,
+      chooseWarps,
+      chooseStagedTokens,
+      chooseTokenPairs,
+      chooseUnrollTokens,
   };
   return kRules;
 }

@@ -23,8 +23,10 @@
 // tf32 keeps 10 mantissa bits. An operand that is not exact in tf32 (the
 // state, the solve's matrices, f32 q and k) is split into hi = its top 19
 // bits and lo = the rest (its own top 19 bits), and a product is hi*hi +
-// hi*lo + lo*hi (3xTF32, as in CUTLASS), about 2^-20 relative; bf16 and f16
-// q and k are exact and take one term less.
+// hi*lo + lo*hi (3xTF32, as in CUTLASS), about 2^-20 relative, under
+// `precision = tf32x3`; under `precision = tf32` it is rounded to the
+// nearest tf32 and a product is one mma (docs/math.md §5). bf16 and f16 q
+// and k are exact and take one term less.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,24 +57,43 @@ struct Operand {
   SmallVector<Value> hi, lo;
 };
 
-/// f32 `x` with the low 13 mantissa bits cleared: a tf32 value, truncated.
-Value tf32Bits(KernelMath &m, Value x) {
+/// f32 `x` as a tf32 value (the low 13 mantissa bits cleared): truncated,
+/// or rounded to the nearest, ties away from zero (cvt.rna.tf32.f32's
+/// rounding: add half the last kept bit first; docs/math.md §5).
+Value tf32Bits(KernelMath &m, Value x, bool nearest = false) {
   OpBuilder &b = m.builder();
   Location loc = m.location();
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  if (nearest)
+    bits = arith::AddIOp::create(b, loc, bits, m.i32(0x1000));
   Value hi = arith::AndIOp::create(b, loc, bits,
                                    m.i32(static_cast<int32_t>(0xffffe000)));
   return arith::BitcastOp::create(b, loc, b.getF32Type(), hi);
 }
 
-/// `values` as an operand: exact (bf16 or f16 widened) or split in two.
-Operand operand(KernelMath &m, ArrayRef<Value> values, bool exact) {
+/// How an operand's f32 values become tf32: as they are (bf16 or f16
+/// widened, exact), split in two (3xTF32) or rounded to the nearest.
+enum class OperandForm { exact, split, rounded };
+
+/// The form of f32 operands under `s` (its `precision`), and of q and k
+/// (exact when bf16 or f16).
+OperandForm wideForm(ScheduleAttr s) {
+  return s.singleTF32() ? OperandForm::rounded : OperandForm::split;
+}
+OperandForm qkForm(RecurrentOp op, ScheduleAttr s) {
+  Type qkType = cast<ShapedType>(op.getQ().getType()).getElementType();
+  return qkType.isBF16() || qkType.isF16() ? OperandForm::exact : wideForm(s);
+}
+
+/// `values` as an operand of the given form.
+Operand operand(KernelMath &m, ArrayRef<Value> values, OperandForm form) {
   OpBuilder &b = m.builder();
   Location loc = m.location();
   Operand o;
   for (Value x : values) {
-    if (exact) {
-      o.hi.push_back(x);
+    if (form != OperandForm::split) {
+      o.hi.push_back(
+          form == OperandForm::exact ? x : tf32Bits(m, x, /*nearest=*/true));
       continue;
     }
     Value hi = tf32Bits(m, x);
@@ -149,8 +170,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
   Value warp = arith::DivUIOp::create(b, loc, tid, m.index(kWarpSize));
-  Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
-  bool qkExact = qkType.isBF16() || qkType.isF16();
+  OperandForm qk = qkForm(op, s);
   auto gate = [&](int64_t l) -> Value {
     return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
   };
@@ -178,13 +198,13 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
       SmallVector<Value> bottom = {m.f32(0.0), m.f32(0.0)};
       if (C > 8)
         bottom = extractAll(m.toF32(loadVector(x, {offset(g, 8), key}, 2)));
-      Operand a = operand(m, {top[0], bottom[0], top[1], bottom[1]}, qkExact);
+      Operand a = operand(m, {top[0], bottom[0], top[1], bottom[1]}, qk);
       for (int64_t n = 0; n < tiles; ++n)
         acc[n] = product(b, loc, a,
                          operand(m,
                                  extractAll(m.toF32(loadVector(
                                      y, {offset(g, 8 * n), key}, 2))),
-                                 qkExact),
+                                 qk),
                          acc[n]);
     }
     for (int64_t n = 0; n < tiles; ++n)
@@ -215,8 +235,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   if (op.getQkL2norm() && qqWarp != 0)
     ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qqWarp)), qNorms);
   ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
-    gramOf(qStage, kStage, [&](Value i, Value j, Value qk) {
-      memref::StoreOp::create(b, loc, qk, gramStage,
+    gramOf(qStage, kStage, [&](Value i, Value j, Value qDotK) {
+      memref::StoreOp::create(b, loc, qDotK, gramStage,
                               ValueRange{m.index(1), i, j});
     });
   });
@@ -364,8 +384,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
   Value col = arith::SubIOp::create(b, loc, v0, blockV0); // 2g + 16 warp
-  Type qkType = cast<MemRefType>(op.getQ().getType()).getElementType();
-  bool qkExact = qkType.isBF16() || qkType.isF16();
+  OperandForm qk = qkForm(op, s), wide = wideForm(s);
   auto f32At = [&](Value buf, ValueRange idx) {
     return extractAll(m.toF32(loadVector(buf, idx, 1))).front();
   };
@@ -390,14 +409,14 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   for (int64_t p = 0; p < keyTiles; ++p) {
-    Operand a = operand(m, asA(tileOf(p)), /*exact=*/false);
+    Operand a = operand(m, asA(tileOf(p)), wide);
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
       Value token = offset(g, 8 * n);
-      P[n] = product(b, loc, a,
-                     operand(m, pairAt(kStage, {token, key}), qkExact), P[n]);
-      R[n] = product(b, loc, a,
-                     operand(m, pairAt(qStage, {token, key}), qkExact), R[n]);
+      P[n] = product(b, loc, a, operand(m, pairAt(kStage, {token, key}), qk),
+                     P[n]);
+      R[n] = product(b, loc, a, operand(m, pairAt(qStage, {token, key}), qk),
+                     R[n]);
     }
   }
   // X = Vᵀ - P diag(gamma ik); Uᵀ = X Tmᵀ: B[j][i] = Tm[i][j].
@@ -409,13 +428,13 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       Value v = f32At(vStage, {j, offset(col, e / 2)});
       x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
     }
-    X.push_back(operand(m, asA(x), /*exact=*/false));
+    X.push_back(operand(m, asA(x), wide));
   }
   auto solveB = [&](int64_t which, int64_t p, int64_t n) {
     return operand(m,
                    pairAt(solveStage, {m.index(which), offset(g, 8 * n),
                                        offset(t2, 8 * p)}),
-                   /*exact=*/false);
+                   wide);
   };
   SmallVector<Fragment> U(tiles, zero);
   for (int64_t n = 0; n < tiles; ++n)
@@ -423,7 +442,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       U[n] = product(b, loc, X[p], solveB(0, p, n), U[n]);
   SmallVector<Operand> UA;
   for (int64_t p = 0; p < tiles; ++p)
-    UA.push_back(operand(m, asA(U[p]), /*exact=*/false));
+    UA.push_back(operand(m, asA(U[p]), wide));
   // Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ, stored for the chunk's real tokens.
   for (int64_t n = 0; n < tiles; ++n) {
     Fragment o;
@@ -456,7 +475,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     Fragment y;
     for (int64_t e = 0; e < 4; ++e)
       y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
-    Y.push_back(operand(m, asA(y), /*exact=*/false));
+    Y.push_back(operand(m, asA(y), wide));
   }
   for (int64_t q = 0; q < keyTiles; ++q) {
     Fragment acc = tileOf(q);
@@ -464,7 +483,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     for (int64_t p = 0; p < tiles; ++p) {
       Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
       Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
-      acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qkExact), acc);
+      acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qk), acc);
     }
     at(S, 0, 2 * q) = acc[0];
     at(S, 0, 2 * q + 1) = acc[1];

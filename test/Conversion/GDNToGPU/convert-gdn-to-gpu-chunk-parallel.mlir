@@ -3,6 +3,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<launch = programmatic>}" | FileCheck %s --check-prefix=PDL
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32x3>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PRECISE
 // solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
 // N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
 // 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
@@ -11,14 +12,17 @@
 // Q Kᵀ: 3 x 2 x 2 mma of bf16), solves and writes each record in 16-byte
 // vectors; the scan has no Gram pass and no decay masks (no exp): it
 // stages the record into the solve's buffers with q, k and v (before the
-// barrier) and runs only the state's products (P and R 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update
-// 2 x 2 x 2 = 48 mma).
+// barrier) and runs only the state's products: under the cost model's
+// precision = tf32 one mma each (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the
+// update 2 x 2 = 20 mma, f32 operands rounded to the nearest tf32: an add
+// of 0x1000 before the mask); pinned tf32x3, split in three (P and R
+// 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update 2 x 2 x 2 = 48).
 
 // The cost model takes it for several chunks of a fixed batch (T = 40 >
 // 16), but not under a pinned programmatic launch, which the second launch
 // could not honour: the one-launch tensor-core solve then.
 // PDL: solve = tensor_cores,
-// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel,
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = tf32,
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<8304xf32>
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c2, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
@@ -32,10 +36,16 @@
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
 // CHECK-NOT: math.exp
-// CHECK-COUNT-48: nvgpu.mma.sync
+// CHECK: arith.constant 4096 : i32
+// CHECK-COUNT-20: nvgpu.mma.sync
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
+// PRECISE-LABEL: gpu.func @prefill_recurrent
+// PRECISE-NOT: arith.constant 4096 : i32
+// PRECISE-COUNT-48: nvgpu.mma.sync
+// PRECISE-NOT: nvgpu.mma.sync
+// PRECISE: gpu.return
 // SCAN-LABEL: gpu.func @prefill_recurrent
 // SCAN: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
 // SCAN-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>

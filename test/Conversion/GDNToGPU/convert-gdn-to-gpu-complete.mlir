@@ -31,7 +31,7 @@ func.func @programmatic(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v
   gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x1x128xbf16>) o(%o : memref<1x1x1x128xbf16>)
       {gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1,
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
-        solve = token_by_token, producer_stages = 0, consumer_registers = 0,
+        solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         launch = programmatic>}
   return
@@ -46,7 +46,7 @@ func.func @illegal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: mem
   gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x1x128xbf16>) o(%o : memref<1x1x1x128xbf16>)
       {gdn.schedule = #gdn.schedule<columns_per_lane = 3, lanes_along_v = 1,
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
-        solve = token_by_token, producer_stages = 0, consumer_registers = 0,
+        solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         launch = ordinary>}
   return
@@ -62,7 +62,7 @@ func.func @legal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memre
   gdn.recurrent q(%q : memref<1x1x1x32xbf16>) k(%k : memref<1x1x1x32xbf16>) v(%v : memref<1x1x1x128xbf16>) o(%o : memref<1x1x1x128xbf16>)
       {gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1,
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
-        solve = token_by_token, producer_stages = 0, consumer_registers = 0,
+        solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         launch = ordinary>}
   return

@@ -47,7 +47,7 @@ func.func @producer_copy_not_16_bytes(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1
 
 func.func @producer_with_chunked_solve(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
   // expected-error @+1 {{producer_stages = 2 (a producer warp) and a chunked solve cannot be combined}}
-  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = #gdn.schedule<columns_per_lane = 4, warps = 2, solve = cuda_cores, producer_stages = 2>, state_layout = #gdn.layout<vk>}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = #gdn.schedule<columns_per_lane = 4, warps = 2, solve = cuda_cores, precision = tf32x3, producer_stages = 2>, state_layout = #gdn.layout<vk>}
   return
 }
 
@@ -125,5 +125,15 @@ func.func @chunk_parallel_varlen(%q: memref<1x40x1x16xbf16>, %k: memref<1x40x1x1
 func.func @chunk_parallel_programmatic(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{solve = chunk_parallel needs launch = ordinary (its scan reads what its first launch writes), not programmatic_at_start}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, launch = programmatic_at_start>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// precision = tf32 trades accuracy for fewer tf32 mma; a form without them
+// has none to make cheaper: the pin is refused, not ignored.
+func.func @tf32_token_loop(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{precision = tf32 needs solve = tensor_cores or chunk_parallel (the tf32 mma products), not token_by_token}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = token_by_token, precision = tf32>, state_layout = #gdn.layout<vk>}
   return
 }

@@ -68,7 +68,7 @@ LogicalResult ScheduleAttr::verify(
     std::optional<int64_t> columnsPerLane, std::optional<int64_t> lanesAlongV,
     std::optional<int64_t> warps, std::optional<int64_t> stagedTokens,
     std::optional<int64_t> unrollTokens, ReductionsAttr, ChunkSolveAttr,
-    std::optional<int64_t> producerStages,
+    PrecisionAttr, std::optional<int64_t> producerStages,
     std::optional<int64_t> consumerRegisters,
     std::optional<int64_t> statePrefetchDistance,
     std::optional<int64_t> inputPrefetchDistance, LaunchModeAttr) {

@@ -148,6 +148,10 @@ ScheduleAttr ScheduleAttr::with(ChunkSolveAttr (ScheduleAttr::*get)() const,
                                 ChunkSolve value) const {
   return withParameter(*this, get, ChunkSolveAttr::get(getContext(), value));
 }
+ScheduleAttr ScheduleAttr::with(PrecisionAttr (ScheduleAttr::*get)() const,
+                                Precision value) const {
+  return withParameter(*this, get, PrecisionAttr::get(getContext(), value));
+}
 ScheduleAttr ScheduleAttr::with(LaunchModeAttr (ScheduleAttr::*get)() const,
                                 LaunchMode value) const {
   return withParameter(*this, get, LaunchModeAttr::get(getContext(), value));

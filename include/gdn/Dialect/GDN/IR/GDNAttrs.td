@@ -74,6 +74,27 @@ def GDN_ChunkSolveAttr : EnumAttr<GDN_Dialect, GDN_ChunkSolve, "solve"> {
   let assemblyFormat = "`` $value";
 }
 
+def GDN_Precision : I32EnumAttr<"Precision",
+    "the precision of a tensor-core kernel's f32 mma operands", [
+      I32EnumAttrCase<"tf32x3", 0>,
+      I32EnumAttrCase<"tf32", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::gdn";
+  let description = [{
+    How `solve = tensor_cores` and `chunk_parallel` multiply f32 operands
+    (the state, the solve's matrices, f32 q and k) on tf32 mma.sync.
+    `tf32x3`: each split into a tf32 high part and a tf32 remainder, three
+    products (3xTF32), about 2^-20 relative, the f32 token loop's accuracy.
+    `tf32`: each rounded to the nearest tf32 (10 mantissa bits), one
+    product, 2^-11 relative; bf16 and f16 q and k are exact either way.
+    docs/math.md §5 and docs/cost-model.md#tensor-core-precision.
+  }];
+}
+def GDN_PrecisionAttr : EnumAttr<GDN_Dialect, GDN_Precision, "precision"> {
+  let assemblyFormat = "`` $value";
+}
+
 def GDN_LaunchMode : I32EnumAttr<"LaunchMode",
     "how a GPU kernel is launched after the previous kernel of its stream", [
       I32EnumAttrCase<"ordinary", 0>,
@@ -131,6 +152,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `unroll_tokens` | unroll factor of the staged token loop (1-64) | 1 |
     | `reductions` | `in_turn`, `side_by_side` or `token_pairs` | |
     | `solve` | `token_by_token`, `cuda_cores`, `tensor_cores` (a staged chunk at once, WY form) or `chunk_parallel` (every chunk's solve in a launch before the scan) | |
+    | `precision` | `tf32x3` or `tf32`: the tensor-core products of f32 operands, split in three or rounded once | |
     | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
     | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
@@ -154,6 +176,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     GDN_SizeParameter<"unroll factor of the staged token loop (1: a loop)">:$unroll_tokens,
     OptionalParameter<"ReductionsAttr", "order of a token's K-reductions">:$reductions,
     OptionalParameter<"ChunkSolveAttr", "how a staged chunk is solved">:$solve,
+    OptionalParameter<"PrecisionAttr", "tensor-core products of f32 operands">:$precision,
     GDN_SizeParameter<"ring slots of a producer warp (0: none)">:$producer_stages,
     GDN_SizeParameter<"setmaxnreg of the consumers (0: none)">:$consumer_registers,
     GDN_SizeParameter<"L2 prefetch distance of state tiles in CTAs (0: none)">:$state_prefetch_distance,
@@ -184,6 +207,8 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
                       Reductions value) const;
     ScheduleAttr with(ChunkSolveAttr (ScheduleAttr::*get)() const,
                       ChunkSolve value) const;
+    ScheduleAttr with(PrecisionAttr (ScheduleAttr::*get)() const,
+                      Precision value) const;
     ScheduleAttr with(LaunchModeAttr (ScheduleAttr::*get)() const,
                       LaunchMode value) const;
     /// Every parameter present and zero (an enum: its case 0): where the
@@ -227,6 +252,11 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     /// Every chunk's solve in a launch before the state scan.
     bool chunkParallel() const {
       return getSolve().getValue() == ChunkSolve::chunk_parallel;
+    }
+    /// Tensor-core products of f32 operands in one tf32 mma (precision =
+    /// tf32), not three.
+    bool singleTF32() const {
+      return getPrecision().getValue() == Precision::tf32;
     }
     /// A token's K-reductions side by side (side_by_side or token_pairs).
     bool sideBySide() const {
