@@ -108,12 +108,23 @@ VARLEN_BENCH = [  # mean length T / N: 64, 256, 4096
     (16, 4096, True, ["", TC]),
     (4, 16384, True, ["", TC]),
 ]
+AB_CHECKS = [
+    ("chunk_parallel lengths 65/1000", [(2, t, False, 0, 0, "") for t in (65, 1000)]),
+    ("varlen tensor cores, pool, checkpoints every 64", [(6, 2000, True, 64, 40, "")]),
+]
+AB_BENCH = [  # the cost model's rows, for an A/B of two builds
+    (1, 4096, False, [""]),
+    (4, 4096, False, [""]),
+    (16, 4096, False, [""]),
+    (64, 4096, True, [""]),
+]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log
     "--quick": (CHECKS, BENCH[:2]),
     "--forms": (FORM_CHECKS, FORM_BENCH),  # forms.log
     "--precision": (PRECISION_CHECKS, PRECISION_BENCH),  # precision.log
     "--varlen": ([], VARLEN_BENCH),  # varlen.log
+    "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side
 }
 
 
