@@ -604,9 +604,11 @@ static int run(int argc, char **argv) {
     return 1;
   // The schedule is checked whatever the target (the CPU lowering has no
   // use for it, but a bad one is still a mistake).
+  ScheduleAttr pins; // null: nothing pinned
   if (!llvm::StringRef(scheduleOpt).trim().empty()) {
     std::string error;
-    if (!ScheduleAttr::parseText(scheduleOpt, &context, error))
+    pins = ScheduleAttr::parseText(scheduleOpt, &context, error);
+    if (!pins)
       return fail("--schedule: " + error);
   }
   // The reference's description of the op (a gdn.commit: only its rows).
@@ -790,14 +792,8 @@ static int run(int argc, char **argv) {
   ScheduleAttr chosen;
   if (target == "cuda")
     if (const GPUTarget *gpu = lookupGPUTarget(chipOpt))
-      if (RecurrentOp op = recurrentOpOf(*module, sig->function)) {
-        std::string error;
-        ScheduleAttr pins =
-            llvm::StringRef(scheduleOpt).trim().empty()
-                ? ScheduleAttr()
-                : ScheduleAttr::parseText(scheduleOpt, &context, error);
+      if (RecurrentOp op = recurrentOpOf(*module, sig->function))
         chosen = chooseSchedule(op, *gpu, pins, smCountOpt);
-      }
   if (target == "cuda") {
     FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
     if (failed(program))
@@ -861,19 +857,22 @@ static int run(int argc, char **argv) {
   }
   int exitCode = 0;
   if (checkOpt) {
-    // A narrow state is rounded once on store, an f32 one after tf32
-    // products carries their rounding: widen the default tolerance
-    // (docs/math.md §3).
-    double f32StateTol = chosen && chosen.singleTF32() ? 2.5e-3 : 1e-5;
+    // The tolerance of a state (or checkpoint) of type `t`: --tol-state,
+    // else wider for a narrow state (rounded once on store) and an f32 one
+    // after tf32 products (their rounding; docs/math.md §3).
+    auto stateTolOf = [&](Type t) -> double {
+      if (tolState.getNumOccurrences())
+        return tolState;
+      return t.isBF16()                 ? 4e-3
+             : t.isF16()                ? 1e-3
+             : isa<Float8E4M3FNType>(t) ? 4e-2 // 3 mantissa bits, row scale
+             : chosen && chosen.singleTF32() ? 2.5e-3
+                                             : 1e-5;
+    };
     double stateTol = tolState;
     for (const Argument &arg : sig->arguments)
-      if ((arg.role == Role::FinalState || arg.role == Role::State) &&
-          tolState.getNumOccurrences() == 0)
-        stateTol = arg.elementType.isBF16()  ? 4e-3
-                   : arg.elementType.isF16() ? 1e-3
-                   : isa<Float8E4M3FNType>(arg.elementType)
-                       ? 4e-2 // e4m3: 3 mantissa bits, a row's scale
-                       : f32StateTol;
+      if (arg.role == Role::FinalState || arg.role == Role::State)
+        stateTol = stateTolOf(arg.elementType);
     reference::Outputs ref;
     std::string err = reference::run(p, refIn, ref);
     if (!err.empty())
@@ -951,11 +950,7 @@ static int run(int argc, char **argv) {
                                    &before[i][r * blockBytes], blockBytes) != 0;
           }
         }
-        double ckTol = tolState.getNumOccurrences() ? double(tolState)
-                       : arg.elementType.isBF16()   ? 4e-3
-                       : arg.elementType.isF16()    ? 1e-3
-                                                    : f32StateTol;
-        report("checkpoints", gotW, refW, ckTol);
+        report("checkpoints", gotW, refW, stateTolOf(arg.elementType));
         log << "check unwritten checkpoint rows: " << changed << " of "
             << untouched << " changed  " << (changed ? "FAILED" : "ok") << "\n";
         if (changed)
