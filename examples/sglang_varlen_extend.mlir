@@ -2,8 +2,9 @@
 // whose 64 tokens are packed along T (cu_seqlens [N + 1], random lengths from
 // gdn-run's seed), Qwen3-Next rank shapes (H=16, HV=32, K=V=128), fused
 // gating, beta logits, L2 norm; the fp32 pool of 8 slots is updated in place
-// at state_indices. On the GPU the tokens' inputs are staged through shared
-// memory 8 at a time (the schedule's staged_tokens).
+// at state_indices. On the GPU the cost model takes the tensor-core solve
+// (16 tokens a sequence on average: a batch of prefills,
+// docs/cost-model.md#varlen-prefill), 16 tokens staged at a time.
 // Run: gdn-run --check examples/sglang_varlen_extend.mlir
 func.func @extend(%q: memref<1x64x16x128xbf16>,
     %k: memref<1x64x16x128xbf16>,

@@ -12,7 +12,9 @@ MODE (MODES below): none, bench/results/prefill/sweep.log; --forms, the
 checks of solve = chunk_parallel and the forms side by side (forms.log);
 --precision, the tensor cores' precision = tf32 against tf32x3, accuracy
 and speed (precision.log); --varlen, varlen batches on the token loop
-against the tensor cores (varlen.log). Timings are gdn-run --bench: the
+against the tensor cores (varlen.log); --varlen-short, the same for
+means of 4 to 32 tokens a sequence, the varlen rule's threshold
+(varlen-short.log). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
 import sys
@@ -108,6 +110,13 @@ VARLEN_BENCH = [  # mean length T / N: 64, 256, 4096
     (16, 4096, True, ["", TC]),
     (4, 16384, True, ["", TC]),
 ]
+VARLEN_SHORT_BENCH = [  # mean length T / N: 4, 8, 16, 32 (the varlen rule's threshold)
+    (N, T, True, ["solve = token_by_token", TC])
+    for N, T in ((1024, 4096), (512, 4096), (256, 4096), (8, 128), (128, 4096), (32, 4096))
+]
+VARLEN_SHORT_CHECKS = [
+    ("varlen tensor cores, mean 8 and 16 tokens, pool", [(64, t, True, 0, 0, TC) for t in (512, 1024)]),
+]
 AB_CHECKS = [
     ("chunk_parallel lengths 65/1000", [(2, t, False, 0, 0, "") for t in (65, 1000)]),
     ("varlen tensor cores, pool, checkpoints every 64", [(6, 2000, True, 64, 40, "")]),
@@ -124,6 +133,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--forms": (FORM_CHECKS, FORM_BENCH),  # forms.log
     "--precision": (PRECISION_CHECKS, PRECISION_BENCH),  # precision.log
     "--varlen": ([], VARLEN_BENCH),  # varlen.log
+    "--varlen-short": (VARLEN_SHORT_CHECKS, VARLEN_SHORT_BENCH),  # varlen-short.log
     "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side
 }
 

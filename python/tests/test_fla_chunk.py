@@ -117,3 +117,41 @@ def test_chunk_varlen_matches_per_sequence_calls():
         assert rms_rel(np64(o[:, s:e]), ro) < 1e-5
         assert rms_rel(np64(ht[n:n + 1]), rs) < 1e-5
     assert np.isfinite(np64(o)).all()
+
+
+def _launch_names(T):
+    """The entry names of the CUDA kernels compiled for T tokens so far."""
+    from gdn.ops import _custom_ops
+    return [[name for name, _ in k.launches] for key, k in _custom_ops._kernels.items()
+            if key[0] == "cuda" and ("T", T) in key]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("T", [17, 300])
+def test_chunk_real_shapes_on_the_gpu(T):
+    """Qwen3-Next's heads (H = 16, HV = 32, K = V = 128), bf16 q/k/v, qk L2
+    norm, a kv initial state: FLA's chunk entry point takes the cost model's
+    prefill form, solve = chunk_parallel with tf32 products (two launches:
+    every chunk's solve, then the scan; docs/cost-model.md), within its
+    tolerances against the fp64 reference (docs/math.md §3, §5: the state
+    2.5e-3; o against the reference rounded to bf16, 3e-3)."""
+    Nb, H_, HV_, K_ = 2, 16, 32, 128
+    g = torch.Generator().manual_seed(T)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = (r(Nb, T, n, K_).bfloat16() for n in (H_, H_, HV_))
+    gate = torch.log(torch.rand(Nb, T, HV_, generator=g) * 0.1 + 0.9)
+    beta = torch.rand(Nb, T, HV_, generator=g).bfloat16()
+    h0 = r(Nb, HV_, K_, K_) * 0.1
+    dev = torch.device("cuda")
+    o, ht = ops.chunk_gated_delta_rule(
+        *(x.to(dev) for x in (q, k, v, gate, beta)), initial_state=h0.to(dev),
+        output_final_state=True, use_qk_l2norm_in_kernel=True)
+    torch.cuda.synchronize()
+    assert any(len(names) == 2 and names[0].endswith("chunk_solves")
+               for names in _launch_names(T)), _launch_names(T)
+    ro, rs = recurrent(np64(q), np64(k), np64(v), g=np64(gate), beta=np64(beta),
+                       initial_state=np64(h0), qk_l2norm=True, layout="kv")
+    assert o.dtype == torch.bfloat16 and ht.dtype == torch.float32
+    assert rms_rel(np64(ht), rs) < 2.5e-3
+    ro_bf16 = torch.from_numpy(ro).bfloat16().double().numpy()
+    assert rms_rel(np64(o), ro_bf16) < 3e-3

@@ -436,3 +436,36 @@ def test_signature_matches_flashinfer():
         assert [n for n, _ in ours] == [n for n, _ in theirs]
         for (name, d1), (_, d2) in zip(ours, theirs):
             assert type(d1) is type(d2) and d1 == d2, f"{name}: gdn {d1!r}, FlashInfer {d2!r}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_real_shapes_on_tensor_cores_on_the_gpu():
+    """Qwen3-Next's heads as FlashInfer takes them (16 q and k heads, 32 v
+    heads, K = V = 128), bf16 q/k/v, a packed batch of prefills (893 tokens
+    in 6 sequences of 0 to 700: at least 8 a sequence on average), an
+    initial state and checkpoints every 64 tokens: the cost model's varlen
+    prefill form, the tensor-core solve with tf32 products
+    (docs/cost-model.md#varlen-prefill; its PTX holds the mma), within its
+    tolerances against the fp64 reference (docs/math.md §3, §5: states and
+    checkpoints 2.5e-3; o against the reference rounded to bf16, 3e-3)."""
+    from gdn.ops import _custom_ops
+    lens = [0, 1, 63, 64, 65, 700]
+    x = inputs(lens, hq=16, hk=16, hv=32, K=128, V=128, seed=9)
+    q, k, v = (x[n].bfloat16() for n in ("q", "k", "v"))
+    g = x["g"] * 0.1 + 0.9  # alpha in [0.95, 1): long memory
+    dev = torch.device("cuda")
+    buf, starts = checkpoint_buffer(lens, 32, 128, 128, device=dev)
+    o, final = prefill(q.to(dev), k.to(dev), v.to(dev), g.to(dev), x["beta"].to(dev),
+                       initial_state=x["h0"].to(dev), output_final_state=True,
+                       cu_seqlens=x["cu"].to(dev), use_qk_l2norm_in_kernel=True,
+                       state_checkpoints=buf, checkpoint_cu_starts=starts,
+                       checkpoint_every_n_tokens=EVERY)
+    torch.cuda.synchronize()
+    ours = [kern for key, kern in _custom_ops._kernels.items()
+            if key[0] == "cuda" and ("T", sum(lens)) in key and ("HV", 32) in key]
+    assert ours and all("mma.sync" in ptx for kern in ours for _, ptx in kern.launches)
+    ro, rs, saved = reference(q, k, v, g, x["beta"], x["cu"], h0=x["h0"], l2=True, every=EVERY)
+    assert o.dtype == torch.bfloat16 and final.dtype == torch.float32
+    close(final, rs, 2.5e-3)
+    close(o, ro.bfloat16().double(), 3e-3)
+    check_checkpoints(buf.cpu(), starts.cpu(), saved, tol=2.5e-3)

@@ -141,7 +141,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     8 < T <= 16 take a producer warp on a tiny grid; the final state of a
     fixed 8 < T <= 16 with bf16/f16 q and k runs the tensor-core solve above
     it, a longer fixed T the chunk-parallel one and a varlen batch of
-    prefills (64 tokens a sequence or more) the tensor-core one, both with
+    prefills (8 tokens a sequence or more on average) the tensor-core one, both with
     one tf32 product (precision = tf32); bandwidth-bound bf16 decode and large tensor-core grids prefetch a
     later CTA's data into L2. Each rule, its reason and its measurements:
     docs/cost-model.md. Schedules the kernel cannot take are diagnostics on

@@ -63,9 +63,9 @@ int64_t defaultLanesV(RecurrentOp op, int64_t rows, bool staged) {
 
 /// Mean tokens a sequence from which a varlen batch counts as a prefill
 /// and takes the tensor cores (docs/cost-model.md#varlen-prefill).
-constexpr int64_t kPrefillMeanTokens = 64;
+constexpr int64_t kPrefillMeanTokens = 8;
 
-/// Whether `x.op` is a varlen batch of prefills: T / N >= 64 tokens.
+/// Whether `x.op` is a varlen batch of prefills: T / N >= 8 tokens.
 bool varlenPrefill(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   return op.isVarlen() && x.d.T >= kPrefillMeanTokens * x.d.N;

@@ -3,11 +3,16 @@ and chunk_kda (fla.ops.kda), the prefill entry points, with FLA's
 signatures.
 
 Both run the one gdn.recurrent op of fused_recurrent_gated_delta_rule /
-fused_recurrent_kda (gdn.ops.fla); its cost model picks the form: for a
-fixed batch of T > 8 bf16/f16 tokens the chunked (WY) solve on tensor
-cores, chunk by chunk of 16 tokens, else the token loop (KDA, varlen).
-Both are exact rewritings of the recurrence, so the results agree to
-rounding (docs/cost-model.md#long-t-prefill has the speed). What only drives FLA's chunked
+fused_recurrent_kda (gdn.ops.fla); its cost model picks the form
+(docs/cost-model.md): for a fixed batch of T > 16 bf16/f16 tokens, every
+16-token chunk's WY solve in a first launch, then the state scan, on
+tensor cores with one tf32 mma a product (solve = chunk_parallel,
+precision = tf32: the final state within 2.5e-3 of fp64, docs/math.md
+§5); for 8 < T <= 16 one chunk on tensor cores with 3xTF32 products; for
+a varlen batch of prefills (at least 8 tokens a sequence on average) the
+tensor-core solve chunk by chunk; else the token loop (KDA, short varlen
+sequences). All are rewritings of the one recurrence, so the results agree
+to the products' rounding. What only drives FLA's chunked
 kernels (chunk_size, chunk_indices, cu_seqlens_cpu, disable_recompute,
 safe_gate on precomputed gates, use_graph, max_num_seqs) does not change the
 result and is ignored; what gdn cannot compute raises NotImplementedError
@@ -20,8 +25,8 @@ from .fla import _transpose_state_layout, fused_recurrent_gated_delta_rule, fuse
 
 
 def _chunk_size(kwargs, allowed):
-    """FLA's chunk_size keyword: validated as FLA does, then unused (the
-    token loop has no chunks)."""
+    """FLA's chunk_size keyword: validated as FLA does, then unused (gdn's
+    cost model picks its own chunk, 16 tokens on tensor cores)."""
     chunk_size = kwargs.pop("chunk_size", 64)
     if chunk_size not in allowed:
         raise ValueError(f"`chunk_size` must be one of {allowed}, got {chunk_size}.")
@@ -33,7 +38,7 @@ def chunk_gated_delta_rule(
         state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, chunk_indices=None,
         cp_context=None, **kwargs):
     """FLA's `chunk_gated_delta_rule` (fla-core 0.6.0), computed by
-    gdn.ops.fused_recurrent_gated_delta_rule (token by token): q, k
+    gdn.ops.fused_recurrent_gated_delta_rule (the form above): q, k
     [B, T, H, K], v [B, T, HV, V] (HV a multiple of H), g [B, T, HV] the
     log-space decay (or, with the keyword use_gate_in_kernel=True, the raw
     gate: g = -exp(A_log) softplus(g + dt_bias), A_log [HV] required, dt_bias

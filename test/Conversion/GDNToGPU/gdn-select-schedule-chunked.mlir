@@ -67,13 +67,16 @@ func.func @t4(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memr
 
 // -----
 
-// A varlen batch of prefills (T / N >= 64 tokens a sequence) takes the
-// tensor cores as a long fixed T does: 8 warps, 16-token chunks, one tf32
-// product (not chunk_parallel, which needs a fixed batch); shorter
-// sequences (an SGLang extend, 16 tokens a sequence) keep the token loop.
+// A varlen batch of prefills (T / N >= 8 tokens a sequence: 128 here, 16
+// in an SGLang extend) takes the tensor cores as a long fixed T does: 8
+// warps, 16-token chunks, one tf32 product (not chunk_parallel, which needs
+// a fixed batch); shorter sequences (4 tokens a sequence) keep the token
+// loop.
 // DEFAULT-LABEL: func.func @varlen_prefill
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = tf32,
-// DEFAULT-LABEL: func.func @varlen_extend
+// DEFAULT-LABEL: func.func @varlen_extend16
+// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = tf32,
+// DEFAULT-LABEL: func.func @varlen_extend4
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}staged_tokens = 8, {{.*}}solve = token_by_token, precision = tf32x3,
 func.func @varlen_prefill(%q: memref<1x256x16x128xbf16>, %k: memref<1x256x16x128xbf16>, %v: memref<1x256x32x128xbf16>,
                           %g: memref<1x256x32xf32>, %beta: memref<1x256x32xf32>, %cu: memref<3xi32>,
@@ -84,12 +87,21 @@ func.func @varlen_prefill(%q: memref<1x256x16x128xbf16>, %k: memref<1x256x16x128
       o(%o : memref<1x256x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
-func.func @varlen_extend(%q: memref<1x64x16x128xbf16>, %k: memref<1x64x16x128xbf16>, %v: memref<1x64x32x128xbf16>,
-                         %g: memref<1x64x32xf32>, %beta: memref<1x64x32xf32>, %cu: memref<5xi32>,
-                         %s: memref<4x32x128x128xf32>, %o: memref<1x64x32x128xbf16>) {
+func.func @varlen_extend16(%q: memref<1x64x16x128xbf16>, %k: memref<1x64x16x128xbf16>, %v: memref<1x64x32x128xbf16>,
+                           %g: memref<1x64x32xf32>, %beta: memref<1x64x32xf32>, %cu: memref<5xi32>,
+                           %s: memref<4x32x128x128xf32>, %o: memref<1x64x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x64x16x128xbf16>) k(%k : memref<1x64x16x128xbf16>) v(%v : memref<1x64x32x128xbf16>)
       g(%g : memref<1x64x32xf32>) beta(%beta : memref<1x64x32xf32>) cu_seqlens(%cu : memref<5xi32>)
       initial_state(%s : memref<4x32x128x128xf32>) final_state(%s : memref<4x32x128x128xf32>)
+      o(%o : memref<1x64x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+func.func @varlen_extend4(%q: memref<1x64x16x128xbf16>, %k: memref<1x64x16x128xbf16>, %v: memref<1x64x32x128xbf16>,
+                          %g: memref<1x64x32xf32>, %beta: memref<1x64x32xf32>, %cu: memref<17xi32>,
+                          %s: memref<16x32x128x128xf32>, %o: memref<1x64x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x64x16x128xbf16>) k(%k : memref<1x64x16x128xbf16>) v(%v : memref<1x64x32x128xbf16>)
+      g(%g : memref<1x64x32xf32>) beta(%beta : memref<1x64x32xf32>) cu_seqlens(%cu : memref<17xi32>)
+      initial_state(%s : memref<16x32x128x128xf32>) final_state(%s : memref<16x32x128x128xf32>)
       o(%o : memref<1x64x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }

@@ -25,7 +25,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t.mtp.ptx -o %t.mtp.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/kv_k128_v64.mlir > %t.kv.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 8, solve = tensor_cores>' %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s --check-prefix=CAP
