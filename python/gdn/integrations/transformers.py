@@ -11,9 +11,10 @@ Linear's KimiLinearDeltaAttention (KDA). In them the modeling code's
 recurrent call (decode: T = 1 with a cache) runs
 gdn.ops.fused_recurrent_gated_delta_rule / fused_recurrent_kda, and its
 chunk call (prefill, or no cache) gdn.ops.chunk_gated_delta_rule /
-chunk_kda, which run the same recurrence token by token (exact, slower than
-a chunked kernel for long T). Projections, the short convolution, the gated
-RMS norm and the cache stay the model's own; the cache keeps the state that
+chunk_kda: the same recurrence, on the tensor-core chunked solve for more
+than 16 bf16/f16 tokens (KDA and fp32: token by token;
+docs/integrations.md). Projections, the short convolution, the gated RMS
+norm and the cache stay the model's own; the cache keeps the state that
 gdn returns, float32 [B, HV, K, V], as it keeps FLA's.
 
 How transformers 5.17 picks these kernels: each modeling module defines its
