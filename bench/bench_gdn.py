@@ -11,7 +11,8 @@ Runs on the GPU machine, in one process, on the same inputs:
     fused_sigmoid_gating_delta_rule_update and
     fused_recurrent_gated_delta_rule_packed_decode and its CuTe-DSL decode
     and MTP kernels; FlashInfer's gated_delta_rule_decode_pretranspose,
-    gated_delta_rule_decode and gated_delta_rule_mtp (CuTe-DSL);
+    gated_delta_rule_decode and gated_delta_rule_mtp (CuTe-DSL), and its
+    prefill chunk_gated_delta_rule (flashinfer.gdn_prefill);
   - a device-to-device copy of the same number of bytes: the faster of a
     Triton copy kernel and torch copy_.
 An anchor that cannot be imported or fails on a point is an "error: ..."
@@ -29,7 +30,9 @@ packed qkv, K-major state), verify (bf16 pool + per-token states, T = 4, 12;
 fp32 pool + per-token states, FlashInfer's MTP, T = 4, 12), KDA decode and
 EAGLE-tree verify (T = 4) against SGLang; final-state-only T = 1, 4, 12 (and
 KDA) against FLA; an fp8 (e4m3) pool, decode and verify T = 4 with bf16
-per-token states, against the anchors on a bf16 pool. For T > 1 at HV = 32
+per-token states, against the anchors on a bf16 pool; prefill (o and the
+final state, T = 1024, 4096 at N = 1, 4, 16) against FLA's chunk and
+FlashInfer's prefill. For T > 1 at HV = 32
 and N in QUICK_NS also the kernel
 forms (FORMS). A row where an anchor is faster says why (_why_slower).
 
