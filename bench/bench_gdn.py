@@ -507,13 +507,14 @@ class Workload:
     the issue-4 sweep); kda: gates per key channel (SGLang's a [.., HV, K] or
     FLA's gk); study: gdn's kernel forms (FORMS) and --sweep are timed on it
     too (the workloads before the anchors' other entry points were added);
-    Ns: the only N values it runs at (prefill: long T), None for all."""
+    Ns: the only N values it runs at (prefill: long T), None for all;
+    why_slower: the measured limit a row that loses to an anchor names."""
 
     def __init__(self, name, Ts, sdt, passes, gdn, anchors, extra=False, kda=None, study=True,
-                 Ns=None):
+                 Ns=None, why_slower=None):
         self.name, self.Ts, self.sdt, self.passes = name, Ts, sdt, passes
         self.gdn, self.anchors, self.extra, self.kda = gdn, anchors, extra, kda
-        self.study, self.Ns = study, Ns
+        self.study, self.Ns, self.why_slower = study, Ns, why_slower
 
     def nbytes(self, N, T, H, HV, K, V):
         state = N * HV * K * V * (torch.finfo(self.sdt).bits // 8)
@@ -621,7 +622,9 @@ WORKLOADS = [
     Workload("prefill, o and final state", (1024, 4096), f32, "rw",
              lambda s: _fla_style(ops.chunk_gated_delta_rule, s),
              {"FLA chunk": _fla_style, "FlashInfer prefill": _fi_prefill},
-             extra=True, study=False, Ns=(1, 4, 16)),
+             extra=True, study=False, Ns=(1, 4, 16),
+             why_slower="a head's scan in one CTA, 32 CTAs at N = 1, o inside the scan; "
+                        "docs/cost-model.md#chunk-parallel-solve"),
 ]
 
 
@@ -770,11 +773,16 @@ def _md(text):
 COPY_BOUND = 0.95
 
 
-def _why_slower(copy_us, gdn_us, anchor_us):
-    """The reason a row where the anchor is faster than gdn prints with it."""
+def _why_slower(copy_us, gdn_us, anchor_us, workload=None):
+    """The reason a row where the anchor is faster than gdn prints with it:
+    copy-bound, the workload's known limit (Workload.why_slower), or an open
+    gap."""
     if copy_us / gdn_us >= COPY_BOUND:
         return (f"(both copy-bound: gdn at {copy_us / gdn_us:.2f}, the anchor at "
                 f"{copy_us / anchor_us:.2f} of a copy)")
+    w = next((w for w in WORKLOADS if w.name == workload), None)
+    if w is not None and w.why_slower:
+        return f"(gdn slower, at {copy_us / gdn_us:.2f} of a copy: {w.why_slower})"
     return f"(gdn slower, at {copy_us / gdn_us:.2f} of a copy: an open gap)"
 
 
@@ -823,7 +831,7 @@ def report(rows, out, quiet=False, device=None, anchors=None):
                 value = cell(c.get("us"))
                 ratio = "—" if not (r["gdn"] and c.get("us")) else f"{c['us'] / r['gdn']:.2f}"
                 if ratio != "—" and c["us"] / r["gdn"] < 0.995:
-                    ratio += " " + _why_slower(r["copy"], r["gdn"], c["us"])
+                    ratio += " " + _why_slower(r["copy"], r["gdn"], c["us"], r["workload"])
             lines.append(head + f"{_md(label)} | {_md(value)} | {ratio} |")
     formed = [r for r in rows if "gdn_unstaged" in r]
     if formed:
