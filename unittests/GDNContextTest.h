@@ -7,12 +7,15 @@
 #ifndef GDN_UNITTESTS_GDNCONTEXTTEST_H
 #define GDN_UNITTESTS_GDNCONTEXTTEST_H
 
+#include "gdn/Dialect/GDN/IR/GDNDialect.h"
 #include "gdn/InitAllGDN.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
+
+#include <string>
 
 namespace mlir::gdn {
 
@@ -24,6 +27,14 @@ struct GDNContextTest : ::testing::Test {
     registerGDNDialect(registry);
     registerGDNDependentDialects(registry);
     return registry;
+  }
+
+  /// The #gdn.schedule of `text`, expected to parse.
+  ScheduleAttr parseSchedule(const std::string &text) {
+    std::string error;
+    ScheduleAttr attr = ScheduleAttr::parseText(text, &context, error);
+    EXPECT_TRUE(attr) << error;
+    return attr;
   }
 
   MLIRContext context;

@@ -15,39 +15,34 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
-struct ScheduleAttrTest : GDNContextTest {
-  ScheduleAttr parse(const std::string &text) {
-    std::string error;
-    ScheduleAttr attr = ScheduleAttr::parseText(text, &context, error);
-    EXPECT_TRUE(attr) << error;
-    return attr;
-  }
-};
+struct ScheduleAttrTest : GDNContextTest {};
 
 TEST_F(ScheduleAttrTest, WithSetsOnlyTheParameterItsGetterReads) {
   ScheduleAttr none = ScheduleAttr::get(&context);
   EXPECT_EQ(none.with(&ScheduleAttr::getWarps, 4),
-            parse("#gdn.schedule<warps = 4>"));
+            parseSchedule("#gdn.schedule<warps = 4>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getUnrollTokens, 1),
-            parse("#gdn.schedule<unroll_tokens = 1>"));
+            parseSchedule("#gdn.schedule<unroll_tokens = 1>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getInputPrefetchDistance, 0),
-            parse("#gdn.schedule<input_prefetch_distance = 0>"));
+            parseSchedule("#gdn.schedule<input_prefetch_distance = 0>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getReductions, Reductions::token_pairs),
-            parse("#gdn.schedule<reductions = token_pairs>"));
+            parseSchedule("#gdn.schedule<reductions = token_pairs>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getSolve, ChunkSolve::cuda_cores),
-            parse("#gdn.schedule<solve = cuda_cores>"));
+            parseSchedule("#gdn.schedule<solve = cuda_cores>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getLaunch, LaunchMode::ordinary),
-            parse("#gdn.schedule<launch = ordinary>"));
+            parseSchedule("#gdn.schedule<launch = ordinary>"));
   // Over a schedule whose other sizes already hold the value set.
   ScheduleAttr twos =
-      parse("#gdn.schedule<columns_per_lane = 2, lanes_along_v = 2, "
-            "staged_tokens = 2>");
-  EXPECT_EQ(twos.with(&ScheduleAttr::getWarps, 2),
-            parse("#gdn.schedule<columns_per_lane = 2, lanes_along_v = 2, "
-                  "warps = 2, staged_tokens = 2>"));
+      parseSchedule("#gdn.schedule<columns_per_lane = 2, lanes_along_v = 2, "
+                    "staged_tokens = 2>");
+  EXPECT_EQ(
+      twos.with(&ScheduleAttr::getWarps, 2),
+      parseSchedule("#gdn.schedule<columns_per_lane = 2, lanes_along_v = 2, "
+                    "warps = 2, staged_tokens = 2>"));
   // Back to absent, and a value already there (the same attribute).
-  EXPECT_EQ(twos.with(&ScheduleAttr::getLanesAlongV, std::nullopt),
-            parse("#gdn.schedule<columns_per_lane = 2, staged_tokens = 2>"));
+  EXPECT_EQ(
+      twos.with(&ScheduleAttr::getLanesAlongV, std::nullopt),
+      parseSchedule("#gdn.schedule<columns_per_lane = 2, staged_tokens = 2>"));
   EXPECT_EQ(twos.with(&ScheduleAttr::getStagedTokens, 2), twos);
 }
 
@@ -62,21 +57,23 @@ TEST_F(ScheduleAttrTest, ZeroHasEveryParameterAtZero) {
 }
 
 TEST_F(ScheduleAttrTest, PinnedByKeepsWhatThePinsLeaveAbsent) {
-  ScheduleAttr own = parse("#gdn.schedule<columns_per_lane = 4, warps = 2, "
-                           "reductions = in_turn>");
-  ScheduleAttr pins = parse("#gdn.schedule<warps = 1, solve = cuda_cores>");
+  ScheduleAttr own =
+      parseSchedule("#gdn.schedule<columns_per_lane = 4, warps = 2, "
+                    "reductions = in_turn>");
+  ScheduleAttr pins =
+      parseSchedule("#gdn.schedule<warps = 1, solve = cuda_cores>");
   EXPECT_EQ(own.pinnedBy(pins),
-            parse("#gdn.schedule<columns_per_lane = 4, warps = 1, "
-                  "reductions = in_turn, solve = cuda_cores>"));
+            parseSchedule("#gdn.schedule<columns_per_lane = 4, warps = 1, "
+                          "reductions = in_turn, solve = cuda_cores>"));
   EXPECT_EQ(own.pinnedBy(ScheduleAttr()), own);
   EXPECT_EQ(ScheduleAttr::get(&context).pinnedBy(own), own);
 }
 
 TEST_F(ScheduleAttrTest, DerivedValuesOfACompleteSchedule) {
   ScheduleAttr s = ScheduleAttr::zero(&context).pinnedBy(
-      parse("#gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, "
-            "warps = 4, producer_stages = 2, consumer_registers = 232, "
-            "reductions = token_pairs, solve = tensor_cores>"));
+      parseSchedule("#gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, "
+                    "warps = 4, producer_stages = 2, consumer_registers = 232, "
+                    "reductions = token_pairs, solve = tensor_cores>"));
   EXPECT_EQ(s.lanesAlongK(), 16);
   EXPECT_EQ(s.warpColumns(), 8);
   EXPECT_EQ(s.blockColumns(), 32);

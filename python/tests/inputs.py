@@ -1,6 +1,6 @@
-"""Shared helpers of the tests: random inputs placed on a device, and the
+"""Shared helpers of the tests: random inputs placed on a device, the
 smallest gdn.recurrent function in MLIR text (f32, N = T = H = 1, K = 32,
-HV = 1, V = 8)."""
+HV = 1, V = 8), and the CUDA kernels gdn.ops compiled."""
 
 TINY_RECURRENT = """
     func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>,
@@ -17,3 +17,12 @@ def place(x, device, dtype, fp32=("A_log", "dt_bias", "state")):
     import torch
     return {name: t.to(torch.float32 if name in fp32 else dtype).to(device).contiguous()
             for name, t in x.items()}
+
+
+def cuda_kernels(**fields):
+    """The CUDA kernels gdn.ops' custom op has compiled so far whose
+    description holds every field given (e.g. T=300, HV=32), for tests of
+    the form the cost model took (gdn.Kernel.launches)."""
+    from gdn.ops import _custom_ops
+    return [k for key, k in _custom_ops._kernels.items()
+            if key[0] == "cuda" and all((f, v) in key for f, v in fields.items())]

@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import gdn.ops as ops  # noqa: E402
+from inputs import cuda_kernels  # noqa: E402
 from reference import recurrent, rms_rel  # noqa: E402
 
 N, T, H, HV, K, V = 2, 5, 2, 4, 16, 8
@@ -119,13 +120,6 @@ def test_chunk_varlen_matches_per_sequence_calls():
     assert np.isfinite(np64(o)).all()
 
 
-def _launch_names(T):
-    """The entry names of the CUDA kernels compiled for T tokens so far."""
-    from gdn.ops import _custom_ops
-    return [[name for name, _ in k.launches] for key, k in _custom_ops._kernels.items()
-            if key[0] == "cuda" and ("T", T) in key]
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("T", [17, 300])
 def test_chunk_real_shapes_on_the_gpu(T):
@@ -147,8 +141,8 @@ def test_chunk_real_shapes_on_the_gpu(T):
         *(x.to(dev) for x in (q, k, v, gate, beta)), initial_state=h0.to(dev),
         output_final_state=True, use_qk_l2norm_in_kernel=True)
     torch.cuda.synchronize()
-    assert any(len(names) == 2 and names[0].endswith("chunk_solves")
-               for names in _launch_names(T)), _launch_names(T)
+    names = [[name for name, _ in k.launches] for k in cuda_kernels(T=T)]
+    assert any(len(n) == 2 and n[0].endswith("chunk_solves") for n in names), names
     ro, rs = recurrent(np64(q), np64(k), np64(v), g=np64(gate), beta=np64(beta),
                        initial_state=np64(h0), qk_l2norm=True, layout="kv")
     assert o.dtype == torch.bfloat16 and ht.dtype == torch.float32

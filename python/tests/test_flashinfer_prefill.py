@@ -448,7 +448,7 @@ def test_real_shapes_on_tensor_cores_on_the_gpu():
     (docs/cost-model.md#varlen-prefill; its PTX holds the mma), within its
     tolerances against the fp64 reference (docs/math.md §3, §5: states and
     checkpoints 2.5e-3; o against the reference rounded to bf16, 3e-3)."""
-    from gdn.ops import _custom_ops
+    from inputs import cuda_kernels
     lens = [0, 1, 63, 64, 65, 700]
     x = inputs(lens, hq=16, hk=16, hv=32, K=128, V=128, seed=9)
     q, k, v = (x[n].bfloat16() for n in ("q", "k", "v"))
@@ -461,8 +461,7 @@ def test_real_shapes_on_tensor_cores_on_the_gpu():
                        state_checkpoints=buf, checkpoint_cu_starts=starts,
                        checkpoint_every_n_tokens=EVERY)
     torch.cuda.synchronize()
-    ours = [kern for key, kern in _custom_ops._kernels.items()
-            if key[0] == "cuda" and ("T", sum(lens)) in key and ("HV", 32) in key]
+    ours = cuda_kernels(T=sum(lens), HV=32)
     assert ours and all("mma.sync" in ptx for kern in ours for _, ptx in kern.launches)
     ro, rs, saved = reference(q, k, v, g, x["beta"], x["cu"], h0=x["h0"], l2=True, every=EVERY)
     assert o.dtype == torch.bfloat16 and final.dtype == torch.float32

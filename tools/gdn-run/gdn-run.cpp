@@ -786,14 +786,14 @@ static int run(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   BenchResult bench;
   double compileMs = 0;
-  // The cost model's complete schedule of the recurrence under the pins
-  // (what the compile below builds): printed, and its precision sets the
-  // default state tolerance.
+  // The recurrence's complete schedule as gdn-select-schedule gives it (what
+  // the compile below builds): printed, and its precision sets the default
+  // state tolerance.
   ScheduleAttr chosen;
   if (target == "cuda")
     if (const GPUTarget *gpu = lookupGPUTarget(chipOpt))
       if (RecurrentOp op = recurrentOpOf(*module, sig->function))
-        chosen = chooseSchedule(op, *gpu, pins, smCountOpt);
+        chosen = selectSchedule(op, *gpu, pins, smCountOpt);
   if (target == "cuda") {
     FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
     if (failed(program))

@@ -51,3 +51,9 @@ ScheduleAttr gdn::resolvedSchedule(RecurrentOp op, ScheduleAttr complete) {
 ScheduleAttr gdn::pinnedSchedule(RecurrentOp op) {
   return op->getAttrOfType<ScheduleAttr>(GDNDialect::kScheduleAttrName);
 }
+
+ScheduleAttr gdn::selectSchedule(RecurrentOp op, const GPUTarget &target,
+                                 ScheduleAttr pins, int64_t smCount) {
+  ScheduleAttr own = pinnedSchedule(op);
+  return chooseSchedule(op, target, own ? own.pinnedBy(pins) : pins, smCount);
+}

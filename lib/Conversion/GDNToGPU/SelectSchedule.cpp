@@ -59,9 +59,7 @@ struct GDNSelectSchedulePass
         return WalkResult::interrupt();
       }
       // The option's parameters over the op's own.
-      ScheduleAttr own = pinnedSchedule(op);
-      ScheduleAttr complete =
-          chooseSchedule(op, *target, own ? own.pinnedBy(pins) : pins, sms);
+      ScheduleAttr complete = selectSchedule(op, *target, pins, sms);
       if (failed(checkGPUSchedule(op, complete, *target)))
         return WalkResult::interrupt();
       op->setAttr(GDNDialect::kScheduleAttrName, complete);

@@ -82,6 +82,12 @@ FailureOr<ScheduleAttr> selectReplaySchedule(ReplayCommitOp op,
 /// dialect verifies), or a null attribute.
 ScheduleAttr pinnedSchedule(RecurrentOp op);
 
+/// The complete schedule gdn-select-schedule gives `op`: its own pinned
+/// parameters (pinnedSchedule) under the pass option's `pins` (may be
+/// null), the rest chosen by chooseSchedule. Unchecked (checkGPUSchedule).
+ScheduleAttr selectSchedule(RecurrentOp op, const GPUTarget &target,
+                            ScheduleAttr pins, int64_t smCount = 0);
+
 } // namespace gdn
 } // namespace mlir
 
