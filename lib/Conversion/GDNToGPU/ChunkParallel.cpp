@@ -16,6 +16,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::gdn;
 
@@ -54,61 +56,71 @@ void TensorCoreSolveKernel::stageChunkExtras(Value c) {
 
 void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
   // The record (recordFloats): solveStage [2, C, C + 4] in 16-byte vectors
-  // over every thread, then factor rows 0-2 (thread i < 3 C one each) and
-  // gamma_C (thread 0).
+  // over every thread, then factor rows 0-2 (3 C floats over every thread)
+  // and gamma_C (stored by thread 0). Every load is issued before the
+  // first store, so a chunk's copy is one memory round trip; a thread past
+  // the end copies the last element again (the same value to the same
+  // place).
   int64_t C = *s.getStagedTokens(), threads = *s.getWarps() * kWarpSize;
   Value record = recordOf(c);
   auto vec4 = VectorType::get({4}, b.getF32Type());
+  SmallVector<std::function<void()>> stores;
+  // Element `at` of the workspace and element `staged` of `stage`: a
+  // vector of 4 or a float.
+  auto move = [&](Value stage, SmallVector<Value, 3> staged, Value at,
+                  bool vector, Value onlyIf = Value()) {
+    Value src = toWorkspace ? stage : workspace;
+    Value dst = toWorkspace ? workspace : stage;
+    SmallVector<Value, 3> from =
+        toWorkspace ? staged : SmallVector<Value, 3>{at};
+    SmallVector<Value, 3> to = toWorkspace ? SmallVector<Value, 3>{at} : staged;
+    Value x = vector
+                  ? vector::LoadOp::create(b, loc, vec4, src, from).getResult()
+                  : memref::LoadOp::create(b, loc, src, from).getResult();
+    stores.push_back([=, this] {
+      OpBuilder::InsertionGuard guard(b);
+      if (onlyIf) {
+        auto ifOp = scf::IfOp::create(b, loc, onlyIf, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      if (vector)
+        vector::StoreOp::create(b, loc, x, dst, to);
+      else
+        memref::StoreOp::create(b, loc, x, dst, to);
+    });
+  };
+  // Element i0 + tid of `count`, clamped to the last.
+  auto spread = [&](int64_t i0, int64_t count) -> Value {
+    Value i = offset(tid, i0);
+    if (i0 + threads > count)
+      i = arith::MinUIOp::create(b, loc, i, m.index(count - 1));
+    return i;
+  };
   int64_t rowVectors = (C + 4) / 4, solveVectors = 2 * C * rowVectors;
-  scf::ForOp::create(
-      b, loc, tid, m.index(solveVectors), m.index(threads), ValueRange{},
-      [&](OpBuilder &nb, Location, Value i, ValueRange) {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value row = arith::DivUIOp::create(b, loc, i, m.index(rowVectors));
-        SmallVector<Value, 3> staged{
-            arith::DivUIOp::create(b, loc, row, m.index(C)),
-            arith::RemUIOp::create(b, loc, row, m.index(C)),
-            arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, i, m.index(rowVectors)),
-                m.index(4))};
-        Value at = plus(record, arith::MulIOp::create(b, loc, i, m.index(4)));
-        if (toWorkspace)
-          vector::StoreOp::create(
-              b, loc, vector::LoadOp::create(b, loc, vec4, solveStage, staged),
-              workspace, ValueRange{at});
-        else
-          vector::StoreOp::create(
-              b, loc, vector::LoadOp::create(b, loc, vec4, workspace, at),
-              solveStage, staged);
-        scf::YieldOp::create(b, loc);
-      });
-  auto copy = [&](Value stage, ValueRange staged, Value at) {
-    if (toWorkspace)
-      memref::StoreOp::create(b, loc,
-                              memref::LoadOp::create(b, loc, stage, staged),
-                              workspace, ValueRange{at});
-    else
-      memref::StoreOp::create(
-          b, loc, memref::LoadOp::create(b, loc, workspace, ValueRange{at}),
-          stage, staged);
-  };
-  auto ifThread = [&](arith::CmpIPredicate pred, int64_t bound,
-                      function_ref<void()> body) {
-    Value cond = arith::CmpIOp::create(b, loc, pred, tid, m.index(bound));
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
+  for (int64_t i0 = 0; i0 < solveVectors; i0 += threads) {
+    Value i = spread(i0, solveVectors);
+    Value row = arith::DivUIOp::create(b, loc, i, m.index(rowVectors));
+    move(solveStage,
+         {arith::DivUIOp::create(b, loc, row, m.index(C)),
+          arith::RemUIOp::create(b, loc, row, m.index(C)),
+          arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, i, m.index(rowVectors)),
+              m.index(4))},
+         plus(record, arith::MulIOp::create(b, loc, i, m.index(4))),
+         /*vector=*/true);
+  }
   Value factorBase = offset(record, 2 * C * (C + 4));
-  ifThread(arith::CmpIPredicate::ult, 3 * C, [&] {
-    copy(factorStage,
-         {arith::DivUIOp::create(b, loc, tid, m.index(C)),
-          arith::RemUIOp::create(b, loc, tid, m.index(C))},
-         plus(factorBase, tid));
-  });
-  ifThread(arith::CmpIPredicate::eq, 0, [&] {
-    copy(tokenStage, {m.index(0), m.index(C - 1)}, offset(factorBase, 3 * C));
-  });
+  for (int64_t i0 = 0; i0 < 3 * C; i0 += threads) {
+    Value i = spread(i0, 3 * C);
+    move(factorStage,
+         {arith::DivUIOp::create(b, loc, i, m.index(C)),
+          arith::RemUIOp::create(b, loc, i, m.index(C))},
+         plus(factorBase, i), /*vector=*/false);
+  }
+  move(
+      tokenStage, {m.index(0), m.index(C - 1)}, offset(factorBase, 3 * C),
+      /*vector=*/false,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0)));
+  for (auto &store : stores)
+    store();
 }

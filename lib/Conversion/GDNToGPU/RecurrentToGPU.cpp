@@ -62,10 +62,12 @@ gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
   } else {
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
   }
-  // Tensor-core CTAs of 4 or 8 warps: at most 128 registers a thread, so
-  // 16 warps (4 or 2 CTAs) fit an SM as the schedule assumes
-  // (docs/cost-model.md#tensor-core-register-cap).
-  if (s.tensorCores() && *s.getWarps() >= 4 && *s.getConsumerRegisters() == 0)
+  // Tensor-core CTAs of 4 or 8 warps on chunks of up to 16 tokens: at most
+  // 128 registers a thread, so 16 warps (4 or 2 CTAs) fit an SM as the
+  // schedule assumes; 32-token chunks would spill in the chunk loop under
+  // it (docs/cost-model.md#tensor-core-register-cap).
+  if (s.tensorCores() && *s.getWarps() >= 4 && *s.getStagedTokens() <= 16 &&
+      *s.getConsumerRegisters() == 0)
     kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     b.getI32IntegerAttr(kTensorCoreRegisters));
   return kernel;

@@ -163,9 +163,9 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
                        "a single token is not staged unless asked)"
                      : "tokens staged in shared memory (staged_tokens > 0)");
   if (s.tensorCores() && *s.getStagedTokens() != 8 &&
-      *s.getStagedTokens() != 16)
-    return needs("staged_tokens = 8 or 16 on tensor cores (mma tiles of 8 "
-                 "tokens), not " +
+      *s.getStagedTokens() % 16 != 0)
+    return needs("staged_tokens = 8 or a multiple of 16 on tensor cores "
+                 "(the Gram's mma tiles of 16 tokens), not " +
                  std::to_string(*s.getStagedTokens()));
   if (s.tensorCores() && op.getDims().K % 8 != 0)
     return needs("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");

@@ -44,6 +44,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::gdn;
 
@@ -183,63 +185,73 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, pred, x, y);
   };
-  // The raw Gram products on tensor cores into gramStage: warp 0 takes
-  // K Kᵀ (and, with qk_l2norm, of Q Qᵀ the diagonal into tokenStage[2]),
-  // warp 1 (or 0) Q Kᵀ. Element e of tile n is (i, j) = (g + 8 (e / 2),
-  // 8n + 2t + e % 2); rows past the chunk (C = 8 fills half an m16 tile)
-  // are 0 and not stored.
-  auto gramOf = [&](Value x, Value y,
+  // The raw Gram products on tensor cores, one job a 16-row tile r of a
+  // matrix (rows 16 r + g and 16 r + g + 8; rows past the chunk, as in C = 8,
+  // are 0 and not stored), the jobs dealt to the warps in turn: K Kᵀ and
+  // Q Kᵀ into gramStage on and below the diagonal only (the column tiles n
+  // with 8 n <= 16 r + 15), and with qk_l2norm the diagonal of Q Qᵀ into
+  // tokenStage[2]. Element e of tile n is (i, j) = (16 r + g + 8 (e / 2),
+  // 8 n + 2t + e % 2).
+  auto gramOf = [&](Value x, Value y, int64_t r, int64_t n0,
                     function_ref<void(Value, Value, Value)> store) {
-    SmallVector<Fragment> acc(tiles, {m.f32(0.0), m.f32(0.0), m.f32(0.0),
-                                      m.f32(0.0)});
+    int64_t n1 = std::min(tiles, 2 * r + 2);
+    Fragment zero = {m.f32(0.0), m.f32(0.0), m.f32(0.0), m.f32(0.0)};
+    SmallVector<Fragment> acc(n1 - n0, zero);
+    Value top = offset(g, 16 * r), bottom = offset(g, 16 * r + 8);
+    bool hasBottom = 16 * r + 8 < C;
     for (int64_t p = 0; p < d.K / 8; ++p) {
       Value key = offset(t2, 8 * p);
-      auto top = extractAll(m.toF32(loadVector(x, {g, key}, 2)));
-      SmallVector<Value> bottom = {m.f32(0.0), m.f32(0.0)};
-      if (C > 8)
-        bottom = extractAll(m.toF32(loadVector(x, {offset(g, 8), key}, 2)));
-      Operand a = operand(m, {top[0], bottom[0], top[1], bottom[1]}, qk);
-      for (int64_t n = 0; n < tiles; ++n)
-        acc[n] = product(b, loc, a,
-                         operand(m,
-                                 extractAll(m.toF32(loadVector(
-                                     y, {offset(g, 8 * n), key}, 2))),
-                                 qk),
-                         acc[n]);
+      auto up = extractAll(m.toF32(loadVector(x, {top, key}, 2)));
+      SmallVector<Value> down = {m.f32(0.0), m.f32(0.0)};
+      if (hasBottom)
+        down = extractAll(m.toF32(loadVector(x, {bottom, key}, 2)));
+      Operand a = operand(m, {up[0], down[0], up[1], down[1]}, qk);
+      for (int64_t n = n0; n < n1; ++n)
+        acc[n - n0] = product(b, loc, a,
+                              operand(m,
+                                      extractAll(m.toF32(loadVector(
+                                          y, {offset(g, 8 * n), key}, 2))),
+                                      qk),
+                              acc[n - n0]);
     }
-    for (int64_t n = 0; n < tiles; ++n)
+    for (int64_t n = n0; n < n1; ++n)
       for (int64_t e = 0; e < 4; ++e)
-        if (e / 2 == 0 || C > 8)
-          store(offset(g, 8 * (e / 2)), offset(t2, 8 * n + e % 2), acc[n][e]);
+        if (e / 2 == 0 || hasBottom)
+          store(e / 2 ? bottom : top, offset(t2, 8 * n + e % 2),
+                acc[n - n0][e]);
   };
-  // Q Qᵀ on a third warp where there is one, so the Gram pass is one
-  // product deep.
-  int64_t qkWarp = *s.getWarps() > 1 ? 1 : 0,
-          qqWarp = *s.getWarps() > 2 ? 2 : 0;
-  auto qNorms = [&] { // q's norms: only the diagonal is read
-    gramOf(qStage, qStage, [&](Value i, Value j, Value qq) {
-      ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
-        memref::StoreOp::create(b, loc, qq, tokenStage,
-                                ValueRange{m.index(2), i});
+  int64_t rowTiles = llvm::divideCeil(C, 16);
+  SmallVector<std::function<void()>> jobs;
+  for (int64_t r = rowTiles - 1; r >= 0; --r)
+    jobs.push_back([&, r] {
+      gramOf(kStage, kStage, r, 0, [&](Value i, Value j, Value kk) {
+        memref::StoreOp::create(b, loc, kk, gramStage,
+                                ValueRange{m.index(0), i, j});
       });
     });
-  };
-  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(0)), [&] {
-    gramOf(kStage, kStage, [&](Value i, Value j, Value kk) {
-      memref::StoreOp::create(b, loc, kk, gramStage,
-                              ValueRange{m.index(0), i, j});
+  for (int64_t r = rowTiles - 1; r >= 0; --r)
+    jobs.push_back([&, r] {
+      gramOf(qStage, kStage, r, 0, [&](Value i, Value j, Value qDotK) {
+        memref::StoreOp::create(b, loc, qDotK, gramStage,
+                                ValueRange{m.index(1), i, j});
+      });
     });
-    if (op.getQkL2norm() && qqWarp == 0)
-      qNorms();
-  });
-  if (op.getQkL2norm() && qqWarp != 0)
-    ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qqWarp)), qNorms);
-  ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(qkWarp)), [&] {
-    gramOf(qStage, kStage, [&](Value i, Value j, Value qDotK) {
-      memref::StoreOp::create(b, loc, qDotK, gramStage,
-                              ValueRange{m.index(1), i, j});
+  if (op.getQkL2norm()) // q's norms: only the diagonal is read
+    for (int64_t r = rowTiles - 1; r >= 0; --r)
+      jobs.push_back([&, r] {
+        gramOf(qStage, qStage, r, 2 * r, [&](Value i, Value j, Value qq) {
+          ifThen(cmp(arith::CmpIPredicate::eq, i, j), [&] {
+            memref::StoreOp::create(b, loc, qq, tokenStage,
+                                    ValueRange{m.index(2), i});
+          });
+        });
+      });
+  int64_t warps = *s.getWarps();
+  for (int64_t w = 0; w < std::min<int64_t>(warps, jobs.size()); ++w)
+    ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(w)), [&] {
+      for (size_t job = w; job < jobs.size(); job += warps)
+        jobs[job]();
     });
-  });
   // Side by side, every thread: the decay masks d(i, j) = exp(g_{j+1} + ...
   // + g_i) of its pairs (i, j) = (p / C, p % C), p = tid, tid + threads, ...
   // (summed directly: a -inf gate gives 0, never -inf - -inf), and thread

@@ -4,6 +4,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32x3>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PRECISE
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=C32
 // solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
 // N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
 // 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
@@ -12,8 +13,8 @@
 // Q Kᵀ: 3 x 2 x 2 mma of bf16), solves and writes each record in 16-byte
 // vectors; the scan has no Gram pass and no decay masks (no exp): it
 // stages the record into the solve's buffers with q, k and v (before the
-// barrier) and runs only the state's products: under the cost model's
-// precision = tf32 one mma each (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the
+// barrier; every load of it before its first store) and runs only the
+// state's products: under the cost model's precision = tf32 one mma each (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the
 // update 2 x 2 = 20 mma, f32 operands rounded to the nearest tf32: an add
 // of 0x1000 before the mask); pinned tf32x3, split in three (P and R
 // 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update 2 x 2 x 2 = 48).
@@ -46,9 +47,18 @@
 // PRECISE-COUNT-48: nvgpu.mma.sync
 // PRECISE-NOT: nvgpu.mma.sync
 // PRECISE: gpu.return
+// C32: gpu.alloc () : memref<19232xf32>
+// C32-LABEL: gpu.func @prefill_chunk_solves
+// C32-COUNT-32: nvgpu.mma.sync
+// C32-NOT: nvgpu.mma.sync
+// C32-LABEL: gpu.func @prefill_recurrent
+// C32-COUNT-56: nvgpu.mma.sync
+// C32-NOT: nvgpu.mma.sync
+// C32: gpu.return
 // SCAN-LABEL: gpu.func @prefill_recurrent
-// SCAN: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
-// SCAN-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// SCAN-COUNT-3: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
+// SCAN: memref.load %arg8
+// SCAN: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // SCAN: gpu.barrier
 func.func @prefill(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %s: memref<2x2x32x16xf32>, %o: memref<2x40x2x32xbf16>) {
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) initial_state(%s : memref<2x2x32x16xf32>) final_state(%s : memref<2x2x32x16xf32>) o(%o : memref<2x40x2x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}

@@ -73,7 +73,7 @@ func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
 // -----
 
 // Four warps with qk_l2norm: the Gram pass is one product deep, K Kᵀ on
-// warp 0, Q Qᵀ (the q norms) on warp 2, Q Kᵀ on warp 1; the forward
+// warp 0, Q Kᵀ on warp 1, Q Qᵀ (the q norms) on warp 2; the forward
 // substitution runs over the T = 3 real rows of the 8-row chunk only (one
 // diagonal test a row), the rows past them stored as zeros.
 // CHECK-LABEL: gpu.func @qnorms_recurrent
@@ -81,12 +81,12 @@ func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
 // CHECK-NEXT: scf.if %[[W0]] {
 // CHECK-COUNT-2: nvgpu.mma.sync
 // CHECK-NOT: nvgpu.mma.sync
-// CHECK: %[[W2:.*]] = arith.cmpi eq, %[[WARP]], %c2 : index
-// CHECK-NEXT: scf.if %[[W2]] {
-// CHECK-COUNT-2: nvgpu.mma.sync
-// CHECK-NOT: nvgpu.mma.sync
 // CHECK: %[[W1:.*]] = arith.cmpi eq, %[[WARP]], %c1 : index
 // CHECK-NEXT: scf.if %[[W1]] {
+// CHECK-COUNT-2: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: %[[W2:.*]] = arith.cmpi eq, %[[WARP]], %c2 : index
+// CHECK-NEXT: scf.if %[[W2]] {
 // CHECK-COUNT-2: nvgpu.mma.sync
 // CHECK: gpu.barrier
 // CHECK: gpu.barrier

@@ -89,7 +89,7 @@ func.func @tensor_cores_mapping(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf3
 // -----
 
 func.func @tensor_cores_tokens(%q: memref<1x12x1x32xf32>, %k: memref<1x12x1x32xf32>, %v: memref<1x12x1x16xf32>, %o: memref<1x12x1x16xf32>) {
-  // expected-error @+1 {{solve = tensor_cores needs staged_tokens = 8 or 16 on tensor cores (mma tiles of 8 tokens), not 12}}
+  // expected-error @+1 {{solve = tensor_cores needs staged_tokens = 8 or a multiple of 16 on tensor cores (the Gram's mma tiles of 16 tokens), not 12}}
   gdn.recurrent q(%q : memref<1x12x1x32xf32>) k(%k : memref<1x12x1x32xf32>) v(%v : memref<1x12x1x16xf32>) o(%o : memref<1x12x1x16xf32>) {gdn.schedule = #gdn.schedule<staged_tokens = 12, solve = tensor_cores>, state_layout = #gdn.layout<vk>}
   return
 }

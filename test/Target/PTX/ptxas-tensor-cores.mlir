@@ -27,6 +27,11 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
+// 32-token chunks (the Gram in two 16-row tiles) are not capped and do
+// not spill (NOCAP).
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 32, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.c32.ptx
+// RUN: FileCheck %s --check-prefix=NOCAP < %t.c32.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.c32.ptx -o %t.c32.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 8, solve = tensor_cores>' %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, input_prefetch_distance = 1>' %t/t12.mlir > %t.pf.ptx
@@ -44,6 +49,8 @@
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// NOCAP: .maxntid 256, 1, 1
+// NOCAP-NOT: .maxnreg
 // MAXNREG: .maxntid 256, 1, 1
 // MAXNREG-NEXT: .maxnreg 128
 // CAP: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
