@@ -232,6 +232,80 @@ TEST(CudaDriverTest, DeviceLaunchKernelDirectlyAndThroughGraph) {
   EXPECT_OK(driver->unloadModule(module));
 }
 
+// far(unsigned *p, unsigned offset, unsigned v): writes v at byte `offset`
+// of the CTA's dynamic shared memory, reads it back into p[0].
+const char *kFarSharedPtx = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry far(
+  .param .u64 far_p,
+  .param .u32 far_offset,
+  .param .u32 far_v)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [far_p];
+  ld.param.u32 %r1, [far_offset];
+  ld.param.u32 %r2, [far_v];
+  mov.u32 %r3, smem;
+  add.u32 %r3, %r3, %r1;
+  st.shared.u32 [%r3], %r2;
+  bar.sync 0;
+  ld.shared.u32 %r2, [%r3];
+  cvta.to.global.u64 %rd2, %rd1;
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+)";
+
+// Past 48 KiB of dynamic shared memory the launch opts the kernel in, directly
+// and under graph capture; more than any device gives fails with the call
+// named.
+TEST(CudaDriverTest, DeviceLaunchPast48KiBOfDynamicSharedMemory) {
+  OPEN_OR_SKIP(driver);
+  CUmodule module = nullptr;
+  ASSERT_OK(driver->loadModule(kFarSharedPtx, module));
+  CUfunction fn = nullptr;
+  ASSERT_OK(driver->getFunction(module, "far", fn));
+  CUdeviceptr buf = 0;
+  ASSERT_OK(driver->alloc(sizeof(unsigned), buf));
+  CUstream stream = nullptr;
+  ASSERT_OK(driver->createStream(stream));
+  const unsigned shared = 96 * 1024; // every chip gdn builds for has 99 KiB
+  unsigned offset = shared - 4, value = 7;
+  void *args[] = {&buf, &offset, &value};
+  const unsigned one[3] = {1, 1, 1};
+  EXPECT_OK(driver->launch(fn, one, one, shared, stream, args));
+  EXPECT_OK(driver->synchronize(stream));
+  unsigned host = 0;
+  EXPECT_OK(driver->copyToHost(&host, buf, sizeof(host)));
+  EXPECT_EQ(host, 7u);
+
+  value = 42;
+  ASSERT_OK(driver->beginCapture(stream));
+  EXPECT_OK(driver->launch(fn, one, one, shared, stream, args));
+  CUgraph graph = nullptr;
+  ASSERT_OK(driver->endCapture(stream, graph));
+  CUgraphExec exec = nullptr;
+  ASSERT_OK(driver->instantiate(graph, exec));
+  EXPECT_OK(driver->launchGraph(exec, stream));
+  EXPECT_OK(driver->synchronize(stream));
+  EXPECT_OK(driver->copyToHost(&host, buf, sizeof(host)));
+  EXPECT_EQ(host, 42u);
+  EXPECT_OK(driver->destroyGraph(graph, exec));
+
+  Status st = driver->launch(fn, one, one, 1024 * 1024, stream, args);
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("cuFuncSetAttribute failed"), std::string::npos)
+      << st.message;
+  EXPECT_OK(driver->destroyStream(stream));
+  EXPECT_OK(driver->free(buf));
+  EXPECT_OK(driver->unloadModule(module));
+}
+
 TEST(CudaDriverTest, DeviceBadPtxReportsJitLog) {
   OPEN_OR_SKIP(driver);
   CUmodule module = nullptr;

@@ -172,7 +172,7 @@ TEST_F(LaunchListTest, RefusesWhatAListCannotRun) {
 )",
        "must be in its entry block"},
       {R"(
-    %big = arith.constant 65536 : i32
+    %big = arith.constant 232449 : i32
     gpu.launch_func @first::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %big args(%a : memref<4xf32>)
 )",
        "dynamic shared memory"},
@@ -251,6 +251,31 @@ func.func @f(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<
   std::vector<unsigned> operands = {0, 1, 2, 3, 4, 5, 5, 6, 7};
   EXPECT_EQ(solves.argumentIndices, operands);
   EXPECT_EQ(scan.argumentIndices, operands);
+}
+
+// 64-token chunks at K = V = 128 stage more than the 48 KiB a kernel may
+// declare statically: both launches request their buffers as dynamic
+// shared memory, 16-byte aligned one after another: q and k [64, 136] bf16,
+// v [64, V block] bf16, g and beta [64] f32, the Gram [2, 64, 64], the
+// token decays [3, 64], Tm and M [2, 64, 68] and the factors [5, 64], f32.
+TEST_F(LaunchListTest, LargeChunksRequestDynamicSharedMemory) {
+  FailureOr<GPUProgram> program = compileRecurrent(
+      R"(
+func.func @f(%q: memref<1x130x1x128xbf16>, %k: memref<1x130x1x128xbf16>, %v: memref<1x130x1x128xbf16>, %g: memref<1x130x1xf32>, %beta: memref<1x130x1xf32>, %s: memref<1x1x128x128xf32>, %o: memref<1x130x1x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x130x1x128xbf16>) k(%k : memref<1x130x1x128xbf16>) v(%v : memref<1x130x1x128xbf16>) g(%g : memref<1x130x1xf32>) beta(%beta : memref<1x130x1xf32>) initial_state(%s : memref<1x1x128x128xf32>) final_state(%s : memref<1x1x128x128xf32>) o(%o : memref<1x130x1x128xbf16>) {state_layout = #gdn.layout<vk>}
+  return
+})",
+      "#gdn.schedule<solve = chunk_parallel, staged_tokens = 64>");
+  ASSERT_TRUE(succeeded(program));
+  ASSERT_EQ(program->launches.size(), 2u);
+  auto bytes = [](unsigned vColumns) {
+    return 2 * 64 * 136 * 2 + 64 * vColumns * 2 + 2 * 64 * 4 +
+           (2 * 64 * 64 + 3 * 64 + 2 * 64 * 68 + 5 * 64) * 4;
+  };
+  // The first launch on 4 warps (64 V columns), the scan on 8 (128).
+  EXPECT_EQ(program->launches[0].dynamicSharedMemoryBytes, bytes(64));
+  EXPECT_EQ(program->launches[1].dynamicSharedMemoryBytes, bytes(128));
+  EXPECT_GT(bytes(64), 48u * 1024);
 }
 
 // A real gdn.recurrent through gdn-lower-to-ptx: one launch, its mode from

@@ -47,6 +47,10 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 // CUstreamCaptureMode
 constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
+// CUfunction_attribute: the dynamic shared memory a kernel may be launched
+// with; past 48 KiB a kernel must opt in.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr unsigned kDefaultDynamicSharedBytes = 48 * 1024;
 
 // CUstream_flags / CUevent_flags
 constexpr unsigned CU_STREAM_DEFAULT = 0x0;
@@ -102,6 +106,7 @@ struct DriverApi {
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule,
                                   const char *) = nullptr;
   CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   // Memory.
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;               // _v2
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;                          // _v2
@@ -203,6 +208,7 @@ void loadDriverLibrary(DriverLibrary &lib) {
   GDN_REQUIRE(cuModuleLoadDataEx, "cuModuleLoadDataEx");
   GDN_REQUIRE(cuModuleGetFunction, "cuModuleGetFunction");
   GDN_REQUIRE(cuModuleUnload, "cuModuleUnload");
+  GDN_REQUIRE(cuFuncSetAttribute, "cuFuncSetAttribute");
   GDN_REQUIRE(cuMemAlloc, "cuMemAlloc_v2");
   GDN_REQUIRE(cuMemFree, "cuMemFree_v2");
   GDN_REQUIRE(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -652,6 +658,17 @@ Status CudaDriver::launch(CUfunction fn, const unsigned grid[3],
                          "dimensions must not be null");
   if (Status st = impl->makeCurrent(); !st)
     return st;
+  // Past 48 KiB of dynamic shared memory a kernel must opt in first (a
+  // host-side attribute of the function, not a stream operation: legal
+  // during graph capture too).
+  if (sharedBytes > kDefaultDynamicSharedBytes)
+    if (CUresult r = impl->api->cuFuncSetAttribute(
+            fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            static_cast<int>(sharedBytes));
+        r != CUDA_SUCCESS)
+      return Status::error(
+          describeFailure(*impl->api, "cuFuncSetAttribute", r) + " (" +
+          std::to_string(sharedBytes) + " bytes of dynamic shared memory)");
   const char *call = programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel";
   CUresult r;
   if (programmatic) {

@@ -122,10 +122,13 @@ private:
 FailureOr<std::unique_ptr<CPUProgram>> compileForCPU(ModuleOp module,
                                                      const Signature &sig);
 
-/// Bytes of dynamic shared memory a launch may ask for: the default limit
-/// of a kernel, beyond which the driver needs cuFuncSetAttribute, which the
-/// runners do not call. compileForGPU and the kernel cache refuse more.
-constexpr unsigned kMaxDynamicSharedMemoryBytes = 48 * 1024;
+/// Bytes of dynamic shared memory a launch may ask for: the most any chip
+/// gdn builds for gives a CTA (227 KiB: sm_90, sm_100). Past 48 KiB the
+/// runners' CudaDriver::launch opts the kernel in (cuFuncSetAttribute); a
+/// chip with less refuses the launch with the driver's error, and the
+/// schedule's legality checks refuse such kernels for it before.
+/// compileForGPU and the kernel cache refuse more.
+constexpr unsigned kMaxDynamicSharedMemoryBytes = 227 * 1024;
 
 /// Kernel parameters a launch may pass: the runners' fixed parameter
 /// arrays (gdnKernelLaunch, gdn-run). compileForGPU and the kernel cache

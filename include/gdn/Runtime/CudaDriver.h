@@ -77,7 +77,9 @@ public:
   /// `programmatic`: with programmatic stream serialization
   /// (cuLaunchKernelEx, CUDA >= 12.0), so the kernel may start while the
   /// previous kernel of the stream runs; for kernels compiled for it
-  /// (griddepcontrol.wait before their dependent reads).
+  /// (griddepcontrol.wait before their dependent reads). `sharedBytes` of
+  /// dynamic shared memory past 48 KiB opt the kernel in first
+  /// (cuFuncSetAttribute); more than the device gives is the driver's error.
   Status launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
                 unsigned sharedBytes, CUstream stream, void **args,
                 bool programmatic = false);

@@ -7,19 +7,22 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-// Every supported chip, in the order diagnostics list them. Other chip names would reach LLVM unchecked (unknown processors abort
-// there), hence a closed list.
+// Every supported chip, in the order diagnostics list them. Other chip names
+// would reach LLVM unchecked (unknown processors abort there), hence a closed
+// list.
+// clang-format off
 static constexpr GPUTarget kGPUTargets[] = {
-    // chip     cc  arch   PTX      SMs  bulk   gdc    maxnreg mma   e4m3  measured
-    {"sm_80", 80, false, "+ptx80", 108, false, false, false, true, false, false}, // A100
-    {"sm_86", 86, false, "+ptx80", 84, false, false, false, true, false, false}, // RTX A6000, 3090
-    {"sm_87", 87, false, "+ptx80", 16, false, false, false, true, false, false}, // Jetson AGX Orin
-    {"sm_89", 89, false, "+ptx80", 128, false, false, false, true, true, false}, // RTX 4090, L40
-    {"sm_90", 90, false, "+ptx80", 132, true, true, false, true, true, false},  // H100 SXM, H200
-    {"sm_90a", 90, true, "+ptx80", 132, true, true, true, true, true, true},    // H100 SXM, H200
-    {"sm_100", 100, false, "+ptx86", 148, true, true, false, true, true, false}, // B200
-    {"sm_100a", 100, true, "+ptx86", 148, true, true, true, true, true, false},  // B200
+    // chip     cc  arch   PTX      SMs  smem          bulk   gdc    maxnreg mma   e4m3  measured
+    {"sm_80", 80, false, "+ptx80", 108, 163 * 1024, false, false, false, true, false, false}, // A100
+    {"sm_86", 86, false, "+ptx80", 84, 99 * 1024, false, false, false, true, false, false},   // RTX A6000, 3090
+    {"sm_87", 87, false, "+ptx80", 16, 163 * 1024, false, false, false, true, false, false},  // Jetson AGX Orin
+    {"sm_89", 89, false, "+ptx80", 128, 99 * 1024, false, false, false, true, true, false},   // RTX 4090, L40
+    {"sm_90", 90, false, "+ptx80", 132, 227 * 1024, true, true, false, true, true, false},    // H100 SXM, H200
+    {"sm_90a", 90, true, "+ptx80", 132, 227 * 1024, true, true, true, true, true, true},      // H100 SXM, H200
+    {"sm_100", 100, false, "+ptx86", 148, 227 * 1024, true, true, false, true, true, false},  // B200
+    {"sm_100a", 100, true, "+ptx86", 148, 227 * 1024, true, true, true, true, true, false},   // B200
 };
+// clang-format on
 
 const GPUTarget *gdn::lookupGPUTarget(StringRef chip) {
   const GPUTarget *row = llvm::find_if(

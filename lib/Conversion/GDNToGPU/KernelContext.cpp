@@ -127,3 +127,46 @@ Value KernelContext::workgroupBuffer(ArrayRef<int64_t> shape,
                                      b.getI64IntegerAttr(alignment));
   return buf;
 }
+
+Value KernelContext::dynamicBuffer(ArrayRef<int64_t> shape, Type elementType,
+                                   int64_t alignment) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  // The base and every view at the start of the kernel, in order, so each
+  // dominates every use.
+  OpBuilder at(b.getContext());
+  if (!dynamicBase) {
+    at.setInsertionPointToStart(&kernel.getBody().front());
+    dynamicBase = gpu::DynamicSharedMemoryOp::create(
+        at, loc,
+        MemRefType::get({ShapedType::kDynamic}, at.getI8Type(),
+                        MemRefLayoutAttrInterface(), space));
+  }
+  at.setInsertionPointAfter(dynamicLast ? dynamicLast
+                                        : dynamicBase.getDefiningOp());
+  auto type =
+      MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
+  dynamicBytes = llvm::alignTo(dynamicBytes, alignment);
+  Value shift = arith::ConstantIndexOp::create(at, loc, dynamicBytes);
+  dynamicBytes += type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  auto view =
+      memref::ViewOp::create(at, loc, type, dynamicBase, shift, ValueRange{});
+  dynamicLast = view;
+  return view;
+}
+
+int64_t gdn::dynamicSharedBytes(gpu::GPUFuncOp kernel) {
+  int64_t end = 0;
+  kernel.walk([&](memref::ViewOp view) {
+    if (!view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>())
+      return;
+    auto shift = getConstantIntValue(view.getByteShift());
+    MemRefType type = view.getType();
+    end = std::max<int64_t>(
+        end, shift.value_or(0) +
+                 type.getNumElements() *
+                     llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  });
+  return end;
+}

@@ -109,6 +109,14 @@ protected:
   Value workgroupBuffer(ArrayRef<int64_t> shape, Type elementType,
                         int64_t alignment);
 
+  /// The same in dynamic shared memory: a memref.view of the kernel's
+  /// gpu.dynamic_shared_memory at the next offset aligned to `alignment`
+  /// (at most 16 bytes, the base's alignment), for buffers that together
+  /// pass the 48 KiB a kernel may declare statically. The launch requests
+  /// dynamicSharedBytes(kernel).
+  Value dynamicBuffer(ArrayRef<int64_t> shape, Type elementType,
+                      int64_t alignment);
+
   Value offset(Value base, int64_t i) {
     return i == 0 ? base : arith::AddIOp::create(b, loc, base, m.index(i));
   }
@@ -166,6 +174,10 @@ protected:
   /// for a chain, whose steps [0, hi) run.
   Value replayPath;
 
+  Value dynamicBase;        ///< gpu.dynamic_shared_memory, once a buffer asks
+  int64_t dynamicBytes = 0; ///< bytes of dynamic shared memory handed out
+  Operation *dynamicLast = nullptr; ///< the last view of it
+
   /// Replayed verify (op.hasReplayWindows(); nothing otherwise): the CTA's
   /// share of its sequence's first L tokens into the windows, read from
   /// global memory (ReplayWindows.cpp). Threads [0, threads) of the CTA,
@@ -175,6 +187,10 @@ protected:
   void writeReplayWindows(Value thread, int64_t threads);
   void writeReplayWindows() { writeReplayWindows(tid, s.threads()); }
 };
+
+/// Bytes of dynamic shared memory `kernel` uses (the end of its last
+/// KernelContext::dynamicBuffer), which its launches request; 0 for none.
+int64_t dynamicSharedBytes(gpu::GPUFuncOp kernel);
 
 } // namespace gdn
 } // namespace mlir

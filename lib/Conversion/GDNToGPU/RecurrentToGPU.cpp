@@ -102,10 +102,14 @@ gpu::LaunchFuncOp launchKernel(PatternRewriter &rewriter, RecurrentOp op,
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
+  // Buffers past the static 48 KiB are in dynamic shared memory
+  // (KernelContext::dynamicBuffer): the launch requests their bytes.
+  Value dynamicShared;
+  if (int64_t bytes = dynamicSharedBytes(kernel))
+    dynamicShared = arith::ConstantIntOp::create(rewriter, loc, bytes, 32);
   auto launch = gpu::LaunchFuncOp::create(
       rewriter, loc, kernel, {idx(grid[0]), idx(grid[1]), idx(grid[2])},
-      {idx(s.threads()), idx(1), idx(1)},
-      /*dynamicSharedMemorySize=*/Value(), operands);
+      {idx(s.threads()), idx(1), idx(1)}, dynamicShared, operands);
   if (s.launchMode() != LaunchMode::ordinary)
     rewriter.getContext()
         ->getLoadedDialect<GDNDialect>()

@@ -21,6 +21,11 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
+/// Shared memory a CTA's staging buffers or ring may take on `target`.
+int64_t sharedBytesFor(const GPUTarget &target) {
+  return target.maxSharedBytes - kSharedReserveBytes;
+}
+
 /// The refusal every check starts with.
 InFlightDiagnostic refuse(RecurrentOp op) {
   return op.emitOpError() << "cannot be lowered to the GPU: ";
@@ -234,15 +239,17 @@ LogicalResult checkStagedThreads(RecurrentOp op, ScheduleAttr s,
                     << " threads of a CTA";
 }
 
-/// A chunk's staging buffers fit the static shared memory (a producer's
+/// A chunk's staging buffers fit the chip's shared memory (a producer's
 /// ring of them: checkProducerStages).
 LogicalResult checkStagingBytes(RecurrentOp op, ScheduleAttr s,
-                                const GPUTarget &) {
+                                const GPUTarget &target) {
   int64_t bytes = stagingBytes(op, s, *s.getStagedTokens());
-  if (bytes <= kMaxSharedBytes)
+  if (bytes <= sharedBytesFor(target))
     return success();
   return refuse(op) << "staged_tokens = " << *s.getStagedTokens() << " needs "
-                    << bytes << " bytes of shared memory, more than 48 KiB";
+                    << bytes << " bytes of shared memory, more than the "
+                    << sharedBytesFor(target) << " a CTA has on "
+                    << target.chip;
 }
 
 /// setmaxnreg moves registers from a producer warpgroup to the consumers.
@@ -285,10 +292,11 @@ LogicalResult checkProducerStages(RecurrentOp op, ScheduleAttr s,
                   << s.blockColumns() * elementBytes(op.getV())
                   << ") with cp.async.bulk, which needs multiples of 16 bytes";
   int64_t bytes = ringBytes(op, s, *s.getProducerStages());
-  if (bytes > kMaxSharedBytes)
+  if (bytes > sharedBytesFor(target))
     return fail() << "with staged_tokens = " << *s.getStagedTokens()
                   << " needs " << bytes
-                  << " bytes of shared memory, more than 48 KiB";
+                  << " bytes of shared memory, more than the "
+                  << sharedBytesFor(target) << " a CTA has on " << target.chip;
   return success();
 }
 

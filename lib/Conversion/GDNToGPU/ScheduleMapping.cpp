@@ -26,7 +26,7 @@ namespace {
 /// (docs/cost-model.md#unroll-tokens).
 constexpr int64_t kDefaultUnroll = 1;
 /// Staging buffers the cost model fills at most; the checks allow up to
-/// kMaxSharedBytes (docs/cost-model.md#staged-tokens).
+/// the chip's shared memory (docs/cost-model.md#staged-tokens).
 constexpr int64_t kDefaultStagingBytes = 32 * 1024;
 
 int64_t pinOrZero(std::optional<int64_t> pin) { return pin.value_or(0); }

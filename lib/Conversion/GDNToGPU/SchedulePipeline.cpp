@@ -49,7 +49,7 @@ static void chooseProducerStages(ScheduleDraft &x) {
   if (x.target.bulkAsyncCopies && *s.getStagedTokens() > 0 &&
       *s.getStagedTokens() <= kWarpSize && !s.chunkedSolve() &&
       (verify || finalState) && bulkCopies(op, s) &&
-      ringBytes(op, s, 2) <= kMaxSharedBytes)
+      ringBytes(op, s, 2) <= kStaticSharedBytes)
     s = s.with(&ScheduleAttr::getProducerStages, 2);
 }
 

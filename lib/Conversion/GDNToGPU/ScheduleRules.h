@@ -29,9 +29,15 @@ constexpr int64_t kTargetWarps = 4096;
 /// (32 / lanes_along_v)): what ptxas keeps without spilling (K = 256 with 4
 /// columns a lane in vk is 32).
 constexpr int64_t kMaxStateValues = 64;
-/// Shared memory a CTA's staging buffers, or a producer's ring, may take:
-/// the static limit, 48 KiB.
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Shared memory a kernel may declare statically, 48 KiB: the most the
+/// cost model gives a CTA's staging buffers or a producer's ring. Pinned
+/// schedules may take up to the chip's GPUTarget::maxSharedBytes (less
+/// kSharedReserveBytes); buffers past 48 KiB are then views of dynamic
+/// shared memory (KernelContext::dynamicBuffer).
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// Shared memory a kernel keeps beside its staging buffers or ring: a
+/// producer's mbarriers (8 bytes a stage) and ptxas's own.
+constexpr int64_t kSharedReserveBytes = 1024;
 
 /// Bytes of one element of `x` (either form: gdn-select-schedule also runs
 /// before bufferization).

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Staging.h"
+#include "ScheduleRules.h"
 #include "StagingLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,17 +24,20 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 void Staging::createStagingBuffers() {
-  // 16-byte vector accesses need 16-byte aligned buffers.
-  auto buffer = [&](const StagingBuffer &x) {
-    return workgroupBuffer(x.shape, x.elementType, 16);
-  };
-  auto bufferIf = [&](const std::optional<StagingBuffer> &x) {
-    return x ? buffer(*x) : Value();
-  };
   // A producer's ring: its slots one after another along the token rows.
   StagingLayout layout =
       stagingLayout(op, s, *s.getStagedTokens(),
                     std::max<int64_t>(*s.getProducerStages(), 1));
+  // 16-byte vector accesses need 16-byte aligned buffers; past what a
+  // kernel may declare statically, they are views of dynamic shared memory.
+  bool dynamic = layout.bytes() > kStaticSharedBytes;
+  auto buffer = [&](const StagingBuffer &x) {
+    return dynamic ? dynamicBuffer(x.shape, x.elementType, 16)
+                   : workgroupBuffer(x.shape, x.elementType, 16);
+  };
+  auto bufferIf = [&](const std::optional<StagingBuffer> &x) {
+    return x ? buffer(*x) : Value();
+  };
   qStage = buffer(layout.q);
   kStage = buffer(layout.k);
   vStage = buffer(layout.v);

@@ -28,7 +28,11 @@
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
 // 32-token chunks (the Gram in two 16-row tiles) are not capped and do
-// not spill (NOCAP).
+// not spill (NOCAP). 64-token chunks take 118.5 KiB of staging buffers, views
+// of dynamic shared memory (DYN): the kernel declares 1 byte statically.
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 64, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.c64.ptx
+// RUN: FileCheck %s --check-prefix=DYNPTX < %t.c64.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.c64.ptx -o %t.c64.cubin 2>&1 | FileCheck %s --check-prefix=DYN
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 32, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.c32.ptx
 // RUN: FileCheck %s --check-prefix=NOCAP < %t.c32.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.c32.ptx -o %t.c32.cubin 2>&1 | FileCheck %s
@@ -49,6 +53,9 @@
 
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// DYNPTX: .shared .align 16 .b8 __dynamic_shmem__0;
+// DYN: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
+// DYN: Used {{[0-9]+}} registers, used 1 barriers, 1 bytes smem
 // NOCAP: .maxntid 256, 1, 1
 // NOCAP-NOT: .maxnreg
 // MAXNREG: .maxntid 256, 1, 1

@@ -32,6 +32,10 @@ struct GPUTarget {
   /// Multiprocessors of the largest part of the chip (H100 SXM / H200: 132;
   /// A100: 108; B200: 148): the cost model's default sm-count.
   int64_t smCount;
+  /// Shared memory a CTA may use, static plus opted-in dynamic, in bytes
+  /// (CUDA's sharedMemPerBlockOptin: H100 / H200 / B200 227 KiB, A100 and
+  /// Orin 163 KiB, sm_86 / sm_89 99 KiB).
+  int64_t maxSharedBytes;
   /// cp.async.bulk with mbarrier transactions, cp.async.bulk.prefetch and
   /// prefetch.global.L2 as LLVM selects it (sm_90 on): a producer warp and
   /// the L2 prefetches.
