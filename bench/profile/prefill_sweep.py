@@ -14,8 +14,8 @@ checks of solve = chunk_parallel and the forms side by side (forms.log);
 and speed (precision.log); --varlen, varlen batches on the token loop
 against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
-(varlen-short.log); --chunks, 16- against 32-token chunks on tensor
-cores, checks and speed (chunks.log). Timings are gdn-run --bench: the
+(varlen-short.log); --chunks, 16- against 32- and 64-token chunks on
+tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
 import sys
@@ -129,7 +129,7 @@ AB_BENCH = [  # the cost model's rows, for an A/B of two builds
     (64, 4096, True, [""]),
 ]
 C32 = "staged_tokens = 32"
-CHUNK_CHECKS = [  # 32-token chunks on tensor cores
+CHUNK_CHECKS = [  # 32- and 64-token chunks on tensor cores
     ("chunk_parallel C = 32 lengths 1/31/32/33/63/64/65/1000",
      [(2, t, False, 0, 0, f"{CP}, {C32}") for t in (1, 31, 32, 33, 63, 64, 65, 1000)]),
     ("chunk_parallel C = 32, checkpoints every 64", [(2, 1000, False, 64, 30, f"{CP}, {C32}")]),
@@ -137,9 +137,12 @@ CHUNK_CHECKS = [  # 32-token chunks on tensor cores
     ("chunk_parallel C = 32, tf32x3", [(2, 1000, False, 0, 0, f"{CP}, {C32}, precision = tf32x3")]),
     ("varlen tensor cores C = 32, pool, checkpoints every 64",
      [(6, 2000, True, 64, 40, "solve = tensor_cores, warps = 8, " + C32)]),
+    ("chunk_parallel C = 64 (dynamic shared memory) lengths 1/63/64/65/1000",
+     [(2, t, False, 0, 0, f"{CP}, staged_tokens = 64") for t in (1, 63, 64, 65, 1000)]),
+    ("chunk_parallel C = 64, checkpoints every 64", [(2, 1000, False, 64, 30, f"{CP}, staged_tokens = 64")]),
 ]
-CHUNK_BENCH = [  # 16- against 32-token chunks
-    (N, T, False, [f"{CP}, staged_tokens = {c}" for c in (16, 32)])
+CHUNK_BENCH = [  # 16- against 32- and 64-token chunks
+    (N, T, False, [f"{CP}, staged_tokens = {c}" for c in (16, 32, 64)])
     for N, T in ((1, 4096), (1, 16384), (4, 4096), (16, 4096), (64, 1024))
 ] + [(N, T, False, [f"{CP}, {C32}, warps = 4"]) for N, T in ((16, 4096), (64, 1024))] + [(64, 4096, True, [f"solve = tensor_cores, warps = 8, staged_tokens = {c}" for c in (16, 32)])]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
@@ -150,7 +153,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--varlen": ([], VARLEN_BENCH),  # varlen.log
     "--varlen-short": (VARLEN_SHORT_CHECKS, VARLEN_SHORT_BENCH),  # varlen-short.log
     "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side
-    "--chunks": (CHUNK_CHECKS, CHUNK_BENCH),  # chunks.log
+    "--chunks": (CHUNK_CHECKS, CHUNK_BENCH),  # chunks/
 }
 
 
