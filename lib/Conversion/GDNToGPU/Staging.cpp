@@ -29,8 +29,13 @@ void Staging::createStagingBuffers() {
       stagingLayout(op, s, *s.getStagedTokens(),
                     std::max<int64_t>(*s.getProducerStages(), 1));
   // 16-byte vector accesses need 16-byte aligned buffers; past what a
-  // kernel may declare statically, they are views of dynamic shared memory.
-  bool dynamic = layout.bytes() > kStaticSharedBytes;
+  // kernel may declare statically (counting each buffer's padding and a
+  // producer's two 8-byte mbarriers a slot, which stay static), they are
+  // views of dynamic shared memory.
+  int64_t staticBytes = 16 * *s.getProducerStages();
+  for (const StagingBuffer *x : layout.buffers())
+    staticBytes += llvm::alignTo(x->bytes(), 16);
+  bool dynamic = staticBytes > kStaticSharedBytes;
   auto buffer = [&](const StagingBuffer &x) {
     return dynamic ? dynamicBuffer(x.shape, x.elementType, 16)
                    : workgroupBuffer(x.shape, x.elementType, 16);

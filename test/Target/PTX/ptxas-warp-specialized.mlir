@@ -8,6 +8,11 @@
 // it is emitted (the cost model takes a producer for verify and the T = 12
 // final state on a tiny grid only, N * HV <= 32 at V = 128: not for
 // sglang_verify_t4.mlir, N = 8).
+// A pinned ring past 48 KiB (8 slots of 32 tokens, 146 KiB): its slots in
+// dynamic shared memory, the mbarriers (8 x 16 bytes) static (RING).
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<producer_stages = 8, staged_tokens = 32>' %examples/qwen3_next_mtp.mlir > %t.ring.ptx
+// RUN: FileCheck %s --check-prefix=RINGPTX < %t.ring.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ring.ptx -o %t.ring.cubin 2>&1 | FileCheck %s --check-prefixes=CHECK,RING
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<producer_stages = 2>' %examples/sglang_verify_t4.mlir > %t.ws.ptx
 // RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ws.ptx -o %t.ws.cubin 2>&1 | FileCheck %s
@@ -34,6 +39,9 @@
 
 // CHECK-NOT: warning
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// RING: Used {{[0-9]+}} registers, used 1 barriers, 136 bytes smem
+// RINGPTX: .shared .align 16 .b8 __dynamic_shmem__0;
+// RINGPTX: mbarrier.init
 // ASM-REGS-NOT: C7508
 // ASM-REGS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ASM-REGS: Used 128 registers
