@@ -128,6 +128,12 @@ Value KernelContext::workgroupBuffer(ArrayRef<int64_t> shape,
   return buf;
 }
 
+/// Bytes of a buffer of `type`.
+static int64_t bytesOf(MemRefType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
 Value KernelContext::dynamicBuffer(ArrayRef<int64_t> shape, Type elementType,
                                    int64_t alignment) {
   auto space =
@@ -148,8 +154,7 @@ Value KernelContext::dynamicBuffer(ArrayRef<int64_t> shape, Type elementType,
       MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), space);
   dynamicBytes = llvm::alignTo(dynamicBytes, alignment);
   Value shift = arith::ConstantIndexOp::create(at, loc, dynamicBytes);
-  dynamicBytes += type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  dynamicBytes += bytesOf(type);
   auto view =
       memref::ViewOp::create(at, loc, type, dynamicBase, shift, ValueRange{});
   dynamicLast = view;
@@ -162,11 +167,7 @@ int64_t gdn::dynamicSharedBytes(gpu::GPUFuncOp kernel) {
     if (!view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>())
       return;
     auto shift = getConstantIntValue(view.getByteShift());
-    MemRefType type = view.getType();
-    end = std::max<int64_t>(
-        end, shift.value_or(0) +
-                 type.getNumElements() *
-                     llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+    end = std::max<int64_t>(end, shift.value_or(0) + bytesOf(view.getType()));
   });
   return end;
 }

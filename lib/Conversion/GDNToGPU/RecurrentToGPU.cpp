@@ -168,8 +168,9 @@ namespace {
 /// sharing a workspace (gpu.alloc, freed after them): ChunkSolvesKernel over
 /// (chunks, HV, N), every chunk's record, then TensorCoreSolveKernel's scan
 /// over (V blocks, HV, N), which reads them. The first launch's CTAs have at
-/// most 4 warps: its Gram jobs (3 at 16-token chunks, 3 a 16-row tile) go
-/// to them in turn and its substitution to a thread a token.
+/// most 4 warps: its Gram products (K Kᵀ, Q Kᵀ and Q Qᵀ's diagonal, each a
+/// job a 16-row tile) go to them in turn, its substitution to a thread a
+/// token.
 struct ChunkParallelToKernels : RecurrentToGPUPattern {
   ChunkParallelToKernels(MLIRContext *context, const GPUTarget &target,
                          KernelModuleOf kernelModuleOf)

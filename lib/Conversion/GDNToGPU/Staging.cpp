@@ -32,10 +32,8 @@ void Staging::createStagingBuffers() {
   // kernel may declare statically (counting each buffer's padding and a
   // producer's two 8-byte mbarriers a slot, which stay static), they are
   // views of dynamic shared memory.
-  int64_t staticBytes = 16 * *s.getProducerStages();
-  for (const StagingBuffer *x : layout.buffers())
-    staticBytes += llvm::alignTo(x->bytes(), 16);
-  bool dynamic = staticBytes > kStaticSharedBytes;
+  bool dynamic = layout.alignedBytes(16) + 16 * *s.getProducerStages() >
+                 kStaticSharedBytes;
   auto buffer = [&](const StagingBuffer &x) {
     return dynamic ? dynamicBuffer(x.shape, x.elementType, 16)
                    : workgroupBuffer(x.shape, x.elementType, 16);

@@ -27,10 +27,12 @@ SmallVector<const StagingBuffer *> StagingLayout::buffers() const {
   return all;
 }
 
-int64_t StagingLayout::bytes() const {
+int64_t StagingLayout::bytes() const { return alignedBytes(1); }
+
+int64_t StagingLayout::alignedBytes(int64_t alignment) const {
   int64_t total = 0;
   for (const StagingBuffer *x : buffers())
-    total += x->bytes();
+    total += llvm::alignTo(x->bytes(), alignment);
   return total;
 }
 

@@ -47,6 +47,9 @@ struct StagingLayout {
   SmallVector<const StagingBuffer *> buffers() const;
   /// Their total size in bytes.
   int64_t bytes() const;
+  /// The same with each buffer starting on `alignment` bytes, as the kernel
+  /// allocates them.
+  int64_t alignedBytes(int64_t alignment) const;
 };
 
 StagingLayout stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
