@@ -29,7 +29,7 @@ PARAMETERS = [
     ("reductions", ["in_turn", "side_by_side", "token_pairs"], ["sideways", 1]),
     ("solve", ["token_by_token", "cuda_cores", "tensor_cores",
                "chunk_parallel"], ["wy", 4]),
-    ("precision", ["tf32x3", "tf32"], ["tf16", 2]),
+    ("precision", ["tf32x3", "tf32", "bf16"], ["tf16", 3]),
     ("producer_stages", [0, 1, 2, 3, 9], [-1]),
     ("consumer_registers", [0, 0, 0, 24, 128, 130, 256, 264], [-8]),
     ("state_prefetch_distance", [0, 0, 1, 132, 924], [-1, (1 << 20) + 1]),

@@ -22,7 +22,7 @@ using namespace mlir::gdn;
 namespace {
 struct SelectScheduleTest : GDNContextTest {
   /// A fixed batch of 40 bf16 tokens (the cost model: chunk_parallel with
-  /// precision = tf32), its op pinning `own` (a #gdn.schedule or "").
+  /// precision = bf16), its op pinning `own` (a #gdn.schedule or "").
   OwningOpRef<ModuleOp> parseRecurrence(const std::string &own) {
     std::string attrs = "qk_l2norm, state_layout = #gdn.layout<vk>";
     if (!own.empty())
@@ -56,8 +56,8 @@ TEST_F(SelectScheduleTest, TheOpsOwnPinsHoldUnderTheOptions) {
       parseRecurrence("#gdn.schedule<precision = tf32x3>");
   ASSERT_TRUE(plain && pinned);
   RecurrentOp free = recurrenceOf(*plain), own = recurrenceOf(*pinned);
-  // The cost model alone: tf32 over several chunks.
-  EXPECT_TRUE(selectSchedule(free, *target, nullptr).singleTF32());
+  // The cost model alone: bf16 products over several chunks of bf16 q, k.
+  EXPECT_TRUE(selectSchedule(free, *target, nullptr).bf16Products());
   // The op's own pin holds where the option pins nothing else...
   ScheduleAttr kept = selectSchedule(own, *target, nullptr);
   EXPECT_TRUE(kept.isComplete());
@@ -66,8 +66,9 @@ TEST_F(SelectScheduleTest, TheOpsOwnPinsHoldUnderTheOptions) {
       selectSchedule(own, *target, parseSchedule("#gdn.schedule<warps = 8>"))
           .singleTF32());
   // ...and the option's parameter wins over the op's.
-  EXPECT_TRUE(selectSchedule(own, *target,
-                             parseSchedule("#gdn.schedule<precision = tf32>"))
-                  .singleTF32());
+  ScheduleAttr tf32 = selectSchedule(
+      own, *target, parseSchedule("#gdn.schedule<precision = tf32>"));
+  EXPECT_TRUE(tf32.singleTF32());
+  EXPECT_FALSE(tf32.bf16Products());
 }
 } // namespace

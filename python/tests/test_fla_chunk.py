@@ -125,10 +125,11 @@ def test_chunk_varlen_matches_per_sequence_calls():
 def test_chunk_real_shapes_on_the_gpu(T):
     """Qwen3-Next's heads (H = 16, HV = 32, K = V = 128), bf16 q/k/v, qk L2
     norm, a kv initial state: FLA's chunk entry point takes the cost model's
-    prefill form, solve = chunk_parallel with tf32 products (two launches:
-    every chunk's solve, then the scan; docs/cost-model.md), within its
-    tolerances against the fp64 reference (docs/math.md §3, §5: the state
-    2.5e-3; o against the reference rounded to bf16, 3e-3)."""
+    prefill form, solve = chunk_parallel with bf16 products (precision =
+    bf16; two launches: every chunk's solve, then the scan;
+    docs/cost-model.md), within the chunked anchors' accuracy against the
+    fp64 reference (docs/math.md §3, §5: the state 2.5e-3; o against the
+    reference rounded to bf16, 3e-3)."""
     Nb, H_, HV_, K_ = 2, 16, 32, 128
     g = torch.Generator().manual_seed(T)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731

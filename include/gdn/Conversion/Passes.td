@@ -142,7 +142,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     fixed 8 < T <= 16 with bf16/f16 q and k runs the tensor-core solve above
     it, a longer fixed T the chunk-parallel one and a varlen batch of
     prefills (8 tokens a sequence or more on average) the tensor-core one, both with
-    one tf32 product (precision = tf32); bandwidth-bound bf16 decode and large tensor-core grids prefetch a
+    bf16 products for bf16 q and k (precision = bf16), else one tf32 product
+    (precision = tf32); bandwidth-bound bf16 decode and large tensor-core grids prefetch a
     later CTA's data into L2. Each rule, its reason and its measurements:
     docs/cost-model.md. Schedules the kernel cannot take are diagnostics on
     the op (the checks `convert-gdn-to-gpu` runs again).

@@ -197,13 +197,33 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
 
 /// Only the tensor-core forms multiply on tf32 mma: `precision = tf32`
 /// elsewhere would promise a speed-for-accuracy trade that never happens.
+/// `precision = bf16` multiplies the state by bf16 q and k 16 keys and 16
+/// tokens an mma (m16n8k16, TensorCoreSolve.cpp).
 LogicalResult checkPrecision(RecurrentOp op, ScheduleAttr s,
                              const GPUTarget &) {
-  if (!s.singleTF32() || s.tensorCores())
+  StringRef precision = stringifyPrecision(s.getPrecision().getValue());
+  if (s.singleTF32() && !s.tensorCores())
+    return refuse(op) << "precision = " << precision
+                      << " needs solve = tensor_cores or chunk_parallel (the "
+                         "mma products), not "
+                      << stringifyChunkSolve(s.getSolve().getValue());
+  if (!s.bf16Products())
     return success();
-  return refuse(op) << "precision = tf32 needs solve = tensor_cores or "
-                       "chunk_parallel (the tf32 mma products), not "
-                    << stringifyChunkSolve(s.getSolve().getValue());
+  auto elementType = [](Value x) {
+    return cast<ShapedType>(x.getType()).getElementType();
+  };
+  if (!elementType(op.getQ()).isBF16() || !elementType(op.getK()).isBF16())
+    return refuse(op) << "precision = bf16 needs bf16 q and k (the bf16 mma's "
+                         "operands), not "
+                      << elementType(op.getQ()) << " and "
+                      << elementType(op.getK());
+  int64_t chunk = *s.getStagedTokens(), K = op.getDims().K;
+  if (K % 16 != 0 || chunk % 16 != 0)
+    return refuse(op) << "precision = bf16 needs K and staged_tokens "
+                         "multiples of 16 (16 keys and 16 tokens an mma), "
+                         "not K = "
+                      << K << " and staged_tokens = " << chunk;
+  return success();
 }
 
 /// A staged kernel stores checkpoints at the ends of its chunks, which

@@ -134,13 +134,20 @@ static void chooseSolve(ScheduleDraft &x) {
                                      : ChunkSolve::tensor_cores);
 }
 
-/// One tf32 product where the tensor cores run several chunks (T > 16: a
-/// prefill), the chunked anchors' accuracy at fewer mma; 3xTF32 for one
-/// chunk (verify), the token loop's accuracy
-/// (docs/cost-model.md#tensor-core-precision).
+/// Where the tensor cores run several chunks (T > 16: a prefill), the
+/// chunked anchors' accuracy at fewer mma: the scan's products with bf16 q
+/// and k on bf16 mma where the keys and the chunk are whole m16n8k16 tiles,
+/// else one tf32 product; 3xTF32 for one chunk (verify), the token loop's
+/// accuracy (docs/cost-model.md#tensor-core-precision). After the chunk.
 static void choosePrecision(ScheduleDraft &x) {
-  if (!x.pins.getPrecision() && x.s.tensorCores() && x.d.T > 16)
-    x.set(&ScheduleAttr::getPrecision, Precision::tf32);
+  if (x.pins.getPrecision() || !x.s.tensorCores() || x.d.T <= 16)
+    return;
+  auto isBF16 = [](Value t) {
+    return cast<ShapedType>(t.getType()).getElementType().isBF16();
+  };
+  bool bf16 = isBF16(x.op.getQ()) && isBF16(x.op.getK()) && x.d.K % 16 == 0 &&
+              *x.s.getStagedTokens() % 16 == 0;
+  x.set(&ScheduleAttr::getPrecision, bf16 ? Precision::bf16 : Precision::tf32);
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
@@ -364,18 +371,10 @@ static void chooseUnrollTokens(ScheduleDraft &x) {
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::mappingRules() {
   static constexpr ScheduleRule kRules[] = {
-      chooseSolve,
-      choosePrecision,
-      chooseTensorCoreMapping,
-      chooseColumnsPerLane,
-      chooseStagedVLanes,
-      chooseDecodeTwoVLanes,
-      chooseDecode16ByteSlices,
-      chooseLanesAlongV,
-      chooseReductions,
-      chooseWarps,
-      chooseStagedTokens,
-      chooseTokenPairs,
+      chooseSolve,        chooseTensorCoreMapping, chooseColumnsPerLane,
+      chooseStagedVLanes, chooseDecodeTwoVLanes,   chooseDecode16ByteSlices,
+      chooseLanesAlongV,  chooseReductions,        chooseWarps,
+      chooseStagedTokens, choosePrecision,         chooseTokenPairs,
       chooseUnrollTokens,
   };
   return kRules;

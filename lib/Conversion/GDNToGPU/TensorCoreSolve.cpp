@@ -26,7 +26,9 @@
 // hi*lo + lo*hi (3xTF32, as in CUTLASS), about 2^-20 relative, under
 // `precision = tf32x3`; under `precision = tf32` it is rounded to the
 // nearest tf32 and a product is one mma (docs/math.md §5). bf16 and f16 q
-// and k are exact and take one term less.
+// and k are exact and take one term less. Under `precision = bf16` the
+// products with bf16 q and k (P, R, the state update) take bf16 m16n8k16
+// mma (productBF16), the state and the update's factor rounded to bf16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,6 +142,50 @@ Fragment product(OpBuilder &b, Location loc, const Operand &a,
 
 /// The A operand of an accumulator tile, reduction index permuted.
 SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
+
+/// D = A B + C for one m16n8k16 tile with bf16 operands (precision =
+/// bf16): `a` 8 and `bb` 4 bf16 values in the PTX ISA's fragment order
+/// ("Matrix Fragments for mma.m16n8k16"), with g = lane / 4, t = lane % 4:
+///   A (16 x 16, row): a0, a1 = A[g][2t, 2t + 1],
+///                     a2, a3 = A[g + 8][2t, 2t + 1],
+///                     a4..a7 the same, 8 columns on;
+///   B (16 x 8, col):  b0, b1 = B[2t, 2t + 1][g],
+///                     b2, b3 = B[2t + 8, 2t + 9][g].
+/// Two accumulator tiles side by side (columns 0-7 and 8-15) are such an
+/// A operand as they are: c0..c3 of the first, then of the second.
+Fragment productBF16(OpBuilder &b, Location loc, ArrayRef<Value> a,
+                     ArrayRef<Value> bb, const Fragment &c) {
+  // nvgpu.mma.sync does not lower bf16 operands (LLVM 22): nvvm.mma.sync
+  // takes each pair as the i32 register it is.
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto registers = [&](ArrayRef<Value> xs) {
+    SmallVector<Value> regs;
+    for (size_t i = 0; i < xs.size(); i += 2) {
+      SmallVector<Value> pair;
+      for (Value x : xs.slice(i, 2))
+        pair.push_back(x.getType().isBF16()
+                           ? x
+                           : arith::TruncFOp::create(b, loc, bf16, x));
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, bf16), pair);
+      v = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+      regs.push_back(vector::ExtractOp::create(b, loc, v, int64_t{0}));
+    }
+    return regs;
+  };
+  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(4, f32));
+  Value d = NVVM::MmaOp::create(
+      b, loc, result, registers(a), registers(bb), ValueRange(c),
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out[i] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i});
+  return out;
+}
 } // namespace
 
 void TensorCoreSolveKernel::build() {
@@ -420,7 +466,27 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
 
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
-  for (int64_t p = 0; p < keyTiles; ++p) {
+  bool bf16 = s.bf16Products();
+  auto pairOf = [&](Value buf, ValueRange idx) {
+    return extractAll(loadVector(buf, idx, 2));
+  };
+  for (int64_t p = 0; bf16 && p < keyTiles; p += 2) { // 16 keys an mma
+    Fragment lo = tileOf(p), hi = tileOf(p + 1);
+    SmallVector<Value> a = {lo[0], lo[1], lo[2], lo[3],
+                            hi[0], hi[1], hi[2], hi[3]};
+    Value key = offset(t2, 8 * p);
+    for (int64_t n = 0; n < tiles; ++n) {
+      Value token = offset(g, 8 * n);
+      auto keyPairs = [&](Value buf) {
+        SmallVector<Value> bb = pairOf(buf, {token, key});
+        llvm::append_range(bb, pairOf(buf, {token, offset(key, 8)}));
+        return bb;
+      };
+      P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
+      R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
+    }
+  }
+  for (int64_t p = 0; !bf16 && p < keyTiles; ++p) {
     Operand a = operand(m, asA(tileOf(p)), wide);
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
@@ -483,16 +549,31 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   for (Value &e : S)
     e = m.mul(last, e);
   SmallVector<Operand> Y;
+  SmallVector<Fragment> y16;
   for (int64_t p = 0; p < tiles; ++p) {
     Fragment y;
     for (int64_t e = 0; e < 4; ++e)
       y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
-    Y.push_back(operand(m, asA(y), wide));
+    if (bf16)
+      y16.push_back(y);
+    else
+      Y.push_back(operand(m, asA(y), wide));
   }
+  // In bf16, 16 tokens an mma: B[token][key] = k[token][key], the two
+  // tokens of a register 2t and 2t + 1 of one key.
   for (int64_t q = 0; q < keyTiles; ++q) {
     Fragment acc = tileOf(q);
     Value key = offset(g, 8 * q);
-    for (int64_t p = 0; p < tiles; ++p) {
+    auto kAt = [&](int64_t p, int64_t e) {
+      return extractAll(loadVector(kStage, {tokenOf(p, e), key}, 1)).front();
+    };
+    for (int64_t p = 0; bf16 && p < tiles; p += 2) {
+      const Fragment &lo = y16[p], &hi = y16[p + 1];
+      acc = productBF16(
+          b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]},
+          {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}, acc);
+    }
+    for (int64_t p = 0; !bf16 && p < tiles; ++p) {
       Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
       Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
       acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qk), acc);

@@ -6,9 +6,11 @@ Both run the one gdn.recurrent op of fused_recurrent_gated_delta_rule /
 fused_recurrent_kda (gdn.ops.fla); its cost model picks the form
 (docs/cost-model.md): for a fixed batch of T > 16 bf16/f16 tokens, every
 16-token chunk's WY solve in a first launch, then the state scan, on
-tensor cores with one tf32 mma a product (solve = chunk_parallel,
-precision = tf32: the final state within 2.5e-3 of fp64, docs/math.md
-§5); for 8 < T <= 16 one chunk on tensor cores with 3xTF32 products; for
+tensor cores (solve = chunk_parallel), with bf16 q and k the scan's
+products on bf16 mma and the rest one tf32 mma a product (precision =
+bf16, the fp32 final state within 2.5e-3 of fp64 and o within 3.7e-3,
+the chunked anchors' accuracy; with f16 q and k precision = tf32;
+docs/math.md §5); for 8 < T <= 16 one chunk on tensor cores with 3xTF32 products; for
 a varlen batch of prefills (at least 8 tokens a sequence on average) the
 tensor-core solve chunk by chunk; else the token loop (KDA, short varlen
 sequences). All are rewritings of the one recurrence, so the results agree

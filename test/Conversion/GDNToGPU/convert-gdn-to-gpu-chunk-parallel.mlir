@@ -1,10 +1,12 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" | FileCheck %s --check-prefix=SCHED
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=SCHED
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 8>}" | FileCheck %s --check-prefix=C8
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<launch = programmatic>}" | FileCheck %s --check-prefix=PDL
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TF32
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32x3>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PRECISE
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=C32
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 32, precision = tf32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=C32
 // solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
 // N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
 // 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
@@ -14,16 +16,20 @@
 // vectors; the scan has no Gram pass and no decay masks (no exp): it
 // stages the record into the solve's buffers with q, k and v (before the
 // barrier; every load of it before its first store) and runs only the
-// state's products: under the cost model's precision = tf32 one mma each (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the
-// update 2 x 2 = 20 mma, f32 operands rounded to the nearest tf32: an add
-// of 0x1000 before the mask); pinned tf32x3, split in three (P and R
-// 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update 2 x 2 x 2 = 48).
+// state's products: under the cost model's precision = bf16 (bf16 q and k,
+// K = 16, 16-token chunks) the products with q and k on bf16 m16n8k16
+// nvvm.mma.sync, 16 keys or 16 tokens an mma (P and R 1 x 2 x 2, the update
+// 2 x 1), Uᵀ and Oᵀ on tf32 (2 x 2 each); pinned tf32, one m16n8k8 mma each
+// (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the update 2 x 2 = 20 mma, f32
+// operands rounded to the nearest tf32: an add of 0x1000 before the mask);
+// pinned tf32x3, split in three (P and R 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2
+// x 2 x 3, the update 2 x 2 x 2 = 48).
 
 // The cost model takes it for several chunks of a fixed batch (T = 40 >
 // 16), but not under a pinned programmatic launch, which the second launch
 // could not honour: the one-launch tensor-core solve then.
 // PDL: solve = tensor_cores,
-// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = tf32,
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = bf16,
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<8304xf32>
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c2, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
@@ -38,10 +44,19 @@
 // CHECK-LABEL: gpu.func @prefill_recurrent
 // CHECK-NOT: math.exp
 // CHECK: arith.constant 4096 : i32
-// CHECK-COUNT-20: nvgpu.mma.sync
+// CHECK-COUNT-4: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 // CHECK-NOT: nvgpu.mma.sync
+// CHECK-COUNT-2: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
+// TF32-LABEL: gpu.func @prefill_recurrent
+// TF32: arith.constant 4096 : i32
+// TF32-COUNT-20: nvgpu.mma.sync
+// TF32-NOT: {{nvvm|nvgpu}}.mma.sync
+// TF32: gpu.return
 // PRECISE-LABEL: gpu.func @prefill_recurrent
 // PRECISE-NOT: arith.constant 4096 : i32
 // PRECISE-COUNT-48: nvgpu.mma.sync
@@ -62,5 +77,18 @@
 // SCAN: gpu.barrier
 func.func @prefill(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %s: memref<2x2x32x16xf32>, %o: memref<2x40x2x32xbf16>) {
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) initial_state(%s : memref<2x2x32x16xf32>) final_state(%s : memref<2x2x32x16xf32>) o(%o : memref<2x40x2x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// f16 q and k, or a pinned chunk of 8 tokens, keep one tf32 product:
+// precision = bf16 takes bf16 q and k in whole 16 x 16 tiles.
+// SCHED-LABEL: func.func @prefill_f16
+// SCHED: staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = tf32,
+// C8-LABEL: func.func @prefill(
+// C8: staged_tokens = 8, {{.*}}solve = chunk_parallel, precision = tf32,
+func.func @prefill_f16(%q: memref<2x40x1x16xf16>, %k: memref<2x40x1x16xf16>, %v: memref<2x40x2x32xf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xf16>) {
+  gdn.recurrent q(%q : memref<2x40x1x16xf16>) k(%k : memref<2x40x1x16xf16>) v(%v : memref<2x40x2x32xf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xf16>) {state_layout = #gdn.layout<vk>}
   return
 }

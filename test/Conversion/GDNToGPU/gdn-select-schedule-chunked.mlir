@@ -69,13 +69,13 @@ func.func @t4(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memr
 
 // A varlen batch of prefills (T / N >= 8 tokens a sequence: 128 here, 16
 // in an SGLang extend) takes the tensor cores as a long fixed T does: 8
-// warps, 16-token chunks, one tf32 product (not chunk_parallel, which needs
-// a fixed batch); shorter sequences (4 tokens a sequence) keep the token
+// warps, 16-token chunks, the products with bf16 q and k on bf16 mma (not
+// chunk_parallel, which needs a fixed batch); shorter sequences (4 tokens a sequence) keep the token
 // loop.
 // DEFAULT-LABEL: func.func @varlen_prefill
-// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = tf32,
+// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
 // DEFAULT-LABEL: func.func @varlen_extend16
-// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = tf32,
+// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
 // DEFAULT-LABEL: func.func @varlen_extend4
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}staged_tokens = 8, {{.*}}solve = token_by_token, precision = tf32x3,
 func.func @varlen_prefill(%q: memref<1x256x16x128xbf16>, %k: memref<1x256x16x128xbf16>, %v: memref<1x256x32x128xbf16>,

@@ -133,7 +133,34 @@ func.func @chunk_parallel_programmatic(%q: memref<2x40x1x16xbf16>, %k: memref<2x
 // precision = tf32 trades accuracy for fewer tf32 mma; a form without them
 // has none to make cheaper: the pin is refused, not ignored.
 func.func @tf32_token_loop(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
-  // expected-error @+1 {{precision = tf32 needs solve = tensor_cores or chunk_parallel (the tf32 mma products), not token_by_token}}
+  // expected-error @+1 {{precision = tf32 needs solve = tensor_cores or chunk_parallel (the mma products), not token_by_token}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = token_by_token, precision = tf32>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// precision = bf16 multiplies the state by q and k on bf16 mma: f16 q and k
+// are not its operands (an f16 state operand would overflow past 65504).
+func.func @bf16_f16_qk(%q: memref<2x40x1x16xf16>, %k: memref<2x40x1x16xf16>, %v: memref<2x40x1x32xf16>, %o: memref<2x40x1x32xf16>) {
+  // expected-error @+1 {{precision = bf16 needs bf16 q and k (the bf16 mma's operands), not 'f16' and 'f16'}}
+  gdn.recurrent q(%q : memref<2x40x1x16xf16>) k(%k : memref<2x40x1x16xf16>) v(%v : memref<2x40x1x32xf16>) o(%o : memref<2x40x1x32xf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, precision = bf16>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// ... and whole m16n8k16 tiles: 16 keys and 16 tokens an mma.
+func.func @bf16_chunk_of_8(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{precision = bf16 needs K and staged_tokens multiples of 16 (16 keys and 16 tokens an mma), not K = 16 and staged_tokens = 8}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, precision = bf16, staged_tokens = 8>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @bf16_token_loop(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{precision = bf16 needs solve = tensor_cores or chunk_parallel (the mma products), not token_by_token}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = token_by_token, precision = bf16>, state_layout = #gdn.layout<vk>}
   return
 }

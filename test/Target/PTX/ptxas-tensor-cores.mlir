@@ -27,6 +27,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
+// RUN: FileCheck %s --check-prefix=BF16 < %t.varlen.ptx
 // 32-token chunks (the Gram in two 16-row tiles) are not capped and do
 // not spill (NOCAP). 64-token chunks take 118.5 KiB of staging buffers, views
 // of dynamic shared memory (DYN): the kernel declares 1 byte statically.
@@ -51,6 +52,11 @@
 // RUN: gdn-run --emit=ptx --chip=sm_80 --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 
+// The varlen extend (64 tokens, bf16 q and k) takes precision = bf16: P and
+// R (8 key pairs x 2 token tiles x 2) and the update (16 key tiles) on
+// bf16 m16n8k16, the Gram, Uᵀ and Oᵀ on tf32.
+// BF16-COUNT-48: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BF16-NOT: mma.sync.aligned.m16n8k16
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // DYNPTX: .shared .align 16 .b8 __dynamic_shmem__0;

@@ -77,7 +77,8 @@ def GDN_ChunkSolveAttr : EnumAttr<GDN_Dialect, GDN_ChunkSolve, "solve"> {
 def GDN_Precision : I32EnumAttr<"Precision",
     "the precision of a tensor-core kernel's f32 mma operands", [
       I32EnumAttrCase<"tf32x3", 0>,
-      I32EnumAttrCase<"tf32", 1>
+      I32EnumAttrCase<"tf32", 1>,
+      I32EnumAttrCase<"bf16", 2>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::gdn";
@@ -88,6 +89,11 @@ def GDN_Precision : I32EnumAttr<"Precision",
     products (3xTF32), about 2^-20 relative, the f32 token loop's accuracy.
     `tf32`: each rounded to the nearest tf32 (10 mantissa bits), one
     product, 2^-11 relative; bf16 and f16 q and k are exact either way.
+    `bf16` (`chunk_parallel` with bf16 q and k): as `tf32`, but the scan's
+    products with q and k (the state's, and the state update's) take the
+    state and the chunk's factors rounded to the nearest bf16 (8 mantissa
+    bits, 2^-9 relative) on bf16 m16n8k16 mma.sync: half the mma and no
+    widening of q and k.
     docs/math.md §5 and docs/cost-model.md#tensor-core-precision.
   }];
 }
@@ -254,9 +260,13 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
       return getSolve().getValue() == ChunkSolve::chunk_parallel;
     }
     /// Tensor-core products of f32 operands in one tf32 mma (precision =
-    /// tf32), not three.
+    /// tf32 or bf16), not three.
     bool singleTF32() const {
-      return getPrecision().getValue() == Precision::tf32;
+      return getPrecision().getValue() != Precision::tf32x3;
+    }
+    /// The scan's products with q and k on bf16 mma (precision = bf16).
+    bool bf16Products() const {
+      return getPrecision().getValue() == Precision::bf16;
     }
     /// A token's K-reductions side by side (side_by_side or token_pairs).
     bool sideBySide() const {
