@@ -11,7 +11,8 @@ Run on the GPU machine as
 MODE (MODES below): none, bench/results/prefill/sweep.log; --forms, the
 checks of solve = chunk_parallel and the forms side by side (forms.log);
 --precision, the tensor cores' precision = tf32 against tf32x3, accuracy
-and speed (precision.log); --varlen, varlen batches on the token loop
+and speed (precision.log); --bf16, precision = bf16 (the cost model's
+with bf16 q and k) against tf32, checks and speed (bf16.log); --varlen, varlen batches on the token loop
 against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (varlen-short.log); --chunks, 16- against 32- and 64-token chunks on
@@ -90,22 +91,36 @@ FORM_BENCH = [
 
 
 TC = "solve = tensor_cores, staged_tokens = 16, warps = 8"
-PRECISION_CHECKS = [  # the cost model's precision = tf32 against tf32x3
+TF32 = "precision = tf32"
+PRECISION_CHECKS = [  # precision = tf32 against tf32x3
     ("chunk_parallel tf32 lengths 1/63/64/65/1000",
-     [(2, t, False, 0, 0, CP + ", staged_tokens = 16") for t in (1, 63, 64, 65, 1000)]),
-    ("chunk_parallel tf32, checkpoints every 64", [(2, 1000, False, 64, 30, "")]),
+     [(2, t, False, 0, 0, f"{CP}, staged_tokens = 16, {TF32}") for t in (1, 63, 64, 65, 1000)]),
+    ("chunk_parallel tf32, checkpoints every 64", [(2, 1000, False, 64, 30, TF32)]),
     ("chunk_parallel tf32x3", [(2, 1000, False, 0, 0, "precision = tf32x3")]),
-    ("long T tf32", [(1, 4096, False, 0, 0, "")]),
+    ("long T tf32", [(1, 4096, False, 0, 0, TF32)]),
     ("long T tf32x3", [(1, 4096, False, 0, 0, "precision = tf32x3")]),
-    ("varlen tensor cores tf32, pool, checkpoints every 64", [(6, 2000, True, 64, 40, TC)]),
+    ("varlen tensor cores tf32, pool, checkpoints every 64", [(6, 2000, True, 64, 40, f"{TC}, {TF32}")]),
 ]
 PRECISION_BENCH = [
-    (1, 4096, False, ["", "precision = tf32x3"]),
-    (4, 4096, False, ["", "precision = tf32x3"]),
-    (16, 4096, False, ["", "precision = tf32x3"]),
-    (64, 1024, False, ["", "precision = tf32x3"]),
-    (1, 16384, False, [""]),
+    (1, 4096, False, [TF32, "precision = tf32x3"]),
+    (4, 4096, False, [TF32, "precision = tf32x3"]),
+    (16, 4096, False, [TF32, "precision = tf32x3"]),
+    (64, 1024, False, [TF32, "precision = tf32x3"]),
+    (1, 16384, False, [TF32]),
 ]
+BF16 = f"{CP}, precision = bf16"
+TCB = "solve = tensor_cores, warps = 8, precision = bf16"
+BF16_CHECKS = [  # precision = bf16 (the cost model's with bf16 q and k)
+    ("bf16 lengths", [(2, t, False, 0, 0, BF16) for t in (17, 63, 64, 65, 1000)]),
+    ("bf16 long", [(1, 4096, False, 0, 0, BF16), (1, 4096, False, 0, 0, f"{CP}, {TF32}")]),
+    ("bf16 checkpoints", [(2, 1000, False, 64, 30, BF16)]),
+    ("bf16 C=32", [(2, 1000, False, 0, 0, BF16 + ", staged_tokens = 32")]),
+    ("bf16 2 warps", [(3, 333, False, 0, 0, BF16 + ", warps = 2")]),
+    ("bf16 varlen pool checkpoints", [(6, 2000, True, 64, 40, TCB)]),
+]
+BF16_BENCH = [(N, T, False, [f"{CP}, {TF32}", BF16])
+              for N, T in ((1, 4096), (4, 4096), (16, 4096), (64, 1024))] + [
+    (64, 4096, True, ["solve = tensor_cores, warps = 8, precision = tf32", TCB])]
 VARLEN_BENCH = [  # mean length T / N: 64, 256, 4096
     (64, 4096, True, ["", TC, TC + ", precision = tf32x3"]),
     (16, 4096, True, ["", TC]),
@@ -150,6 +165,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--quick": (CHECKS, BENCH[:2]),
     "--forms": (FORM_CHECKS, FORM_BENCH),  # forms.log
     "--precision": (PRECISION_CHECKS, PRECISION_BENCH),  # precision.log
+    "--bf16": (BF16_CHECKS, BF16_BENCH),  # bf16.log
     "--varlen": ([], VARLEN_BENCH),  # varlen.log
     "--varlen-short": (VARLEN_SHORT_CHECKS, VARLEN_SHORT_BENCH),  # varlen-short.log
     "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side

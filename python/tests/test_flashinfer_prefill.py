@@ -444,7 +444,7 @@ def test_real_shapes_on_tensor_cores_on_the_gpu():
     heads, K = V = 128), bf16 q/k/v, a packed batch of prefills (893 tokens
     in 6 sequences of 0 to 700: at least 8 a sequence on average), an
     initial state and checkpoints every 64 tokens: the cost model's varlen
-    prefill form, the tensor-core solve with tf32 products
+    prefill form, the tensor-core solve with bf16 products
     (docs/cost-model.md#varlen-prefill; its PTX holds the mma), within its
     tolerances against the fp64 reference (docs/math.md §3, §5: states and
     checkpoints 2.5e-3; o against the reference rounded to bf16, 3e-3)."""

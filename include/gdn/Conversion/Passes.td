@@ -79,9 +79,10 @@ def ConvertGDNToGPUPass : Pass<"convert-gdn-to-gpu", "::mlir::ModuleOp"> {
     `solve = cuda_cores` a chunk's tokens are solved at once in the WY
     (UT-transform) form: its Gram matrices once a CTA in shared memory, every
     token's Sᵀk and Sᵀq side by side, a forward substitution in registers and
-    one rank-C state update; with `tensor_cores` the same on tensor cores (m16n8k8 tf32
-    `mma.sync` in split 3xTF32 precision, the state tile as accumulator
-    fragments, TensorCoreSolve.cpp).
+    one rank-C state update; with `tensor_cores` the same on tensor cores
+    (`mma.sync` in the schedule's `precision`: tf32 split in three or
+    rounded once, or bf16 for the products with bf16 q and k; the state tile
+    as accumulator fragments, TensorCoreSolve.cpp).
 
     Every `gdn.commit` becomes a kernel `@<function>_commit` of the same
     module launched over (chunks of a head, HV, N): each CTA reads row n's

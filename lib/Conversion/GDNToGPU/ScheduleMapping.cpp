@@ -328,8 +328,8 @@ static void chooseWarps(ScheduleDraft &x) {
 }
 
 /// Up to 16 tokens (8 varlen) at a time, whole mma tiles of 8 on tensor
-/// cores, halved until the buffers fit 32 KiB
-/// (docs/cost-model.md#staged-tokens).
+/// cores (16 under a pinned precision = bf16, its m16n8k16 tiles), halved
+/// until the buffers fit 32 KiB (docs/cost-model.md#staged-tokens).
 static void chooseStagedTokens(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getStagedTokens()) {
@@ -338,8 +338,10 @@ static void chooseStagedTokens(ScheduleDraft &x) {
     return;
   }
   int64_t chunk = defaultStagedTokens(x.op);
+  PrecisionAttr precision = x.pins.getPrecision();
+  int64_t tile = precision && precision.getValue() == Precision::bf16 ? 16 : 8;
   if (s.tensorCores()) // whole mma tiles; a varlen prefill's chunks are full
-    chunk = varlenPrefill(x) ? 16 : llvm::alignTo(chunk, 8);
+    chunk = varlenPrefill(x) ? 16 : llvm::alignTo(chunk, tile);
   while (chunk > 1 && stagingBytes(x.op, s, chunk) > kDefaultStagingBytes)
     chunk /= 2;
   // Checkpoints are stored at chunk ends: a chunk divides their interval.

@@ -82,13 +82,19 @@ func.func @prefill(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: m
 
 // -----
 
-// f16 q and k, or a pinned chunk of 8 tokens, keep one tf32 product:
+// f16 q and k, K = 8 or a pinned chunk of 8 tokens keep one tf32 product:
 // precision = bf16 takes bf16 q and k in whole 16 x 16 tiles.
 // SCHED-LABEL: func.func @prefill_f16
+// SCHED: staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = tf32,
+// SCHED-LABEL: func.func @prefill_k8
 // SCHED: staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = tf32,
 // C8-LABEL: func.func @prefill(
 // C8: staged_tokens = 8, {{.*}}solve = chunk_parallel, precision = tf32,
 func.func @prefill_f16(%q: memref<2x40x1x16xf16>, %k: memref<2x40x1x16xf16>, %v: memref<2x40x2x32xf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xf16>) {
   gdn.recurrent q(%q : memref<2x40x1x16xf16>) k(%k : memref<2x40x1x16xf16>) v(%v : memref<2x40x2x32xf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xf16>) {state_layout = #gdn.layout<vk>}
+  return
+}
+func.func @prefill_k8(%q: memref<2x40x1x8xbf16>, %k: memref<2x40x1x8xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  gdn.recurrent q(%q : memref<2x40x1x8xbf16>) k(%k : memref<2x40x1x8xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {state_layout = #gdn.layout<vk>}
   return
 }

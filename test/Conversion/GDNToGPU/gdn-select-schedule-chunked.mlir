@@ -1,4 +1,5 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=DEFAULT
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores, precision = bf16>}" | FileCheck %s --check-prefix=BF16PIN
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = cuda_cores>}" | FileCheck %s --check-prefix=ON
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = token_by_token>}" | FileCheck %s --check-prefix=OFF
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<staged_tokens = 12>}" | FileCheck %s --check-prefix=S12
@@ -77,6 +78,10 @@ func.func @t4(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memr
 // DEFAULT-LABEL: func.func @varlen_extend16
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
 // DEFAULT-LABEL: func.func @varlen_extend4
+// A pinned precision = bf16 stages whole m16n8k16 tiles: 16 tokens where
+// the tensor cores would otherwise take 8.
+// BF16PIN-LABEL: func.func @varlen_extend4
+// BF16PIN: gdn.schedule = #gdn.schedule<{{.*}}staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}staged_tokens = 8, {{.*}}solve = token_by_token, precision = tf32x3,
 func.func @varlen_prefill(%q: memref<1x256x16x128xbf16>, %k: memref<1x256x16x128xbf16>, %v: memref<1x256x32x128xbf16>,
                           %g: memref<1x256x32xf32>, %beta: memref<1x256x32xf32>, %cu: memref<3xi32>,

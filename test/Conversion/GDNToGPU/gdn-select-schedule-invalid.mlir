@@ -164,3 +164,11 @@ func.func @bf16_token_loop(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = token_by_token, precision = bf16>, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+func.func @bf16_k8(%q: memref<2x40x1x8xbf16>, %k: memref<2x40x1x8xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{precision = bf16 needs K and staged_tokens multiples of 16 (16 keys and 16 tokens an mma), not K = 8 and staged_tokens = 16}}
+  gdn.recurrent q(%q : memref<2x40x1x8xbf16>) k(%k : memref<2x40x1x8xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, precision = bf16>, state_layout = #gdn.layout<vk>}
+  return
+}

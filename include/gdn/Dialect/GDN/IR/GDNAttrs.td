@@ -62,8 +62,8 @@ def GDN_ChunkSolve : I32EnumAttr<"ChunkSolve",
     `token_by_token`: the token loop. `cuda_cores`: a chunk's tokens at once
     in the WY (UT-transform) form, Gram matrices in shared memory and a
     forward substitution in registers (ChunkedSolve.cpp). `tensor_cores`:
-    the same with the state tile as mma.sync accumulator fragments, split
-    3xTF32 precision (TensorCoreSolve.cpp). `chunk_parallel`: the Gram
+    the same with the state tile as mma.sync accumulator fragments, in the
+    schedule's `precision` (TensorCoreSolve.cpp). `chunk_parallel`: the Gram
     matrices and triangular solves of every chunk in a launch of their own,
     all chunks at once, into a workspace; then the state scan of
     `tensor_cores` reads them (two launches; ChunkParallel.cpp).
@@ -89,7 +89,8 @@ def GDN_Precision : I32EnumAttr<"Precision",
     products (3xTF32), about 2^-20 relative, the f32 token loop's accuracy.
     `tf32`: each rounded to the nearest tf32 (10 mantissa bits), one
     product, 2^-11 relative; bf16 and f16 q and k are exact either way.
-    `bf16` (`chunk_parallel` with bf16 q and k): as `tf32`, but the scan's
+    `bf16` (`tensor_cores` or `chunk_parallel` with bf16 q and k, K and the
+    chunk multiples of 16): as `tf32`, but the scan's
     products with q and k (the state's, and the state update's) take the
     state and the chunk's factors rounded to the nearest bf16 (8 mantissa
     bits, 2^-9 relative) on bf16 m16n8k16 mma.sync: half the mma and no
@@ -158,7 +159,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `unroll_tokens` | unroll factor of the staged token loop (1-64) | 1 |
     | `reductions` | `in_turn`, `side_by_side` or `token_pairs` | |
     | `solve` | `token_by_token`, `cuda_cores`, `tensor_cores` (a staged chunk at once, WY form) or `chunk_parallel` (every chunk's solve in a launch before the scan) | |
-    | `precision` | `tf32x3` or `tf32`: the tensor-core products of f32 operands, split in three or rounded once | |
+    | `precision` | `tf32x3`, `tf32` or `bf16`: the tensor-core products of f32 operands, split in three, rounded once to tf32, or (with bf16 q and k) rounded to bf16 on bf16 mma | |
     | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
     | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
