@@ -47,6 +47,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <functional>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -143,9 +144,32 @@ Fragment product(OpBuilder &b, Location loc, const Operand &a,
 /// The A operand of an accumulator tile, reduction index permuted.
 SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 
+/// bf16 values, or f32 ones rounded to the nearest bf16, as the i32
+/// registers of an m16n8k16 operand: two a register, the first in the low
+/// half. nvgpu.mma.sync does not lower bf16 operands (LLVM 22), so
+/// productBF16 hands these to nvvm.mma.sync as they are.
+SmallVector<Value> bf16Registers(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> xs) {
+  Type bf16 = b.getBF16Type();
+  SmallVector<Value> regs;
+  for (size_t i = 0; i < xs.size(); i += 2) {
+    SmallVector<Value> pair;
+    for (Value x : xs.slice(i, 2))
+      pair.push_back(
+          x.getType().isBF16() ? x : arith::TruncFOp::create(b, loc, bf16, x));
+    Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, bf16),
+                                             pair);
+    v = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
+                                  v);
+    regs.push_back(vector::ExtractOp::create(b, loc, v, int64_t{0}));
+  }
+  return regs;
+}
+
 /// D = A B + C for one m16n8k16 tile with bf16 operands (precision =
-/// bf16): `a` 8 and `bb` 4 bf16 values in the PTX ISA's fragment order
-/// ("Matrix Fragments for mma.m16n8k16"), with g = lane / 4, t = lane % 4:
+/// bf16): `a` 4 and `bb` 2 registers of bf16Registers, holding the PTX
+/// ISA's fragments ("Matrix Fragments for mma.m16n8k16"), with g = lane / 4,
+/// t = lane % 4:
 ///   A (16 x 16, row): a0, a1 = A[g][2t, 2t + 1],
 ///                     a2, a3 = A[g + 8][2t, 2t + 1],
 ///                     a4..a7 the same, 8 columns on;
@@ -155,29 +179,11 @@ SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 /// A operand as they are: c0..c3 of the first, then of the second.
 Fragment productBF16(OpBuilder &b, Location loc, ArrayRef<Value> a,
                      ArrayRef<Value> bb, const Fragment &c) {
-  // nvgpu.mma.sync does not lower bf16 operands (LLVM 22): nvvm.mma.sync
-  // takes each pair as the i32 register it is.
-  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto registers = [&](ArrayRef<Value> xs) {
-    SmallVector<Value> regs;
-    for (size_t i = 0; i < xs.size(); i += 2) {
-      SmallVector<Value> pair;
-      for (Value x : xs.slice(i, 2))
-        pair.push_back(x.getType().isBF16()
-                           ? x
-                           : arith::TruncFOp::create(b, loc, bf16, x));
-      Value v = vector::FromElementsOp::create(
-          b, loc, VectorType::get({2}, bf16), pair);
-      v = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
-      regs.push_back(vector::ExtractOp::create(b, loc, v, int64_t{0}));
-    }
-    return regs;
-  };
-  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                 SmallVector<Type>(4, f32));
+  Type result = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
   Value d = NVVM::MmaOp::create(
-      b, loc, result, registers(a), registers(bb), ValueRange(c),
-      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      b, loc, result, a, bb, ValueRange(c), ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt,
       std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
@@ -472,15 +478,15 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   };
   for (int64_t p = 0; bf16 && p < keyTiles; p += 2) { // 16 keys an mma
     Fragment lo = tileOf(p), hi = tileOf(p + 1);
-    SmallVector<Value> a = {lo[0], lo[1], lo[2], lo[3],
-                            hi[0], hi[1], hi[2], hi[3]};
+    SmallVector<Value> a = bf16Registers(
+        b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]});
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
       Value token = offset(g, 8 * n);
       auto keyPairs = [&](Value buf) {
-        SmallVector<Value> bb = pairOf(buf, {token, key});
-        llvm::append_range(bb, pairOf(buf, {token, offset(key, 8)}));
-        return bb;
+        SmallVector<Value> pairs = pairOf(buf, {token, key});
+        llvm::append_range(pairs, pairOf(buf, {token, offset(key, 8)}));
+        return bf16Registers(b, loc, pairs);
       };
       P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
       R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
@@ -548,16 +554,22 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                       ValueRange{m.index(0), m.index(C - 1)});
   for (Value &e : S)
     e = m.mul(last, e);
+  // The update's A operands, each formed once for all key tiles: a tf32
+  // tile of 8 tokens, or bf16 registers of 16 (two tiles).
   SmallVector<Operand> Y;
-  SmallVector<Fragment> y16;
+  SmallVector<SmallVector<Value>> Y16;
+  SmallVector<Value> pending;
   for (int64_t p = 0; p < tiles; ++p) {
     Fragment y;
     for (int64_t e = 0; e < 4; ++e)
       y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
-    if (bf16)
-      y16.push_back(y);
-    else
+    if (!bf16) {
       Y.push_back(operand(m, asA(y), wide));
+      continue;
+    }
+    llvm::append_range(pending, y);
+    if (p % 2 == 1)
+      Y16.push_back(bf16Registers(b, loc, std::exchange(pending, {})));
   }
   // In bf16, 16 tokens an mma: B[token][key] = k[token][key], the two
   // tokens of a register 2t and 2t + 1 of one key.
@@ -567,12 +579,12 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     auto kAt = [&](int64_t p, int64_t e) {
       return extractAll(loadVector(kStage, {tokenOf(p, e), key}, 1)).front();
     };
-    for (int64_t p = 0; bf16 && p < tiles; p += 2) {
-      const Fragment &lo = y16[p], &hi = y16[p + 1];
+    for (int64_t p = 0; bf16 && p < tiles; p += 2)
       acc = productBF16(
-          b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]},
-          {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}, acc);
-    }
+          b, loc, Y16[p / 2],
+          bf16Registers(b, loc,
+                        {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}),
+          acc);
     for (int64_t p = 0; !bf16 && p < tiles; ++p) {
       Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
       Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
