@@ -26,8 +26,9 @@
 // hi*lo + lo*hi (3xTF32, as in CUTLASS), about 2^-20 relative, under
 // `precision = tf32x3`; under `precision = tf32` it is rounded to the
 // nearest tf32 and a product is one mma (docs/math.md §5). bf16 and f16 q
-// and k are exact and take one term less. Under `precision = bf16` the
-// products with bf16 q and k (P, R, the state update) take bf16 m16n8k16
+// and k are exact and take one term less; bf16 ones form the Gram products
+// on bf16 m16n8k16 mma, 16 keys an mma (exact too). Under `precision = bf16`
+// the products with bf16 q and k (P, R, the state update) take bf16 m16n8k16
 // mma (productBF16), the state and the update's factor rounded to bf16.
 //
 //===----------------------------------------------------------------------===//
@@ -225,6 +226,10 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
   Value warp = arith::DivUIOp::create(b, loc, tid, m.index(kWarpSize));
   OperandForm qk = qkForm(op, s);
+  auto isBF16 = [](Value stage) {
+    return cast<MemRefType>(stage.getType()).getElementType().isBF16();
+  };
+  bool bf16Gram = isBF16(qStage) && isBF16(kStage) && d.K % 16 == 0;
   auto gate = [&](int64_t l) -> Value {
     return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
   };
@@ -251,7 +256,28 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     SmallVector<Fragment> acc(n1 - n0, zero);
     Value top = offset(g, 16 * r), bottom = offset(g, 16 * r + 8);
     bool hasBottom = 16 * r + 8 < C;
-    for (int64_t p = 0; p < d.K / 8; ++p) {
+    // bf16 q and k: 16 keys an m16n8k16 mma on the pairs as staged (the
+    // products are exact either way, in half the mma; docs/math.md §5).
+    auto pairOf = [&](Value buf, Value row, Value key, bool real) {
+      return real ? extractAll(loadVector(buf, {row, key}, 2))
+                  : SmallVector<Value>{m.f32(0.0), m.f32(0.0)};
+    };
+    for (int64_t p = 0; bf16Gram && p < d.K / 16; ++p) {
+      Value key = offset(t2, 16 * p), keyHi = offset(t2, 16 * p + 8);
+      SmallVector<Value> a = pairOf(x, top, key, true);
+      llvm::append_range(a, pairOf(x, bottom, key, hasBottom));
+      llvm::append_range(a, pairOf(x, top, keyHi, true));
+      llvm::append_range(a, pairOf(x, bottom, keyHi, hasBottom));
+      SmallVector<Value> aRegs = bf16Registers(b, loc, a);
+      for (int64_t n = n0; n < n1; ++n) {
+        Value row = offset(g, 8 * n);
+        SmallVector<Value> bb = pairOf(y, row, key, true);
+        llvm::append_range(bb, pairOf(y, row, keyHi, true));
+        acc[n - n0] =
+            productBF16(b, loc, aRegs, bf16Registers(b, loc, bb), acc[n - n0]);
+      }
+    }
+    for (int64_t p = 0; !bf16Gram && p < d.K / 8; ++p) {
       Value key = offset(t2, 8 * p);
       auto up = extractAll(m.toF32(loadVector(x, {top, key}, 2)));
       SmallVector<Value> down = {m.f32(0.0), m.f32(0.0)};

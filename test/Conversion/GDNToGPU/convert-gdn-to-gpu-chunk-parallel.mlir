@@ -12,8 +12,8 @@
 // 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
 // most 4 warps, the scan over (V blocks, HV, N), the workspace freed after
 // both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
-// Q Kᵀ: 3 x 2 x 2 mma of bf16), solves and writes each record in 16-byte
-// vectors; the scan has no Gram pass and no decay masks (no exp): it
+// Q Kᵀ: 3 x 2 bf16 m16n8k16 nvvm.mma.sync, 16 keys an mma), solves and
+// writes each record in 16-byte vectors; the scan has no Gram pass and no decay masks (no exp): it
 // stages the record into the solve's buffers with q, k and v (before the
 // barrier; every load of it before its first store) and runs only the
 // state's products: under the cost model's precision = bf16 (bf16 q and k,
@@ -37,8 +37,8 @@
 // CHECK-NEXT: gpu.dealloc %[[W]] : memref<8304xf32>
 // CHECK-LABEL: gpu.func @prefill_chunk_solves
 // CHECK-SAME: %[[REC:arg8]]: memref<8304xf32>
-// CHECK-COUNT-12: nvgpu.mma.sync
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK-COUNT-6: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
 // CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] : memref<8304xf32>, vector<4xf32>
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
@@ -64,8 +64,8 @@
 // PRECISE: gpu.return
 // C32: gpu.alloc () : memref<19232xf32>
 // C32-LABEL: gpu.func @prefill_chunk_solves
-// C32-COUNT-32: nvgpu.mma.sync
-// C32-NOT: nvgpu.mma.sync
+// C32-COUNT-16: nvvm.mma.sync
+// C32-NOT: {{nvvm|nvgpu}}.mma.sync
 // C32-LABEL: gpu.func @prefill_recurrent
 // C32-COUNT-56: nvgpu.mma.sync
 // C32-NOT: nvgpu.mma.sync

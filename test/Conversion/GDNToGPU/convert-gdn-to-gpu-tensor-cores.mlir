@@ -10,9 +10,10 @@
 // barrier, the masks applied and the factors, a barrier, the substitution,
 // a barrier, then the state's fragments. f32 q and k are split like the
 // state (3 mma a product): Gram 3 x 2 key tiles x 3, P and R 2 x 2 x 3, Uᵀ 3,
-// Oᵀ 3, the update 2 x 3 = 42; bf16 q and k are exact in tf32 (1 mma a Gram
-// product, 2 where one operand is q or k), and without qk_l2norm Q Qᵀ (only
-// its diagonal, q's norms, is used) is not formed: 4 + 8 + 3 + 3 + 4 = 22.
+// Oᵀ 3, the update 2 x 3 = 42; bf16 q and k are exact in tf32 (2 mma where
+// one operand is q or k) and their Gram products take bf16 m16n8k16
+// nvvm.mma.sync, 16 keys an mma; without qk_l2norm Q Qᵀ (only its diagonal,
+// q's norms, is used) is not formed: Gram 2 bf16, then 8 + 3 + 3 + 4 = 18.
 
 // SCHED-LABEL: func.func @f32qk
 // SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 1, staged_tokens = 8, {{.*}}solve = tensor_cores,
@@ -52,8 +53,10 @@ func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
 // SCHED: solve = tensor_cores,
 // CHECK-LABEL: gpu.func @bf16qk_recurrent
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
-// CHECK-COUNT-22: nvgpu.mma.sync
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK-COUNT-2: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-COUNT-18: nvgpu.mma.sync
+// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
 // kv: a lane's two V columns (tile rows g, g + 8) side by side, 8 bytes a
 // store.
 // CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
@@ -79,15 +82,15 @@ func.func @bf16qk(%q: memref<1x3x1x16xbf16>, %k: memref<1x3x1x16xbf16>,
 // CHECK-LABEL: gpu.func @qnorms_recurrent
 // CHECK: %[[W0:.*]] = arith.cmpi eq, %[[WARP:.*]], %c0 : index
 // CHECK-NEXT: scf.if %[[W0]] {
-// CHECK-COUNT-2: nvgpu.mma.sync
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
 // CHECK: %[[W1:.*]] = arith.cmpi eq, %[[WARP]], %c1 : index
 // CHECK-NEXT: scf.if %[[W1]] {
-// CHECK-COUNT-2: nvgpu.mma.sync
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
 // CHECK: %[[W2:.*]] = arith.cmpi eq, %[[WARP]], %c2 : index
 // CHECK-NEXT: scf.if %[[W2]] {
-// CHECK-COUNT-2: nvgpu.mma.sync
+// CHECK: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.*}}, %{{.*}}[%c0, %c7, %thread_id_x]

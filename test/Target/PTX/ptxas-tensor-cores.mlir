@@ -1,17 +1,18 @@
 // REQUIRES: ptxas
 // The chunked solve on tensor cores (solve = tensor_cores) assembles for sm_90a
 // with no stack frame and no spills (the state is K / 2 = 64 accumulator
-// registers a thread at K = 128): T = 12 in one chunk of 16 (312 mma: the
-// Gram products K Kᵀ, Q Qᵀ, Q Kᵀ 3 x 16 key tiles x 2 token tiles, P and R
-// 16 x 2 x 2 x 2, Uᵀ and Oᵀ 2 x 2 x 3 each, the update 16 x 2 x 2), the MTP
+// registers a thread at K = 128): T = 12 in one chunk of 16 (264 mma: the
+// Gram products K Kᵀ, Q Qᵀ, Q Kᵀ on bf16 m16n8k16, 3 x 8 key pairs x 2
+// token tiles, then tf32: P and R 16 x 2 x 2 x 2, Uᵀ and Oᵀ 2 x 2 x 3 each,
+// the update 16 x 2 x 2), the MTP
 // example (T = 4 in a chunk of 8), kv, varlen
 // (several chunks), a decode example staged (one token in an 8-row chunk),
 // and 1, 2 and 8 warps a CTA; sm_80 takes it too (mma.sync tf32 is sm_80+).
 // Two exceptions, a few bytes each: CTAs of 4 or 8 warps are capped at 128
 // registers a thread (.maxnreg, so 16 warps fit an SM; T = 12 on 8 warps
 // spilled 4 bytes under the cap before Q Qᵀ moved to a third warp, the
-// staged pool decode spills 4: CAP), and varlen on 2 warps spills 4 bytes
-// at 168 registers (FEW).
+// staged pool decode spills 4: CAP), and varlen on 2 warps may spill a few
+// bytes (FEW; none at 212 registers today).
 // RUN: split-file %s %t
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %t/t12.mlir > %t.t12.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.t12.ptx
@@ -52,11 +53,14 @@
 // RUN: gdn-run --emit=ptx --chip=sm_80 --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 
-// The varlen extend (64 tokens, bf16 q and k) takes precision = bf16: P and
-// R (8 key pairs x 2 token tiles x 2) and the update (16 key tiles) on
-// bf16 m16n8k16, the Gram, Uᵀ and Oᵀ on tf32.
-// BF16-COUNT-48: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// The varlen extend (64 tokens, bf16 q and k) takes precision = bf16: the
+// Gram (3 x 8 key pairs x 2 token tiles), P and R (8 key pairs x 2 token
+// tiles x 2) and the update (16 key tiles) on bf16 m16n8k16, Uᵀ and Oᵀ on
+// tf32 (2 x 2 each).
+// BF16-COUNT-96: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // BF16-NOT: mma.sync.aligned.m16n8k16
+// BF16-COUNT-8: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// BF16-NOT: mma.sync
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // DYNPTX: .shared .align 16 .b8 __dynamic_shmem__0;
@@ -82,10 +86,12 @@
 // PREFETCH-COUNT-8: prefetch.global.L2
 // PREFETCH-NOT: prefetch
 // PREFETCH: ld.global
-// Staging, the Gram products (96 mma), the masks and factors, the solve's
-// substitution: four barriers, then only tensor-core products, no shuffle.
+// Staging, the Gram products (48 bf16 mma: bf16 q and k are exact either
+// way), the masks and factors, the solve's substitution: four barriers,
+// then only tensor-core products, no shuffle.
 // MMA: bar.sync 0;
-// MMA-COUNT-96: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// MMA-COUNT-48: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// MMA-NOT: mma.sync.aligned.m16n8k8
 // MMA-COUNT-3: bar.sync 0;
 // MMA-NOT: bar.sync
 // MMA-NOT: shfl.sync
