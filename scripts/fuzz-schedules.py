@@ -34,6 +34,7 @@ PARAMETERS = [
     ("consumer_registers", [0, 0, 0, 24, 128, 130, 256, 264], [-8]),
     ("state_prefetch_distance", [0, 0, 1, 132, 924], [-1, (1 << 20) + 1]),
     ("input_prefetch_distance", [0, 0, 1, 132], [-1]),
+    ("chunk_prefetch_distance", [0, 0, 1, 2], [-1]),
     ("launch", ["ordinary", "programmatic", "programmatic_at_start",
                 "programmatic_after_recurrence"], ["later", 3]),
 ]

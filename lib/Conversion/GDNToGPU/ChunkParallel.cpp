@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -54,41 +55,13 @@ void TensorCoreSolveKernel::stageChunkExtras(Value c) {
     copyRecord(c, /*toWorkspace=*/false);
 }
 
-void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
+void TensorCoreSolveKernel::forEachRecordPiece(Value c, RecordPiece piece) {
   // The record (recordFloats): solveStage [2, C, C + 4] in 16-byte vectors
   // over every thread, then factor rows 0-2 (3 C floats over every thread)
-  // and gamma_C (stored by thread 0). Every load is issued before the
-  // first store, so a chunk's copy is one memory round trip; a thread past
-  // the end copies the last element again (the same value to the same
-  // place).
+  // and gamma_C (thread 0's). A thread past the end takes the last piece
+  // again (the same value to the same place).
   int64_t C = *s.getStagedTokens(), threads = *s.getWarps() * kWarpSize;
   Value record = recordOf(c);
-  auto vec4 = VectorType::get({4}, b.getF32Type());
-  SmallVector<std::function<void()>> stores;
-  // Element `at` of the workspace and element `staged` of `stage`: a
-  // vector of 4 or a float.
-  auto move = [&](Value stage, SmallVector<Value, 3> staged, Value at,
-                  bool vector, Value onlyIf = Value()) {
-    Value src = toWorkspace ? stage : workspace;
-    Value dst = toWorkspace ? workspace : stage;
-    SmallVector<Value, 3> from =
-        toWorkspace ? staged : SmallVector<Value, 3>{at};
-    SmallVector<Value, 3> to = toWorkspace ? SmallVector<Value, 3>{at} : staged;
-    Value x = vector
-                  ? vector::LoadOp::create(b, loc, vec4, src, from).getResult()
-                  : memref::LoadOp::create(b, loc, src, from).getResult();
-    stores.push_back([=, this] {
-      OpBuilder::InsertionGuard guard(b);
-      if (onlyIf) {
-        auto ifOp = scf::IfOp::create(b, loc, onlyIf, /*withElseRegion=*/false);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      }
-      if (vector)
-        vector::StoreOp::create(b, loc, x, dst, to);
-      else
-        memref::StoreOp::create(b, loc, x, dst, to);
-    });
-  };
   // Element i0 + tid of `count`, clamped to the last.
   auto spread = [&](int64_t i0, int64_t count) -> Value {
     Value i = offset(tid, i0);
@@ -100,27 +73,71 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
   for (int64_t i0 = 0; i0 < solveVectors; i0 += threads) {
     Value i = spread(i0, solveVectors);
     Value row = arith::DivUIOp::create(b, loc, i, m.index(rowVectors));
-    move(solveStage,
-         {arith::DivUIOp::create(b, loc, row, m.index(C)),
-          arith::RemUIOp::create(b, loc, row, m.index(C)),
-          arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, i, m.index(rowVectors)),
-              m.index(4))},
-         plus(record, arith::MulIOp::create(b, loc, i, m.index(4))),
-         /*vector=*/true);
+    piece(solveStage,
+          {arith::DivUIOp::create(b, loc, row, m.index(C)),
+           arith::RemUIOp::create(b, loc, row, m.index(C)),
+           arith::MulIOp::create(
+               b, loc, arith::RemUIOp::create(b, loc, i, m.index(rowVectors)),
+               m.index(4))},
+          plus(record, arith::MulIOp::create(b, loc, i, m.index(4))), 4,
+          Value());
   }
   Value factorBase = offset(record, 2 * C * (C + 4));
   for (int64_t i0 = 0; i0 < 3 * C; i0 += threads) {
     Value i = spread(i0, 3 * C);
-    move(factorStage,
-         {arith::DivUIOp::create(b, loc, i, m.index(C)),
-          arith::RemUIOp::create(b, loc, i, m.index(C))},
-         plus(factorBase, i), /*vector=*/false);
+    piece(factorStage,
+          {arith::DivUIOp::create(b, loc, i, m.index(C)),
+           arith::RemUIOp::create(b, loc, i, m.index(C))},
+          plus(factorBase, i), 1, Value());
   }
-  move(
-      tokenStage, {m.index(0), m.index(C - 1)}, offset(factorBase, 3 * C),
-      /*vector=*/false,
+  piece(
+      tokenStage, {m.index(0), m.index(C - 1)}, offset(factorBase, 3 * C), 1,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0)));
+}
+
+void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
+  // Every load is issued before the first store, so a chunk's copy is one
+  // memory round trip.
+  SmallVector<std::function<void()>> stores;
+  forEachRecordPiece(c, [&](Value stage, SmallVector<Value, 3> staged, Value at,
+                            int64_t floats, Value onlyIf) {
+    Value src = toWorkspace ? stage : workspace;
+    Value dst = toWorkspace ? workspace : stage;
+    SmallVector<Value, 3> from =
+        toWorkspace ? staged : SmallVector<Value, 3>{at};
+    SmallVector<Value, 3> to = toWorkspace ? SmallVector<Value, 3>{at} : staged;
+    auto vec4 = VectorType::get({4}, b.getF32Type());
+    Value x = floats == 4
+                  ? vector::LoadOp::create(b, loc, vec4, src, from).getResult()
+                  : memref::LoadOp::create(b, loc, src, from).getResult();
+    stores.push_back([=, this] {
+      OpBuilder::InsertionGuard guard(b);
+      if (onlyIf) {
+        auto ifOp = scf::IfOp::create(b, loc, onlyIf, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      if (floats == 4)
+        vector::StoreOp::create(b, loc, x, dst, to);
+      else
+        memref::StoreOp::create(b, loc, x, dst, to);
+    });
+  });
   for (auto &store : stores)
     store();
+}
+
+SmallVector<Value> TensorCoreSolveKernel::asyncChunkExtras(Value c) {
+  SmallVector<Value> copies;
+  if (!workspace)
+    return copies;
+  // Every thread copies gamma_C (the same float to the same place): a copy
+  // under a condition could not join the chunk's group.
+  forEachRecordPiece(c, [&](Value stage, SmallVector<Value, 3> staged, Value at,
+                            int64_t floats, Value) {
+    copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage, staged,
+        workspace, at, b.getIndexAttr(floats), Value(),
+        floats == 4 ? b.getUnitAttr() : UnitAttr()));
+  });
+  return copies;
 }

@@ -193,6 +193,19 @@ protected:
   /// chunk_parallel's scan stages the chunk's record (copyRecord).
   void stageChunkExtras(Value c) override;
 
+  /// A piece of a chunk's record: `floats` (4 or 1) at element `at` of the
+  /// workspace and at `staged` of `stage`; only where `onlyIf` holds (null:
+  /// everywhere).
+  using RecordPiece =
+      function_ref<void(Value stage, SmallVector<Value, 3> staged, Value at,
+                        int64_t floats, Value onlyIf)>;
+  /// This thread's pieces of the record of the chunk at token c.
+  void forEachRecordPiece(Value c, RecordPiece piece);
+
+  /// With chunk_prefetch_distance = 1, the scan copies the chunk's record
+  /// with cp.async (runPrefetchedChunks).
+  SmallVector<Value> asyncChunkExtras(Value c) override;
+
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null
 };
 

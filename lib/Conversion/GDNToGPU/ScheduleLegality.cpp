@@ -393,6 +393,34 @@ LogicalResult checkInputPrefetch(RecurrentOp op, ScheduleAttr s,
                        "staged_tokens) with a fixed batch (no cu_seqlens)";
 }
 
+/// chunk_parallel's scan copies the next chunk's q, k and v rows (16-byte
+/// cp.async copies, sm_80 on as its mma is) and record into a second set of
+/// static staging buffers.
+LogicalResult checkChunkPrefetch(RecurrentOp op, ScheduleAttr s,
+                                 const GPUTarget &) {
+  int64_t distance = *s.getChunkPrefetchDistance();
+  if (distance == 0)
+    return success();
+  auto fail = [&]() {
+    return refuse(op) << "chunk_prefetch_distance = " << distance << " ";
+  };
+  if (distance > 1)
+    return fail() << "must be 0 or 1";
+  if (!s.chunkParallel())
+    return fail() << "needs solve = chunk_parallel (its scan)";
+  // Its tensor-core shapes (K a multiple of 8, 16 V columns a warp) make
+  // every row a multiple of 16 bytes.
+  assert(bulkCopies(op, s) && "chunk_parallel rows of 16-byte multiples");
+  int64_t bytes = 2 * stagingBytes(op, s, *s.getStagedTokens());
+  if (bytes > kStaticSharedBytes)
+    return fail() << "with staged_tokens = " << *s.getStagedTokens()
+                  << " needs " << bytes
+                  << " bytes of static shared memory (two sets of staging "
+                     "buffers), more than "
+                  << kStaticSharedBytes;
+  return success();
+}
+
 /// A programmatic launch waits and signals with griddepcontrol.
 LogicalResult checkLaunch(RecurrentOp op, ScheduleAttr s,
                           const GPUTarget &target) {
@@ -436,6 +464,7 @@ constexpr Check kChecks[] = {
     checkConsumerRegisters,
     checkStatePrefetch,
     checkInputPrefetch,
+    checkChunkPrefetch,
     checkLaunch,
     checkGridLimits,
     checkConsumerRegistersChip,

@@ -93,6 +93,24 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
     s = s.with(&ScheduleAttr::getInputPrefetchDistance, x.sms);
 }
 
+/// chunk_parallel's scan copies the next chunk while it solves this one
+/// where it runs one CTA an SM (its grid at most the SMs: each chunk's
+/// loads are then on the CTA's critical path) and two sets of staging
+/// buffers fit in static shared memory (docs/cost-model.md#chunk-prefetch).
+static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
+  if (std::optional<int64_t> pin = x.pins.getChunkPrefetchDistance()) {
+    s = s.with(&ScheduleAttr::getChunkPrefetchDistance, *pin);
+    return;
+  }
+  auto d = x.d;
+  bool oneCTAnSM = d.N * d.HV * (d.V / s.blockColumns()) <= x.sms;
+  bool fits =
+      2 * stagingBytes(x.op, s, *s.getStagedTokens()) <= kStaticSharedBytes;
+  s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
+             s.chunkParallel() && oneCTAnSM && fits ? 1 : 0);
+}
+
 /// Never programmatic unless asked (only the caller knows no running kernel
 /// writes the state); asked for, the next kernel launches at this one's
 /// start, after the recurrence behind a producer warp
@@ -110,11 +128,9 @@ static void chooseLaunch(ScheduleDraft &x) {
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::pipelineRules() {
   static constexpr ScheduleRule kRules[] = {
-      chooseConsumerRegisters,
-      chooseProducerStages,
-      chooseStatePrefetchDistance,
-      chooseInputPrefetchDistance,
-      chooseLaunch,
+      chooseConsumerRegisters,     chooseProducerStages,
+      chooseStatePrefetchDistance, chooseInputPrefetchDistance,
+      chooseChunkPrefetchDistance, chooseLaunch,
   };
   return kRules;
 }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -55,8 +56,20 @@ void Staging::createStagingBuffers() {
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns()));
 }
 
+Staging::ChunkBuffers Staging::createChunkBuffers() {
+  // Static: the schedule checked that two sets fit (checkChunkPrefetch).
+  StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), 1);
+  auto buffer = [&](const std::optional<StagingBuffer> &x) {
+    return x ? workgroupBuffer(x->shape, x->elementType, 16) : Value();
+  };
+  return {buffer(layout.q),     buffer(layout.k),       buffer(layout.v),
+          buffer(layout.solve), buffer(layout.factors), buffer(layout.tokens)};
+}
+
 SmallVector<Value> Staging::runStagedChunks(ValueRange state,
                                             ChunkSolve solve) {
+  if (*s.getChunkPrefetchDistance() > 0)
+    return runPrefetchedChunks(state, solve);
   if (!op.isVarlen() && d.T <= *s.getStagedTokens())
     return chunk(m.index(0), m.index(d.T), state, solve);
   return forEachChunk(
@@ -92,6 +105,127 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
   if (op.isVarlen() || d.T > *s.getStagedTokens())
     gpu::BarrierOp::create(b, loc);
   return results;
+}
+
+SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
+                                                ChunkSolve solve) {
+  int64_t C = *s.getStagedTokens();
+  std::array<ChunkBuffers, 2> sets;
+  sets[0] = chunkBuffers();
+  sets[1] = createChunkBuffers();
+  auto countFrom = [&](Value c) {
+    return arith::MinUIOp::create(b, loc, m.index(C),
+                                  arith::SubIOp::create(b, loc, hi, c));
+  };
+  auto group = [&](ArrayRef<Value> copies) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
+  };
+  useChunkBuffers(sets[0]);
+  group(asyncChunkCopies(tokenLo, countFrom(tokenLo)));
+  SmallVector<Value> initial(state.begin(), state.end());
+  if (initial.empty()) // not loaded yet (build()): behind the first copies
+    initial = loadState();
+  auto select = [&](Value cond, const ChunkBuffers &x, const ChunkBuffers &y) {
+    auto pick = [&](Value a, Value b2) -> Value {
+      return arith::SelectOp::create(b, loc, cond, a, b2);
+    };
+    return ChunkBuffers{pick(x.q, y.q),
+                        pick(x.k, y.k),
+                        pick(x.v, y.v),
+                        pick(x.solve, y.solve),
+                        pick(x.factors, y.factors),
+                        pick(x.tokens, y.tokens)};
+  };
+  SmallVector<Value> results = forEachChunk(initial, [&](Value c, Value count,
+                                                         Value, Value,
+                                                         ValueRange carried) {
+    // Chunk i is in set i % 2; chunk i + 1 (or chunk i again past the
+    // last, unread) goes to the other set, which chunk i - 1 left at
+    // the barrier closing it.
+    Value i = arith::DivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, c, tokenLo), m.index(C));
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, i, m.index(2)), m.index(1));
+    Value next = offset(c, C);
+    Value more =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, hi);
+    Value from = arith::SelectOp::create(b, loc, more, next, c);
+    useChunkBuffers(select(odd, sets[0], sets[1]));
+    Value copies = group(asyncChunkCopies(from, countFrom(from)));
+    // This thread's copies of chunk i are done (those of chunk i + 1
+    // may still fly); the barrier makes every thread's visible.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(1));
+    useChunkBuffers(select(odd, sets[1], sets[0]));
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> after = solve(c, count, carried);
+    storeCheckpoint(
+        arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
+                              tokenLo),
+        after);
+    gpu::BarrierOp::create(b, loc);
+    return after;
+  });
+  // The last copies (into a set nobody reads) land before the CTA exits.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group({}), b.getI32IntegerAttr(0));
+  useChunkBuffers(sets[0]);
+  return results;
+}
+
+SmallVector<Value> Staging::asyncChunkCopies(Value c, Value count) {
+  auto qkIdx = [&](Value t, Value col) {
+    return SmallVector<Value>{tokenRow, t, h, col};
+  };
+  SmallVector<Value> copies =
+      asyncRows(op.getQ(), qStage, d.K, c, count, qkIdx);
+  llvm::append_range(copies,
+                     asyncRows(op.getK(), kStage, d.K, c, count, qkIdx));
+  llvm::append_range(
+      copies, asyncRows(op.getV(), vStage, s.blockColumns(), c, count,
+                        [&](Value t, Value col) {
+                          return SmallVector<Value>{
+                              tokenRow, t, hv,
+                              arith::AddIOp::create(b, loc, blockV0, col)};
+                        }));
+  llvm::append_range(copies, asyncChunkExtras(c));
+  return copies;
+}
+
+std::tuple<Value, Value, Value> Staging::stagedItem(Value i, int64_t perRow,
+                                                    int64_t vec, Value count) {
+  Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, i, m.index(perRow)), m.index(vec));
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
+  return {j, col, inRange};
+}
+
+SmallVector<Value>
+Staging::asyncRows(Value src, Value dst, int64_t width, Value c, Value count,
+                   function_ref<SmallVector<Value>(Value, Value)> idx) {
+  int64_t vec = 16 / elementBytes(src);
+  int64_t perRow = width / vec, items = *s.getStagedTokens() * perRow,
+          threads = *s.getWarps() * kWarpSize;
+  SmallVector<Value> copies;
+  for (int64_t i0 = 0; i0 < items; i0 += threads) {
+    // Item i0 + tid, clamped to the last (copied twice, the same bytes).
+    Value i = offset(tid, i0);
+    if (i0 + threads > items)
+      i = arith::MinUIOp::create(b, loc, i, m.index(items - 1));
+    auto [j, col, inRange] = stagedItem(i, perRow, vec, count);
+    // A row past `count` reads nothing (source size 0) from row c.
+    Value t = arith::SelectOp::create(b, loc, inRange,
+                                      arith::AddIOp::create(b, loc, c, j), c);
+    Value size =
+        arith::SelectOp::create(b, loc, inRange, m.index(vec), m.index(0));
+    copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{j, col}, src, idx(t, col), b.getIndexAttr(vec), size,
+        b.getUnitAttr()));
+  }
+  return copies;
 }
 
 void Staging::stageQK(Value c, Value count) {
@@ -156,12 +290,7 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
       ValueRange{}, [&](OpBuilder &nb, Location, Value i, ValueRange) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value j = arith::DivUIOp::create(b, loc, i, m.index(perRow));
-        Value col = arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, i, m.index(perRow)),
-            m.index(vec));
-        Value inRange =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, count);
+        auto [j, col, inRange] = stagedItem(i, perRow, vec, count);
         // The chunked solve reads every row of the chunk: rows past
         // `count` are zeros, never stale or uninitialized values.
         auto ifOp = scf::IfOp::create(b, loc, inRange,

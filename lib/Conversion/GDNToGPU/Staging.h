@@ -13,6 +13,8 @@
 
 #include "TileIO.h"
 
+#include <tuple>
+
 namespace mlir {
 namespace gdn {
 
@@ -54,6 +56,51 @@ protected:
   /// What a form stages beside a chunk's q, k, v and gates (issued with
   /// them, before the CTA waits): nothing but for chunk_parallel's scan.
   virtual void stageChunkExtras(Value c) {}
+
+  /// The buffers a chunk_prefetch_distance = 1 scan keeps two of: what a
+  /// chunk's copies write and its solve reads.
+  struct ChunkBuffers {
+    Value q, k, v, solve, factors, tokens;
+  };
+  ChunkBuffers chunkBuffers() const {
+    return {qStage, kStage, vStage, solveStage, factorStage, tokenStage};
+  }
+  /// A second set of them, beside createStagingBuffers' (static shared
+  /// memory).
+  ChunkBuffers createChunkBuffers();
+  void useChunkBuffers(const ChunkBuffers &x) {
+    std::tie(qStage, kStage, vStage, solveStage, factorStage, tokenStage) =
+        std::tie(x.q, x.k, x.v, x.solve, x.factors, x.tokens);
+  }
+
+  /// chunk_prefetch_distance = 1: every chunk through `solve` from two sets
+  /// of buffers, the next chunk's copies (cp.async, asyncChunkCopies) in
+  /// flight into one set while the chunk in the other is solved, so no
+  /// chunk waits for its loads but the first
+  /// (docs/cost-model.md#chunk-prefetch).
+  SmallVector<Value> runPrefetchedChunks(ValueRange state, ChunkSolve solve);
+
+  /// The cp.async copies of the chunk at token c (count tokens, the rows
+  /// past them zero-filled) into the current buffers (useChunkBuffers):
+  /// q, k, the CTA's columns of v and asyncChunkExtras. Returns their
+  /// tokens.
+  SmallVector<Value> asyncChunkCopies(Value c, Value count);
+
+  /// What a prefetching form copies beside q, k and v, as cp.async copies
+  /// (their tokens): chunk_parallel's scan, the chunk's record.
+  virtual SmallVector<Value> asyncChunkExtras(Value c) { return {}; }
+
+  /// Item i of a chunk's rows copied in vectors of `vec`, `perRow` a row:
+  /// its row j, first column, and whether j < count.
+  std::tuple<Value, Value, Value> stagedItem(Value i, int64_t perRow,
+                                             int64_t vec, Value count);
+
+  /// Rows [c, c + count) of `src` into `dst` [chunk, width] as cp.async
+  /// copies of 16 bytes (stageRows' vectors), the rows past `count` zeros
+  /// (a source size of 0); returns their tokens.
+  SmallVector<Value>
+  asyncRows(Value src, Value dst, int64_t width, Value c, Value count,
+            function_ref<SmallVector<Value>(Value, Value)> idx);
 
   /// Copies the q and k rows of tokens [c, c + count) into qStage and
   /// kStage (rows past `count` zeros with a chunked solve).

@@ -3,33 +3,36 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 8>}" | FileCheck %s --check-prefix=C8
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<launch = programmatic>}" | FileCheck %s --check-prefix=PDL
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 0>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=SCAN
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TF32
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, precision = tf32x3>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PRECISE
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 32, precision = tf32>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=C32
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PF
 // solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
 // N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
 // 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
 // most 4 warps, the scan over (V blocks, HV, N), the workspace freed after
 // both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
 // Q Kᵀ: 3 x 2 bf16 m16n8k16 nvvm.mma.sync, 16 keys an mma), solves and
-// writes each record in 16-byte vectors; the scan has no Gram pass and no decay masks (no exp): it
-// stages the record into the solve's buffers with q, k and v (before the
-// barrier; every load of it before its first store) and runs only the
-// state's products: under the cost model's precision = bf16 (bf16 q and k,
-// K = 16, 16-token chunks) the products with q and k on bf16 m16n8k16
-// nvvm.mma.sync, 16 keys or 16 tokens an mma (P and R 1 x 2 x 2, the update
-// 2 x 1), Uᵀ and Oᵀ on tf32 (2 x 2 each); pinned tf32, one m16n8k8 mma each
-// (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2, the update 2 x 2 = 20 mma, f32
-// operands rounded to the nearest tf32: an add of 0x1000 before the mask);
-// pinned tf32x3, split in three (P and R 2 x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2
-// x 2 x 3, the update 2 x 2 x 2 = 48).
+// writes each record in 16-byte vectors; the scan has no Gram pass and no
+// decay masks (no exp): it stages the record into the solve's buffers with
+// q, k and v and runs only the state's products: under the cost model's
+// precision = bf16 (bf16 q and k, K = 16, 16-token chunks) the products
+// with q and k on bf16 m16n8k16 nvvm.mma.sync, 16 keys or 16 tokens an mma
+// (P and R 1 x 2 x 2, the update 2 x 1), Uᵀ and Oᵀ on tf32 (2 x 2 each);
+// pinned tf32, one m16n8k8 mma each (P and R 2 x 2 x 2, Uᵀ 2 x 2, Oᵀ 2 x 2,
+// the update 2 x 2 = 20 mma, f32 operands rounded to the nearest tf32: an
+// add of 0x1000 before the mask); pinned tf32x3, split in three (P and R 2
+// x 2 x 2 x 2, Uᵀ 2 x 2 x 3, Oᵀ 2 x 2 x 3, the update 2 x 2 x 2 = 48). The
+// scan's grid (4 CTAs) runs one CTA an SM, so the cost model takes
+// chunk_prefetch_distance = 1 (PF below); pinned 0, each chunk's copies are
+// loads issued before the barrier, every one before its first store (SCAN).
 
 // The cost model takes it for several chunks of a fixed batch (T = 40 >
 // 16), but not under a pinned programmatic launch, which the second launch
 // could not honour: the one-launch tensor-core solve then.
 // PDL: solve = tensor_cores,
-// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = bf16,
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = bf16, {{.*}}chunk_prefetch_distance = 1,
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<8304xf32>
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c2, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
@@ -70,6 +73,28 @@
 // C32-COUNT-56: nvgpu.mma.sync
 // C32-NOT: nvgpu.mma.sync
 // C32: gpu.return
+// chunk_prefetch_distance = 1: the scan's chunks in two sets of staging
+// buffers, each chunk's q, k, v rows and record (8 copies a thread: q, k, v
+// one each, Tm and M three, the factors one, gamma_C one) in cp.async
+// copies issued a chunk ahead, the first chunk's before the loop; in the
+// loop the next chunk's copies go to the other set, the wait leaves them in
+// flight (numGroups = 1), the chunk is solved from its set, and the last
+// copies are waited for after the loop. No synchronous record load.
+// PF-LABEL: gpu.func @prefill_recurrent
+// PF-COUNT-8: nvgpu.device_async_copy
+// PF: nvgpu.device_async_create_group
+// PF: scf.for
+// PF-COUNT-6: arith.select {{.*}} : memref<{{.*}}, #gpu.address_space<workgroup>>
+// PF-COUNT-8: nvgpu.device_async_copy
+// PF: nvgpu.device_async_create_group
+// PF-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// PF-COUNT-6: arith.select {{.*}} : memref<{{.*}}, #gpu.address_space<workgroup>>
+// PF-NEXT: gpu.barrier
+// PF-NOT: %arg8
+// PF: gpu.barrier
+// PF-NOT: %arg8
+// PF: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// PF: gpu.return
 // SCAN-LABEL: gpu.func @prefill_recurrent
 // SCAN-COUNT-3: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
 // SCAN: memref.load %arg8

@@ -43,6 +43,13 @@
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, input_prefetch_distance = 1>' %t/t12.mlir > %t.pf.ptx
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t.pf.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pf.ptx -o %t.pf.cubin 2>&1 | FileCheck %s --check-prefix=CAP
+// chunk_parallel's scan with chunk_prefetch_distance = 1 (T = 64: four
+// chunks): the next chunk's cp.async copies in flight while one is solved
+// (wait_group 1 in the loop, 0 after it), no spills.
+// RUN: sed 's/x12x/x64x/g' %t/t12.mlir > %t/t64.mlir
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf.ptx
+// RUN: FileCheck %s --check-prefix=CPF < %t.cpf.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.cpf.ptx -o %t.cpf.cubin 2>&1 | FileCheck %s
 // A grid past the resident CTAs (N = 64) on sm_80: no input prefetch
 // (LLVM selects prefetch.global.L2 only on sm_90; it used to abort here).
 // RUN: sed 's/memref<1x/memref<64x/g' %t/t12.mlir > %t/t12n64.mlir
@@ -80,6 +87,15 @@
 // The staged inputs' L2 prefetch of a later CTA (input_prefetch_distance,
 // on tensor cores), before the CTA's own loads: q, k and v two lines each,
 // the gates a and b one each.
+// CPF-LABEL: .entry {{.*}}_recurrent(
+// CPF: cp.async.cg.shared.global
+// CPF: cp.async.commit_group;
+// CPF: cp.async.cg.shared.global
+// CPF: cp.async.commit_group;
+// CPF-NEXT: cp.async.wait_group 1;
+// CPF-NEXT: bar.sync 0;
+// CPF: mma.sync
+// CPF: cp.async.wait_group 0;
 // SM80GRID: .target sm_80
 // SM80GRID: mma.sync
 // SM80GRID-NOT: prefetch
