@@ -44,6 +44,7 @@ ScheduleAttr tokenLoopPins(MLIRContext *context) {
       .with(&ScheduleAttr::getConsumerRegisters, 0)
       .with(&ScheduleAttr::getStatePrefetchDistance, 0)
       .with(&ScheduleAttr::getInputPrefetchDistance, 0)
+      .with(&ScheduleAttr::getChunkPrefetchDistance, 0)
       .with(&ScheduleAttr::getLaunch, LaunchMode::ordinary);
 }
 

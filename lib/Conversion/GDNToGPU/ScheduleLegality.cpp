@@ -411,12 +411,12 @@ LogicalResult checkChunkPrefetch(RecurrentOp op, ScheduleAttr s,
   // Its tensor-core shapes (K a multiple of 8, 16 V columns a warp) make
   // every row a multiple of 16 bytes.
   assert(bulkCopies(op, s) && "chunk_parallel rows of 16-byte multiples");
-  int64_t bytes = 2 * stagingBytes(op, s, *s.getStagedTokens());
+  int64_t bytes = chunkPrefetchBytes(op, s);
   if (bytes > kStaticSharedBytes)
     return fail() << "with staged_tokens = " << *s.getStagedTokens()
                   << " needs " << bytes
-                  << " bytes of static shared memory (two sets of staging "
-                     "buffers), more than "
+                  << " bytes of static shared memory (a second set of the "
+                     "chunk's buffers), more than "
                   << kStaticSharedBytes;
   return success();
 }

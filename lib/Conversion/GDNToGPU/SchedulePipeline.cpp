@@ -95,8 +95,9 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
 
 /// chunk_parallel's scan copies the next chunk while it solves this one
 /// where it runs one CTA an SM (its grid at most the SMs: each chunk's
-/// loads are then on the CTA's critical path) and two sets of staging
-/// buffers fit in static shared memory (docs/cost-model.md#chunk-prefetch).
+/// loads are then on the CTA's critical path) over several chunks, and a
+/// second set of the chunk's buffers fits in static shared memory
+/// (docs/cost-model.md#chunk-prefetch).
 static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getChunkPrefetchDistance()) {
@@ -105,10 +106,10 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   }
   auto d = x.d;
   bool oneCTAnSM = d.N * d.HV * (d.V / s.blockColumns()) <= x.sms;
-  bool fits =
-      2 * stagingBytes(x.op, s, *s.getStagedTokens()) <= kStaticSharedBytes;
+  bool chunks = d.T > *s.getStagedTokens();
+  bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
-             s.chunkParallel() && oneCTAnSM && fits ? 1 : 0);
+             s.chunkParallel() && oneCTAnSM && chunks && fits ? 1 : 0);
 }
 
 /// Never programmatic unless asked (only the caller knows no running kernel

@@ -55,6 +55,10 @@ int64_t defaultStagedTokens(RecurrentOp op);
 /// Shared memory of the staging buffers of `chunk` tokens under `s`, without
 /// a producer (a producer's ring: ringBytes).
 int64_t stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk);
+/// Static shared memory of chunk_parallel's scan under
+/// chunk_prefetch_distance = 1: its staging buffers, as allocated, and the
+/// second set of the chunk's (StagingLayout::chunkSetBytes).
+int64_t chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s);
 /// Shared memory of a producer's ring of `stages` slots.
 int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's

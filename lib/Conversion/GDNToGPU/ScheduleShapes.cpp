@@ -34,6 +34,11 @@ int64_t gdn::stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk) {
   return stagingLayout(op, s, chunk, /*slots=*/1).bytes();
 }
 
+int64_t gdn::chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s) {
+  StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), 1);
+  return layout.alignedBytes(16) + layout.chunkSetBytes(16);
+}
+
 /// Shared memory of a producer's ring of `stages` slots: each slot's staging
 /// buffers and its two mbarriers.
 int64_t gdn::ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages) {

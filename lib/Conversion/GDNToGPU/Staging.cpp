@@ -57,7 +57,7 @@ void Staging::createStagingBuffers() {
 }
 
 Staging::ChunkBuffers Staging::createChunkBuffers() {
-  // Static: the schedule checked that two sets fit (checkChunkPrefetch).
+  // Static: the schedule checked that they fit (chunkPrefetchBytes).
   StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), 1);
   auto buffer = [&](const std::optional<StagingBuffer> &x) {
     return x ? workgroupBuffer(x->shape, x->elementType, 16) : Value();
@@ -68,8 +68,11 @@ Staging::ChunkBuffers Staging::createChunkBuffers() {
 
 SmallVector<Value> Staging::runStagedChunks(ValueRange state,
                                             ChunkSolve solve) {
-  if (*s.getChunkPrefetchDistance() > 0)
+  if (*s.getChunkPrefetchDistance() > 0) {
+    // It stages no gates: only chunk_parallel's scan (the record has them).
+    assert(s.chunkParallel() && "chunk_prefetch_distance outside its scan");
     return runPrefetchedChunks(state, solve);
+  }
   if (!op.isVarlen() && d.T <= *s.getStagedTokens())
     return chunk(m.index(0), m.index(d.T), state, solve);
   return forEachChunk(

@@ -36,6 +36,16 @@ int64_t StagingLayout::alignedBytes(int64_t alignment) const {
   return total;
 }
 
+int64_t StagingLayout::chunkSetBytes(int64_t alignment) const {
+  int64_t total = 0;
+  for (const std::optional<StagingBuffer> &x :
+       {std::optional<StagingBuffer>(q), std::optional<StagingBuffer>(k),
+        std::optional<StagingBuffer>(v), solve, factors, tokens})
+    if (x)
+      total += llvm::alignTo(x->bytes(), alignment);
+  return total;
+}
+
 StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
                                  int64_t slots) {
   auto d = op.getDims();

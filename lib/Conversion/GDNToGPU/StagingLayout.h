@@ -50,6 +50,9 @@ struct StagingLayout {
   /// The same with each buffer starting on `alignment` bytes, as the kernel
   /// allocates them.
   int64_t alignedBytes(int64_t alignment) const;
+  /// The buffers a chunk_prefetch_distance = 1 scan keeps a second set of
+  /// (Staging::ChunkBuffers: q, k, v, solve, factors, tokens), aligned so.
+  int64_t chunkSetBytes(int64_t alignment) const;
 };
 
 StagingLayout stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,

@@ -176,7 +176,7 @@ func.func @bf16_k8(%q: memref<2x40x1x8xbf16>, %k: memref<2x40x1x8xbf16>, %v: mem
 // -----
 
 // chunk_prefetch_distance: the next chunk only, in chunk_parallel's scan,
-// with two sets of staging buffers in static shared memory.
+// with a second set of the chunk's buffers in static shared memory.
 func.func @chunk_prefetch_two(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{chunk_prefetch_distance = 2 must be 0 or 1}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 2>, state_layout = #gdn.layout<vk>}
@@ -194,7 +194,7 @@ func.func @chunk_prefetch_tensor_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x
 // -----
 
 func.func @chunk_prefetch_c32(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x16x128xbf16>, %v: memref<1x4096x32x128xbf16>, %o: memref<1x4096x32x128xbf16>) {
-  // expected-error @+1 {{chunk_prefetch_distance = 1 with staged_tokens = 32 needs 88576 bytes of static shared memory (two sets of staging buffers), more than 49152}}
+  // expected-error @+1 {{chunk_prefetch_distance = 1 with staged_tokens = 32 needs 80128 bytes of static shared memory (a second set of the chunk's buffers), more than 49152}}
   gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>) o(%o : memref<1x4096x32x128xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, staged_tokens = 32, chunk_prefetch_distance = 1>, state_layout = #gdn.layout<vk>}
   return
 }

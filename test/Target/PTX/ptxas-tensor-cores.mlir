@@ -87,6 +87,12 @@
 // The staged inputs' L2 prefetch of a later CTA (input_prefetch_distance,
 // on tensor cores), before the CTA's own loads: q, k and v two lines each,
 // the gates a and b one each.
+// SM80GRID: .target sm_80
+// SM80GRID: mma.sync
+// SM80GRID-NOT: prefetch
+// PREFETCH-COUNT-8: prefetch.global.L2
+// PREFETCH-NOT: prefetch
+// PREFETCH: ld.global
 // CPF-LABEL: .entry {{.*}}_recurrent(
 // CPF: cp.async.cg.shared.global
 // CPF: cp.async.commit_group;
@@ -96,12 +102,6 @@
 // CPF-NEXT: bar.sync 0;
 // CPF: mma.sync
 // CPF: cp.async.wait_group 0;
-// SM80GRID: .target sm_80
-// SM80GRID: mma.sync
-// SM80GRID-NOT: prefetch
-// PREFETCH-COUNT-8: prefetch.global.L2
-// PREFETCH-NOT: prefetch
-// PREFETCH: ld.global
 // Staging, the Gram products (48 bf16 mma: bf16 q and k are exact either
 // way), the masks and factors, the solve's substitution: four barriers,
 // then only tensor-core products, no shuffle.
