@@ -393,9 +393,9 @@ LogicalResult checkInputPrefetch(RecurrentOp op, ScheduleAttr s,
                        "staged_tokens) with a fixed batch (no cu_seqlens)";
 }
 
-/// chunk_parallel's scan copies the next chunk's q, k and v rows (16-byte
-/// cp.async copies, sm_80 on as its mma is) and record into a second set of
-/// static staging buffers.
+/// The tensor-core forms' chunk loop copies the next chunk's q, k and v rows
+/// (16-byte cp.async copies, sm_80 on as their mma is) and chunk_parallel's
+/// record into a second set of static staging buffers.
 LogicalResult checkChunkPrefetch(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &) {
   int64_t distance = *s.getChunkPrefetchDistance();
@@ -406,11 +406,12 @@ LogicalResult checkChunkPrefetch(RecurrentOp op, ScheduleAttr s,
   };
   if (distance > 1)
     return fail() << "must be 0 or 1";
-  if (!s.chunkParallel())
-    return fail() << "needs solve = chunk_parallel (its scan)";
-  // Its tensor-core shapes (K a multiple of 8, 16 V columns a warp) make
+  if (!s.tensorCores())
+    return fail() << "needs solve = tensor_cores or chunk_parallel (their "
+                     "chunk loop)";
+  // The tensor-core shapes (K a multiple of 8, 16 V columns a warp) make
   // every row a multiple of 16 bytes.
-  assert(bulkCopies(op, s) && "chunk_parallel rows of 16-byte multiples");
+  assert(bulkCopies(op, s) && "tensor-core rows of 16-byte multiples");
   int64_t bytes = chunkPrefetchBytes(op, s);
   if (bytes > kStaticSharedBytes)
     return fail() << "with staged_tokens = " << *s.getStagedTokens()

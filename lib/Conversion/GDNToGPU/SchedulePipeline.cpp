@@ -93,7 +93,8 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
     s = s.with(&ScheduleAttr::getInputPrefetchDistance, x.sms);
 }
 
-/// chunk_parallel's scan copies the next chunk while it solves this one
+/// The tensor-core forms' chunk loop (chunk_parallel's scan, a varlen
+/// prefill's tensor_cores) copies the next chunk while it solves this one
 /// where it runs one CTA an SM (its grid at most the SMs: each chunk's
 /// loads are then on the CTA's critical path) over several chunks, and a
 /// second set of the chunk's buffers fits in static shared memory
@@ -106,10 +107,15 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   }
   auto d = x.d;
   bool oneCTAnSM = d.N * d.HV * (d.V / s.blockColumns()) <= x.sms;
-  bool chunks = d.T > *s.getStagedTokens();
+  // Several chunks a sequence (varlen: on average).
+  bool chunks =
+      d.T > *s.getStagedTokens() * (x.op.isVarlen() ? d.N : int64_t{1});
   bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
-             s.chunkParallel() && oneCTAnSM && chunks && fits ? 1 : 0);
+             s.tensorCores() && *s.getProducerStages() == 0 && oneCTAnSM &&
+                     chunks && fits
+                 ? 1
+                 : 0);
 }
 
 /// Never programmatic unless asked (only the caller knows no running kernel

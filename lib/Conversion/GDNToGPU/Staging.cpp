@@ -69,8 +69,8 @@ Staging::ChunkBuffers Staging::createChunkBuffers() {
 SmallVector<Value> Staging::runStagedChunks(ValueRange state,
                                             ChunkSolve solve) {
   if (*s.getChunkPrefetchDistance() > 0) {
-    // It stages no gates: only chunk_parallel's scan (the record has them).
-    assert(s.chunkParallel() && "chunk_prefetch_distance outside its scan");
+    // The tensor-core forms (a chunked solve of log gates, no producer).
+    assert(s.tensorCores() && "chunk_prefetch_distance outside tensor cores");
     return runPrefetchedChunks(state, solve);
   }
   if (!op.isVarlen() && d.T <= *s.getStagedTokens())
@@ -161,6 +161,8 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
     // may still fly); the barrier makes every thread's visible.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(1));
     useChunkBuffers(select(odd, sets[1], sets[0]));
+    if (!s.chunkParallel()) // the one-launch solve's gates, as chunk()
+      stageLogGates(c, count);
     gpu::BarrierOp::create(b, loc);
     SmallVector<Value> after = solve(c, count, carried);
     storeCheckpoint(

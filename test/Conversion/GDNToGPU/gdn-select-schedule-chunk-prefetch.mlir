@@ -1,10 +1,11 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<chunk_prefetch_distance = 0>}" | FileCheck %s --check-prefix=PIN
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel>}" | FileCheck %s --check-prefix=CP
-// chunk_parallel's scan copies the next chunk with cp.async while it
-// solves this one (chunk_prefetch_distance = 1) where its grid (V blocks x
-// HV x N CTAs of 8 warps, 128 V columns each) runs one CTA an SM: at
-// Qwen3-Next's heads (HV = 32, K = V = 128) N = 4 makes 128 CTAs on the
+// The tensor-core forms' chunk loop (chunk_parallel's scan; a varlen
+// prefill's tensor_cores: gdn-select-schedule-chunk-prefetch-varlen.mlir)
+// copies the next chunk with cp.async while it solves this one
+// (chunk_prefetch_distance = 1) where its grid (V blocks x HV x N CTAs of 8
+// warps, 128 V columns each) runs one CTA an SM: at Qwen3-Next's heads (HV = 32, K = V = 128) N = 4 makes 128 CTAs on the
 // H200's 132 SMs, N = 5 160 (docs/cost-model.md#chunk-prefetch). A pinned
 // 0 is kept, and a single chunk (T <= 16, chunk_parallel pinned) has no
 // next chunk to copy.

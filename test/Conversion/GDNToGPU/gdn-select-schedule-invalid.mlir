@@ -175,8 +175,9 @@ func.func @bf16_k8(%q: memref<2x40x1x8xbf16>, %k: memref<2x40x1x8xbf16>, %v: mem
 
 // -----
 
-// chunk_prefetch_distance: the next chunk only, in chunk_parallel's scan,
-// with a second set of the chunk's buffers in static shared memory.
+// chunk_prefetch_distance: the next chunk only, in the tensor-core forms'
+// chunk loop, with a second set of the chunk's buffers in static shared
+// memory.
 func.func @chunk_prefetch_two(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{chunk_prefetch_distance = 2 must be 0 or 1}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 2>, state_layout = #gdn.layout<vk>}
@@ -185,9 +186,9 @@ func.func @chunk_prefetch_two(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xb
 
 // -----
 
-func.func @chunk_prefetch_tensor_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
-  // expected-error @+1 {{chunk_prefetch_distance = 1 needs solve = chunk_parallel (its scan)}}
-  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = tensor_cores, chunk_prefetch_distance = 1>, state_layout = #gdn.layout<vk>}
+func.func @chunk_prefetch_cuda_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{chunk_prefetch_distance = 1 needs solve = tensor_cores or chunk_parallel (their chunk loop)}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = cuda_cores, chunk_prefetch_distance = 1>, state_layout = #gdn.layout<vk>}
   return
 }
 

@@ -164,7 +164,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
     | `input_prefetch_distance` | CTAs ahead whose q, k, v rows and gates are prefetched into L2 (prefetch.global.L2; the tensor-core solve of one chunk) | 0 |
-    | `chunk_prefetch_distance` | chunks ahead whose q, k, v rows and record chunk_parallel's scan copies into a second set of staging buffers with cp.async (0 or 1) | 0 |
+    | `chunk_prefetch_distance` | chunks ahead whose q, k, v rows (and chunk_parallel's record) the tensor-core forms' chunk loop copies into a second set of buffers with cp.async (0 or 1) | 0 |
     | `launch` | `ordinary` or a programmatic dependent launch (`LaunchMode`) | |
 
     Sizes are checked here (at least 0, or 1 where 0 means nothing; at most
