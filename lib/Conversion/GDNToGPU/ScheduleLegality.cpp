@@ -212,7 +212,7 @@ LogicalResult checkPrecision(RecurrentOp op, ScheduleAttr s,
   auto elementType = [](Value x) {
     return cast<ShapedType>(x.getType()).getElementType();
   };
-  if (!elementType(op.getQ()).isBF16() || !elementType(op.getK()).isBF16())
+  if (!bf16QueriesAndKeys(op))
     return refuse(op) << "precision = bf16 needs bf16 q and k (the bf16 mma's "
                          "operands), not "
                       << elementType(op.getQ()) << " and "

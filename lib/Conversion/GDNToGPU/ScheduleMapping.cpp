@@ -142,10 +142,7 @@ static void chooseSolve(ScheduleDraft &x) {
 static void choosePrecision(ScheduleDraft &x) {
   if (x.pins.getPrecision() || !x.s.tensorCores() || x.d.T <= 16)
     return;
-  auto isBF16 = [](Value t) {
-    return cast<ShapedType>(t.getType()).getElementType().isBF16();
-  };
-  bool bf16 = isBF16(x.op.getQ()) && isBF16(x.op.getK()) && x.d.K % 16 == 0 &&
+  bool bf16 = bf16QueriesAndKeys(x.op) && x.d.K % 16 == 0 &&
               *x.s.getStagedTokens() % 16 == 0;
   x.set(&ScheduleAttr::getPrecision, bf16 ? Precision::bf16 : Precision::tf32);
 }

@@ -64,6 +64,9 @@ int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's
 /// columns of v.
 bool bulkCopies(RecurrentOp op, ScheduleAttr s);
+/// Whether q and k are bf16 (the operands of bf16 mma: precision = bf16,
+/// and the Gram products at any precision).
+bool bf16QueriesAndKeys(RecurrentOp op);
 /// Whether every slot of a state pool starts on 16 bytes.
 bool alignedSlots(Value state);
 /// Whether staged tokens under `s` can go two a step (reductions =

@@ -79,6 +79,13 @@ bool gdn::bulkCopies(RecurrentOp op, ScheduleAttr s) {
          (s.blockColumns() * elementBytes(op.getV())) % 16 == 0;
 }
 
+bool gdn::bf16QueriesAndKeys(RecurrentOp op) {
+  auto isBF16 = [](Value x) {
+    return cast<ShapedType>(x.getType()).getElementType().isBF16();
+  };
+  return isBF16(op.getQ()) && isBF16(op.getK());
+}
+
 /// Whether every slot of a state pool starts on 16 bytes, as an identity
 /// layout's does when its tiles are 16-byte multiples: a pitch (a Slots
 /// layout) must then be a multiple of 16 bytes too.

@@ -86,21 +86,29 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
                                   ChunkSolve solve) {
   stageQK(c, count);
   stageRows(op.getV(), vStage, s.blockColumns(), c, count,
-            [&](Value t, Value col) {
-              return SmallVector<Value>{
-                  tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
-            });
-  if (s.chunkParallel()) // the gates are in the chunk's record
+            [&](Value t, Value col) { return vIndex(t, col); });
+  if (s.chunkParallel())
     stageChunkExtras(c);
-  else if (s.chunkedSolve())
-    stageLogGates(c, count);
-  else
-    stageGates(c, count, m.index(0), tid, *s.getWarps() * kWarpSize);
+  stageChunkGates(c, count);
   SmallVector<Value> current(state.begin(), state.end());
   if (current.empty()) // not loaded yet (build())
     current = loadState();
+  return solveStaged(c, count, current, solve);
+}
+
+void Staging::stageChunkGates(Value c, Value count) {
+  if (s.chunkParallel()) // the gates are in the chunk's record
+    return;
+  if (s.chunkedSolve())
+    stageLogGates(c, count);
+  else
+    stageGates(c, count, m.index(0), tid, *s.getWarps() * kWarpSize);
+}
+
+SmallVector<Value> Staging::solveStaged(Value c, Value count, ValueRange state,
+                                        ChunkSolve solve) {
   gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> results = solve(c, count, current);
+  SmallVector<Value> results = solve(c, count, state);
   storeCheckpoint(arith::SubIOp::create(
                       b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
                   results);
@@ -161,16 +169,8 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
     // may still fly); the barrier makes every thread's visible.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(1));
     useChunkBuffers(select(odd, sets[1], sets[0]));
-    if (!s.chunkParallel()) // the one-launch solve's gates, as chunk()
-      stageLogGates(c, count);
-    gpu::BarrierOp::create(b, loc);
-    SmallVector<Value> after = solve(c, count, carried);
-    storeCheckpoint(
-        arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
-                              tokenLo),
-        after);
-    gpu::BarrierOp::create(b, loc);
-    return after;
+    stageChunkGates(c, count);
+    return solveStaged(c, count, carried, solve);
   });
   // The last copies (into a set nobody reads) land before the CTA exits.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group({}), b.getI32IntegerAttr(0));
@@ -179,20 +179,12 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
 }
 
 SmallVector<Value> Staging::asyncChunkCopies(Value c, Value count) {
-  auto qkIdx = [&](Value t, Value col) {
-    return SmallVector<Value>{tokenRow, t, h, col};
-  };
-  SmallVector<Value> copies =
-      asyncRows(op.getQ(), qStage, d.K, c, count, qkIdx);
-  llvm::append_range(copies,
-                     asyncRows(op.getK(), kStage, d.K, c, count, qkIdx));
+  auto qk = [&](Value t, Value col) { return qkIndex(t, col); };
+  SmallVector<Value> copies = asyncRows(op.getQ(), qStage, d.K, c, count, qk);
+  llvm::append_range(copies, asyncRows(op.getK(), kStage, d.K, c, count, qk));
   llvm::append_range(
       copies, asyncRows(op.getV(), vStage, s.blockColumns(), c, count,
-                        [&](Value t, Value col) {
-                          return SmallVector<Value>{
-                              tokenRow, t, hv,
-                              arith::AddIOp::create(b, loc, blockV0, col)};
-                        }));
+                        [&](Value t, Value col) { return vIndex(t, col); }));
   llvm::append_range(copies, asyncChunkExtras(c));
   return copies;
 }
@@ -234,11 +226,9 @@ Staging::asyncRows(Value src, Value dst, int64_t width, Value c, Value count,
 }
 
 void Staging::stageQK(Value c, Value count) {
-  auto qkIdx = [&](Value t, Value col) {
-    return SmallVector<Value>{tokenRow, t, h, col};
-  };
-  stageRows(op.getQ(), qStage, d.K, c, count, qkIdx);
-  stageRows(op.getK(), kStage, d.K, c, count, qkIdx);
+  auto qk = [&](Value t, Value col) { return qkIndex(t, col); };
+  stageRows(op.getQ(), qStage, d.K, c, count, qk);
+  stageRows(op.getK(), kStage, d.K, c, count, qk);
 }
 
 SmallVector<Value> Staging::forEachChunk(

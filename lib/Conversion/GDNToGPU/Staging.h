@@ -53,6 +53,26 @@ protected:
   SmallVector<Value> chunk(Value c, Value count, ValueRange state,
                            ChunkSolve solve);
 
+  /// The gates of tokens [c, c + count), as the form stages them: log gates
+  /// for a chunked solve, the gates themselves for the token loop, none for
+  /// chunk_parallel's scan (its record has them).
+  void stageChunkGates(Value c, Value count);
+
+  /// A staged chunk's solve: waits for the CTA, `solve`, the checkpoint at
+  /// its end and (more chunks to come) waits until every warp is done with
+  /// the buffers.
+  SmallVector<Value> solveStaged(Value c, Value count, ValueRange state,
+                                 ChunkSolve solve);
+
+  /// Indices of token t's q or k row at column col, and of its v row at
+  /// the CTA's column col.
+  SmallVector<Value> qkIndex(Value t, Value col) {
+    return {tokenRow, t, h, col};
+  }
+  SmallVector<Value> vIndex(Value t, Value col) {
+    return {tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
+  }
+
   /// What a form stages beside a chunk's q, k, v and gates (issued with
   /// them, before the CTA waits): nothing but for chunk_parallel's scan.
   virtual void stageChunkExtras(Value c) {}

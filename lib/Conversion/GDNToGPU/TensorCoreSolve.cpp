@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelForms.h"
+#include "ScheduleRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -226,10 +227,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
   Value warp = arith::DivUIOp::create(b, loc, tid, m.index(kWarpSize));
   OperandForm qk = qkForm(op, s);
-  auto isBF16 = [](Value stage) {
-    return cast<MemRefType>(stage.getType()).getElementType().isBF16();
-  };
-  bool bf16Gram = isBF16(qStage) && isBF16(kStage) && d.K % 16 == 0;
+  // q and k are staged as they are (StagingLayout).
+  bool bf16Gram = bf16QueriesAndKeys(op) && d.K % 16 == 0;
   auto gate = [&](int64_t l) -> Value {
     return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
   };
