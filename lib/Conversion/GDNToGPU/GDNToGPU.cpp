@@ -52,6 +52,8 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module,
   // O2, not O3: the same PTX for every kernel (examples/, bench/sweeps/),
   // while O3's codegen runs GVN twice where O2 runs EarlyCSE (and its opt
   // pipeline adds nothing these straight-line kernels use): -15% compile time.
+  // Nor O1, 15-30 ms faster still: its PTX spills where O2's does not
+  // (docs/compile-time.md).
   auto nvvm = NVVM::NVVMTargetAttr::get(
       ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", target.chip,
       target.ptxFeatures);

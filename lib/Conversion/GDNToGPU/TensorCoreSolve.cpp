@@ -41,7 +41,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -58,8 +57,8 @@ namespace {
 /// Four f32 values: an accumulator fragment (c0..c3).
 using Fragment = std::array<Value, 4>;
 
-/// An mma operand's registers (tf32 values, as f32: the bits nvgpu.mma.sync
-/// passes on): hi, and lo unless the values are exact in tf32.
+/// An mma operand's registers (tf32 values, as f32: mma() passes their
+/// bits on): hi, and lo unless the values are exact in tf32.
 struct Operand {
   SmallVector<Value> hi, lo;
 };
@@ -111,36 +110,57 @@ Operand operand(KernelMath &m, ArrayRef<Value> values, OperandForm form) {
   return o;
 }
 
-/// D = A B + C for one m16n8k8 tile (nvgpu.mma.sync, tf32): a 4 and b 2
-/// tf32 values, c and d the accumulator as a vector<2x2xf32>.
-Value mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
-          Value c) {
-  Type f32 = b.getF32Type();
-  auto matrix = [&](ArrayRef<Value> xs, int64_t rows, int64_t cols) {
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get({rows, cols}, f32), xs);
+/// The four f32 accumulators of an nvvm.mma.sync result.
+Fragment accumulators(OpBuilder &b, Location loc, Value d) {
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out[i] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i});
+  return out;
+}
+
+/// D = A B + C for one mma.sync tile of `shape` on `type` operands, `a` and
+/// `bb` the operand registers as the PTX ISA's fragments hold them, `c` the
+/// four f32 accumulators. nvvm.mma.sync is built directly, not through
+/// nvgpu.mma.sync, whose vector operands lower to a few thousand
+/// insert/extractelement ops a kernel (and compile time) that LLVM folds.
+Fragment mmaSync(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                 NVVM::MMATypes type, ArrayRef<Value> a, ArrayRef<Value> bb,
+                 const Fragment &c) {
+  Type result = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
+  Value d = NVVM::MmaOp::create(
+      b, loc, result, a, bb, ValueRange(c), shape, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  return accumulators(b, loc, d);
+}
+
+/// D = A B + C for one m16n8k8 tile with tf32 operands: a 4 and b 2 tf32
+/// values (f32 whose low 13 mantissa bits the mma ignores), passed as the
+/// i32 registers mma.sync takes.
+Fragment mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
+             const Fragment &c) {
+  auto bits = [&](ArrayRef<Value> xs) {
+    SmallVector<Value> regs;
+    for (Value x : xs)
+      regs.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
+    return regs;
   };
-  return nvgpu::MmaSyncOp::create(b, loc, matrix(a, 4, 1), matrix(bb, 2, 1), c,
-                                  ArrayRef<int64_t>{16, 8, 8},
-                                  /*tf32Enabled=*/true);
+  return mmaSync(b, loc, {16, 8, 8}, NVVM::MMATypes::tf32, bits(a), bits(bb),
+                 c);
 }
 
 /// D = A B + C in split precision: the small terms first, the accumulator
-/// carried from one mma to the next as a vector.
+/// carried from one mma to the next.
 Fragment product(OpBuilder &b, Location loc, const Operand &a,
                  const Operand &bb, const Fragment &c) {
-  Value d = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2, 2}, b.getF32Type()), c);
+  Fragment d = c;
   if (!bb.lo.empty())
     d = mma(b, loc, a.hi, bb.lo, d);
   if (!a.lo.empty())
     d = mma(b, loc, a.lo, bb.hi, d);
-  d = mma(b, loc, a.hi, bb.hi, d);
-  Fragment out;
-  for (int64_t i = 0; i < 4; ++i)
-    out[i] =
-        vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{i / 2, i % 2});
-  return out;
+  return mma(b, loc, a.hi, bb.hi, d);
 }
 
 /// The A operand of an accumulator tile, reduction index permuted.
@@ -148,8 +168,7 @@ SmallVector<Value> asA(const Fragment &c) { return {c[0], c[2], c[1], c[3]}; }
 
 /// bf16 values, or f32 ones rounded to the nearest bf16, as the i32
 /// registers of an m16n8k16 operand: two a register, the first in the low
-/// half. nvgpu.mma.sync does not lower bf16 operands (LLVM 22), so
-/// productBF16 hands these to nvvm.mma.sync as they are.
+/// half, which productBF16 hands to nvvm.mma.sync as they are.
 SmallVector<Value> bf16Registers(OpBuilder &b, Location loc,
                                  ArrayRef<Value> xs) {
   Type bf16 = b.getBF16Type();
@@ -168,6 +187,15 @@ SmallVector<Value> bf16Registers(OpBuilder &b, Location loc,
   return regs;
 }
 
+/// A vector<2xbf16> as it was loaded (two adjacent values) as one i32
+/// register of an m16n8k16 operand: no unpacking into scalars and packing
+/// again.
+Value bf16Register(OpBuilder &b, Location loc, Value pair) {
+  Value bits = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, bits, int64_t{0});
+}
+
 /// D = A B + C for one m16n8k16 tile with bf16 operands (precision =
 /// bf16): `a` 4 and `bb` 2 registers of bf16Registers, holding the PTX
 /// ISA's fragments ("Matrix Fragments for mma.m16n8k16"), with g = lane / 4,
@@ -181,18 +209,7 @@ SmallVector<Value> bf16Registers(OpBuilder &b, Location loc,
 /// A operand as they are: c0..c3 of the first, then of the second.
 Fragment productBF16(OpBuilder &b, Location loc, ArrayRef<Value> a,
                      ArrayRef<Value> bb, const Fragment &c) {
-  Type result = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
-  Value d = NVVM::MmaOp::create(
-      b, loc, result, a, bb, ValueRange(c), ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  Fragment out;
-  for (int64_t i = 0; i < 4; ++i)
-    out[i] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i});
-  return out;
+  return mmaSync(b, loc, {16, 8, 16}, NVVM::MMATypes::bf16, a, bb, c);
 }
 } // namespace
 
@@ -258,22 +275,20 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     // bf16 q and k: 16 keys an m16n8k16 mma on the pairs as staged (the
     // products are exact either way, in half the mma; docs/math.md §5).
     auto pairOf = [&](Value buf, Value row, Value key, bool real) {
-      return real ? extractAll(loadVector(buf, {row, key}, 2))
-                  : SmallVector<Value>{m.f32(0.0), m.f32(0.0)};
+      return real ? bf16Register(b, loc, loadVector(buf, {row, key}, 2))
+                  : m.i32(0);
     };
     for (int64_t p = 0; bf16Gram && p < d.K / 16; ++p) {
       Value key = offset(t2, 16 * p), keyHi = offset(t2, 16 * p + 8);
-      SmallVector<Value> a = pairOf(x, top, key, true);
-      llvm::append_range(a, pairOf(x, bottom, key, hasBottom));
-      llvm::append_range(a, pairOf(x, top, keyHi, true));
-      llvm::append_range(a, pairOf(x, bottom, keyHi, hasBottom));
-      SmallVector<Value> aRegs = bf16Registers(b, loc, a);
+      SmallVector<Value> aRegs = {
+          pairOf(x, top, key, true), pairOf(x, bottom, key, hasBottom),
+          pairOf(x, top, keyHi, true), pairOf(x, bottom, keyHi, hasBottom)};
       for (int64_t n = n0; n < n1; ++n) {
         Value row = offset(g, 8 * n);
-        SmallVector<Value> bb = pairOf(y, row, key, true);
-        llvm::append_range(bb, pairOf(y, row, keyHi, true));
-        acc[n - n0] =
-            productBF16(b, loc, aRegs, bf16Registers(b, loc, bb), acc[n - n0]);
+        acc[n - n0] = productBF16(
+            b, loc, aRegs,
+            {pairOf(y, row, key, true), pairOf(y, row, keyHi, true)},
+            acc[n - n0]);
       }
     }
     for (int64_t p = 0; !bf16Gram && p < d.K / 8; ++p) {
@@ -498,9 +513,6 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   bool bf16 = s.bf16Products();
-  auto pairOf = [&](Value buf, ValueRange idx) {
-    return extractAll(loadVector(buf, idx, 2));
-  };
   for (int64_t p = 0; bf16 && p < keyTiles; p += 2) { // 16 keys an mma
     Fragment lo = tileOf(p), hi = tileOf(p + 1);
     SmallVector<Value> a = bf16Registers(
@@ -508,10 +520,10 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
       Value token = offset(g, 8 * n);
-      auto keyPairs = [&](Value buf) {
-        SmallVector<Value> pairs = pairOf(buf, {token, key});
-        llvm::append_range(pairs, pairOf(buf, {token, offset(key, 8)}));
-        return bf16Registers(b, loc, pairs);
+      auto keyPairs = [&](Value buf) -> SmallVector<Value> {
+        return {
+            bf16Register(b, loc, loadVector(buf, {token, key}, 2)),
+            bf16Register(b, loc, loadVector(buf, {token, offset(key, 8)}, 2))};
       };
       P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
       R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);

@@ -41,7 +41,7 @@
 // CHECK-LABEL: gpu.func @prefill_chunk_solves
 // CHECK-SAME: %[[REC:arg8]]: memref<8304xf32>
 // CHECK-COUNT-6: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
-// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
+// CHECK-NOT: nvvm.mma.sync
 // CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] : memref<8304xf32>, vector<4xf32>
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
@@ -49,29 +49,29 @@
 // CHECK: arith.constant 4096 : i32
 // CHECK-COUNT-4: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-NOT: nvvm.mma.sync
-// CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK-COUNT-8: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK-NOT: nvvm.mma.sync
 // CHECK-COUNT-2: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
-// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
+// CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
 // TF32-LABEL: gpu.func @prefill_recurrent
 // TF32: arith.constant 4096 : i32
-// TF32-COUNT-20: nvgpu.mma.sync
-// TF32-NOT: {{nvvm|nvgpu}}.mma.sync
+// TF32-COUNT-20: nvvm.mma.sync {{.*}}mma_type<tf32>
+// TF32-NOT: nvvm.mma.sync
 // TF32: gpu.return
 // PRECISE-LABEL: gpu.func @prefill_recurrent
 // PRECISE-NOT: arith.constant 4096 : i32
-// PRECISE-COUNT-48: nvgpu.mma.sync
-// PRECISE-NOT: nvgpu.mma.sync
+// PRECISE-COUNT-48: nvvm.mma.sync {{.*}}mma_type<tf32>
+// PRECISE-NOT: nvvm.mma.sync
 // PRECISE: gpu.return
 // C32: gpu.alloc () : memref<19232xf32>
 // C32-LABEL: gpu.func @prefill_chunk_solves
 // C32-COUNT-16: nvvm.mma.sync
-// C32-NOT: {{nvvm|nvgpu}}.mma.sync
+// C32-NOT: nvvm.mma.sync
 // C32-LABEL: gpu.func @prefill_recurrent
-// C32-COUNT-56: nvgpu.mma.sync
-// C32-NOT: nvgpu.mma.sync
+// C32-COUNT-56: nvvm.mma.sync {{.*}}mma_type<tf32>
+// C32-NOT: nvvm.mma.sync
 // C32: gpu.return
 // chunk_prefetch_distance = 1: the scan's chunks in two sets of staging
 // buffers, each chunk's q, k, v rows and record (8 copies a thread: q, k, v

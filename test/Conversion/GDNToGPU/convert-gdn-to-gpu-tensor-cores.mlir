@@ -5,7 +5,7 @@
 // warp (2 a lane x 8 lanes along V), chunks of whole 8-token mma tiles (T =
 // 3 takes 8 rows, 5 of them zeros), q and k rows padded by 16 bytes in
 // shared memory, the solve's matrices [2, C, C + 4] and token factors
-// [5, C]. Every product is an m16n8k8 tf32 nvgpu.mma.sync: the Gram products K Kᵀ,
+// [5, C]. Every product is an m16n8k8 tf32 nvvm.mma.sync: the Gram products K Kᵀ,
 // Q Qᵀ, Q Kᵀ (on warp 0 / 1, next to the decay masks of all threads), a
 // barrier, the masks applied and the factors, a barrier, the substitution,
 // a barrier, then the state's fragments. f32 q and k are split like the
@@ -21,11 +21,11 @@
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x20xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<3x8xf32, #gpu.address_space<workgroup>>{{.*}}memref<2x8x12xf32, #gpu.address_space<workgroup>>{{.*}}memref<5x8xf32, #gpu.address_space<workgroup>>
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
 // CHECK: gpu.barrier
-// CHECK-COUNT-18: nvgpu.mma.sync
+// CHECK-COUNT-18: nvvm.mma.sync {{.*}}mma_type<tf32>
 // CHECK-COUNT-3: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK-COUNT-24: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
-// CHECK-NOT: nvgpu.mma.sync
+// CHECK-COUNT-24: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK-NOT: nvvm.mma.sync
 // The state back in its layout: vk, two adjacent keys a store.
 // CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
 // CHECK: gpu.return
@@ -55,8 +55,8 @@ func.func @f32qk(%q: memref<1x3x1x16xf32>, %k: memref<1x3x1x16xf32>,
 // CHECK-SAME: workgroup(%{{.*}} : memref<8x24xbf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-2: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-NOT: nvvm.mma.sync
-// CHECK-COUNT-18: nvgpu.mma.sync
-// CHECK-NOT: {{nvvm|nvgpu}}.mma.sync
+// CHECK-COUNT-18: nvvm.mma.sync {{.*}}mma_type<tf32>
+// CHECK-NOT: nvvm.mma.sync
 // kv: a lane's two V columns (tile rows g, g + 8) side by side, 8 bytes a
 // store.
 // CHECK: vector.store {{.*}} : memref<1x1x16x16xf32>, vector<2xf32>
