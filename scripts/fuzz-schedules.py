@@ -35,6 +35,7 @@ PARAMETERS = [
     ("state_prefetch_distance", [0, 0, 1, 132, 924], [-1, (1 << 20) + 1]),
     ("input_prefetch_distance", [0, 0, 1, 132], [-1]),
     ("chunk_prefetch_distance", [0, 0, 1, 2], [-1]),
+    ("max_registers", [0, 0, 0, 16, 24, 128, 168, 255, 256], [-1]),
     ("launch", ["ordinary", "programmatic", "programmatic_at_start",
                 "programmatic_after_recurrence"], ["later", 3]),
 ]

@@ -157,7 +157,8 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
         lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1,
         reductions = in_turn, solve = token_by_token, precision = tf32x3,
         producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0,
-        input_prefetch_distance = 0, chunk_prefetch_distance = 0, launch = ordinary>}
+        input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0,
+        launch = ordinary>}
     ```
 
     Pinning two parameters from the command line (docs/schedule.md):

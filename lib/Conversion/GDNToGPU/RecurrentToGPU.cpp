@@ -31,12 +31,6 @@ std::string gdn::kernelNameFor(Operation *op, StringRef suffix) {
   return out + "_" + suffix.str();
 }
 
-namespace {
-/// Register cap of tensor-core kernels of 4 or more warps.
-constexpr int32_t kTensorCoreRegisters = 128;
-
-} // namespace
-
 gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
                                      const KernelModuleOf &kernelModuleOf,
                                      StringRef suffix, TypeRange workspaces) {
@@ -62,14 +56,12 @@ gpu::GPUFuncOp gdn::createKernelFunc(Operation *op, ScheduleAttr s,
   } else {
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
   }
-  // Tensor-core CTAs of 4 or 8 warps on chunks of up to 16 tokens: at most
-  // 128 registers a thread, so 16 warps (4 or 2 CTAs) fit an SM as the
-  // schedule assumes; 32-token chunks would spill in the chunk loop under
-  // it (docs/cost-model.md#tensor-core-register-cap).
-  if (s.tensorCores() && *s.getWarps() >= 4 && *s.getStagedTokens() <= 16 &&
-      *s.getConsumerRegisters() == 0)
+  // The schedule's register cap (.maxnreg), e.g. the cost model's 128 for
+  // tensor-core CTAs sharing an SM
+  // (docs/cost-model.md#tensor-core-register-cap).
+  if (*s.getMaxRegisters() > 0)
     kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                    b.getI32IntegerAttr(kTensorCoreRegisters));
+                    b.getI32IntegerAttr(*s.getMaxRegisters()));
   return kernel;
 }
 

@@ -343,6 +343,23 @@ LogicalResult checkConsumerRegisters(RecurrentOp op, ScheduleAttr s,
                     << total << ") at most 65536";
 }
 
+/// .maxnreg takes what ptxas can allocate a thread, at least 24 (as
+/// setmaxnreg), at most 255; setmaxnreg (consumer_registers) needs the
+/// count fixed at entry instead.
+LogicalResult checkMaxRegisters(RecurrentOp op, ScheduleAttr s,
+                                const GPUTarget &) {
+  int64_t registers = *s.getMaxRegisters();
+  if (registers == 0)
+    return success();
+  if (registers < 24 || registers > 255)
+    return refuse(op) << "max_registers = " << registers
+                      << " must be 0 (no cap) or in [24, 255]";
+  if (*s.getConsumerRegisters() > 0)
+    return refuse(op) << "max_registers (.maxnreg) and consumer_registers "
+                         "(setmaxnreg) cannot be combined";
+  return success();
+}
+
 /// setmaxnreg is an arch-specific instruction (sm_90a, sm_100a).
 LogicalResult checkConsumerRegistersChip(RecurrentOp op, ScheduleAttr s,
                                          const GPUTarget &target) {
@@ -466,6 +483,7 @@ constexpr Check kChecks[] = {
     checkStatePrefetch,
     checkInputPrefetch,
     checkChunkPrefetch,
+    checkMaxRegisters,
     checkLaunch,
     checkGridLimits,
     checkConsumerRegistersChip,

@@ -3,8 +3,10 @@
 // The cost model's rules for what overlaps a kernel's memory traffic with its
 // math: a producer warp feeding a ring of staged chunks (producer_stages,
 // consumer_registers), the L2 prefetches of a later CTA's data
-// (state_prefetch_distance, input_prefetch_distance), and where a
-// programmatic launch lets the next kernel start (launch). Run by
+// (state_prefetch_distance, input_prefetch_distance), the next chunk's copy
+// (chunk_prefetch_distance), the register cap that lets CTAs share an SM
+// (max_registers), and where a programmatic launch lets the next kernel
+// start (launch). Run by
 // chooseSchedule (Schedule.cpp) once the mapping is chosen, in the order of
 // pipelineRules() at the end of this file; each keeps a
 // pinned parameter, and ScheduleLegality.cpp checks the result.
@@ -20,6 +22,13 @@
 
 using namespace mlir;
 using namespace mlir::gdn;
+
+/// The kernel's grid (N * HV * V / blockColumns CTAs; varlen: N sequences)
+/// is at most the SMs: one CTA an SM, none sharing one.
+static bool oneCTAnSM(const ScheduleDraft &x) {
+  auto d = x.d;
+  return d.N * d.HV * (d.V / x.s.blockColumns()) <= x.sms;
+}
 
 /// Never chosen: only with a pinned producer warp
 /// (docs/cost-model.md#producer-warp).
@@ -86,7 +95,9 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
     return;
   }
   int64_t residentCTAs =
-      x.sms * std::max<int64_t>(65536 / (128 * kWarpSize * *s.getWarps()), 1);
+      x.sms *
+      std::max<int64_t>(
+          65536 / (kTensorCoreRegisters * kWarpSize * *s.getWarps()), 1);
   if (inputsPrefetchable(x.op, s) && x.target.bulkAsyncCopies &&
       *s.getWarps() >= 4 &&
       d.N * d.HV * (d.V / s.blockColumns()) > residentCTAs)
@@ -106,16 +117,33 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
     return;
   }
   auto d = x.d;
-  bool oneCTAnSM = d.N * d.HV * (d.V / s.blockColumns()) <= x.sms;
   // Several chunks a sequence (varlen: on average).
   bool chunks =
       d.T > *s.getStagedTokens() * (x.op.isVarlen() ? d.N : int64_t{1});
   bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
-             s.tensorCores() && *s.getProducerStages() == 0 && oneCTAnSM &&
+             s.tensorCores() && *s.getProducerStages() == 0 && oneCTAnSM(x) &&
                      chunks && fits
                  ? 1
                  : 0);
+}
+
+/// Tensor-core CTAs of 4 or more warps on chunks of up to 16 tokens are
+/// capped at 128 registers a thread where several share an SM (the grid
+/// past the SMs), so 16 warps fit one as the choice of warps assumes; on a
+/// grid of at most one CTA an SM a cap only spills: the varlen prefill's
+/// kernel spilled 84 bytes under it and ran 12% slower
+/// (docs/cost-model.md#tensor-core-register-cap).
+static void chooseMaxRegisters(ScheduleDraft &x) {
+  ScheduleAttr &s = x.s;
+  if (std::optional<int64_t> pin = x.pins.getMaxRegisters()) {
+    s = s.with(&ScheduleAttr::getMaxRegisters, *pin);
+    return;
+  }
+  bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
+             *s.getStagedTokens() <= 16 && *s.getConsumerRegisters() == 0 &&
+             !oneCTAnSM(x);
+  s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);
 }
 
 /// Never programmatic unless asked (only the caller knows no running kernel
@@ -135,9 +163,13 @@ static void chooseLaunch(ScheduleDraft &x) {
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::pipelineRules() {
   static constexpr ScheduleRule kRules[] = {
-      chooseConsumerRegisters,     chooseProducerStages,
-      chooseStatePrefetchDistance, chooseInputPrefetchDistance,
-      chooseChunkPrefetchDistance, chooseLaunch,
+      chooseConsumerRegisters,
+      chooseProducerStages,
+      chooseStatePrefetchDistance,
+      chooseInputPrefetchDistance,
+      chooseChunkPrefetchDistance,
+      chooseMaxRegisters,
+      chooseLaunch,
   };
   return kRules;
 }

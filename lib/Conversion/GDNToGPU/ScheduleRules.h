@@ -35,6 +35,9 @@ constexpr int64_t kMaxStateValues = 64;
 /// kSharedReserveBytes); buffers past 48 KiB are then views of dynamic
 /// shared memory (KernelContext::dynamicBuffer).
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// max_registers of the tensor-core CTAs of 4 or more warps the cost model
+/// caps: 16 warps an SM (docs/cost-model.md#tensor-core-register-cap).
+constexpr int64_t kTensorCoreRegisters = 128;
 /// Shared memory a kernel keeps beside its staging buffers or ring: a
 /// producer's mbarriers (8 bytes a stage) and ptxas's own.
 constexpr int64_t kSharedReserveBytes = 1024;

@@ -33,7 +33,7 @@ func.func @programmatic(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
-        chunk_prefetch_distance = 0,
+        chunk_prefetch_distance = 0, max_registers = 0,
         launch = programmatic>}
   return
 }
@@ -49,7 +49,7 @@ func.func @illegal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: mem
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
-        chunk_prefetch_distance = 0,
+        chunk_prefetch_distance = 0, max_registers = 0,
         launch = ordinary>}
   return
 }
@@ -66,7 +66,7 @@ func.func @legal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memre
         warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn,
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
-        chunk_prefetch_distance = 0,
+        chunk_prefetch_distance = 0, max_registers = 0,
         launch = ordinary>}
   return
 }

@@ -1,10 +1,12 @@
-// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 8, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 8, solve = tensor_cores, max_registers = 128>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 8, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=NOCAP
 // RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<warps = 2, solve = tensor_cores>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
 // Where the tensor-core solve of a single chunk loads the state: in CTAs of
 // 4 or more warps after the chunk's staging loads (q, k, v, gates), before
 // the staging barrier; in CTAs of 2 warps first (TensorCoreSolveKernel::build()).
-// CTAs of 4 or more warps are capped at 128 registers a thread (2 CTAs of 8
-// warps an SM), those of 2 warps are not.
+// max_registers = 128 caps a thread's registers (.maxnreg: 2 CTAs of 8 warps
+// an SM); the cost model leaves this one-CTA grid uncapped, as it does CTAs
+// of 2 warps.
 // CHECK-LABEL: gpu.func @late_state_recurrent
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 128 : i32}
 // CHECK-NOT: memref<1x1x128x16xf32>, vector<2xf32>
@@ -14,6 +16,8 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>
 // CHECK: gpu.barrier
+// NOCAP-LABEL: gpu.func @late_state_recurrent
+// NOCAP-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // TWO-LABEL: gpu.func @late_state_recurrent
 // TWO-SAME: kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // TWO: vector.load {{.*}} : memref<1x1x128x16xf32>, vector<2xf32>

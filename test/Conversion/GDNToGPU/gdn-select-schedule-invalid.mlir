@@ -199,3 +199,29 @@ func.func @chunk_prefetch_c32(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x
   gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>) o(%o : memref<1x4096x32x128xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, staged_tokens = 32, chunk_prefetch_distance = 1>, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// max_registers: 0 (no cap) or what .maxnreg can hold a thread, and not
+// beside setmaxnreg (consumer_registers), which fixes the count at entry.
+func.func @max_registers_small(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{max_registers = 16 must be 0 (no cap) or in [24, 255]}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<max_registers = 16>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @max_registers_large(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{max_registers = 256 must be 0 (no cap) or in [24, 255]}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<max_registers = 256>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @max_registers_setmaxnreg(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>, %o: memref<1x12x32x128xbf16>) {
+  // expected-error @+1 {{max_registers (.maxnreg) and consumer_registers (setmaxnreg) cannot be combined}}
+  gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>) v(%v : memref<1x12x32x128xbf16>) o(%o : memref<1x12x32x128xbf16>) {gdn.schedule = #gdn.schedule<warps = 4, staged_tokens = 16, producer_stages = 2, consumer_registers = 232, max_registers = 128>, state_layout = #gdn.layout<vk>}
+  return
+}

@@ -8,16 +8,19 @@
 // example (T = 4 in a chunk of 8), kv, varlen
 // (several chunks), a decode example staged (one token in an 8-row chunk),
 // and 1, 2 and 8 warps a CTA; sm_80 takes it too (mma.sync tf32 is sm_80+).
-// Two exceptions, a few bytes each: CTAs of 4 or 8 warps are capped at 128
-// registers a thread (.maxnreg, so 16 warps fit an SM; T = 12 on 8 warps
-// spilled 4 bytes under the cap before Q Qᵀ moved to a third warp, the
-// staged pool decode spills 4: CAP), and varlen on 2 warps may spill a few
-// bytes (FEW; none at 212 registers today).
+// Two exceptions, a few bytes each: CTAs of 4 or 8 warps capped at 128
+// registers a thread (max_registers = 128, .maxnreg: so 16 warps fit an SM,
+// the cost model's choice where CTAs share one, as at N = 64 and not at
+// N = 1: MAXNREG, NOCAP; T = 12 on 8 warps spilled 4 bytes under the cap
+// before Q Qᵀ moved to a third warp, the staged pool decode spills 4: CAP),
+// and varlen on 2 warps may spill a few bytes (FEW; none at 212 registers
+// today).
 // RUN: split-file %s %t
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %t/t12.mlir > %t.t12.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.t12.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.t12.ptx -o %t.t12.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.w8.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir | FileCheck %s --check-prefix=NOCAP
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, max_registers = 128>' %t/t12.mlir > %t.w8.ptx
 // RUN: FileCheck %s --check-prefix=MAXNREG < %t.w8.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.w8.ptx -o %t.w8.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 1, solve = tensor_cores>' %t/t12.mlir > %t.w1.ptx
@@ -29,6 +32,11 @@
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<warps = 2, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s --check-prefix=FEW
 // RUN: FileCheck %s --check-prefix=BF16 < %t.varlen.ptx
+// The varlen extend under the cost model: its grid fits the SMs, so no cap
+// (NOCAP) and no spill (under the cap it spilled 84 bytes).
+// RUN: gdn-run --emit=ptx %examples/sglang_varlen_extend.mlir > %t.varlen-default.ptx
+// RUN: FileCheck %s --check-prefix=NOCAP < %t.varlen-default.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.varlen-default.ptx -o %t.varlen-default.cubin 2>&1 | FileCheck %s
 // 32-token chunks (the Gram in two 16-row tiles) are not capped and do
 // not spill (NOCAP). 64-token chunks take 118.5 KiB of staging buffers, views
 // of dynamic shared memory (DYN): the kernel declares 1 byte statically.
@@ -38,9 +46,9 @@
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 32, solve = tensor_cores>' %examples/sglang_varlen_extend.mlir > %t.c32.ptx
 // RUN: FileCheck %s --check-prefix=NOCAP < %t.c32.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.c32.ptx -o %t.c32.cubin 2>&1 | FileCheck %s
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 8, solve = tensor_cores>' %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<staged_tokens = 8, solve = tensor_cores, max_registers = 128>' %examples/sglang_pool_decode_bf16.mlir > %t.pool.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pool.ptx -o %t.pool.cubin 2>&1 | FileCheck %s --check-prefix=CAP
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, input_prefetch_distance = 1>' %t/t12.mlir > %t.pf.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = tensor_cores, input_prefetch_distance = 1, max_registers = 128>' %t/t12.mlir > %t.pf.ptx
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t.pf.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.pf.ptx -o %t.pf.cubin 2>&1 | FileCheck %s --check-prefix=CAP
 // chunk_parallel's scan with chunk_prefetch_distance = 1 (T = 64: four
@@ -56,7 +64,7 @@
 // RUN: gdn-run --emit=ptx --chip=sm_80 %t/t12n64.mlir > %t.sm80n64.ptx
 // RUN: FileCheck %s --check-prefix=SM80GRID < %t.sm80n64.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm80n64.ptx -o %t.sm80n64.cubin
-// RUN: gdn-run --emit=ptx %t/t12n64.mlir | FileCheck %s --check-prefix=PREFETCH
+// RUN: gdn-run --emit=ptx %t/t12n64.mlir | FileCheck %s --check-prefixes=PREFETCH,MAXNREG
 // RUN: gdn-run --emit=ptx --chip=sm_80 --schedule='#gdn.schedule<solve = tensor_cores>' %t/t12.mlir > %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=SM80
 

@@ -72,7 +72,8 @@ LogicalResult ScheduleAttr::verify(
     std::optional<int64_t> consumerRegisters,
     std::optional<int64_t> statePrefetchDistance,
     std::optional<int64_t> inputPrefetchDistance,
-    std::optional<int64_t> chunkPrefetchDistance, LaunchModeAttr) {
+    std::optional<int64_t> chunkPrefetchDistance,
+    std::optional<int64_t> maxRegisters, LaunchModeAttr) {
   // The smallest value of each size: 1 where a count of 0 means nothing,
   // 0 where 0 means none of it.
   for (auto [name, value, lo] :
@@ -86,7 +87,8 @@ LogicalResult ScheduleAttr::verify(
         {"consumer_registers", consumerRegisters, 0},
         {"state_prefetch_distance", statePrefetchDistance, 0},
         {"input_prefetch_distance", inputPrefetchDistance, 0},
-        {"chunk_prefetch_distance", chunkPrefetchDistance, 0}})
+        {"chunk_prefetch_distance", chunkPrefetchDistance, 0},
+        {"max_registers", maxRegisters, 0}})
     if (value && (*value < lo || *value > kMaxSize))
       return emitError() << "#gdn.schedule " << name << " = " << *value
                          << " must be in [" << lo << ", " << kMaxSize << "]";

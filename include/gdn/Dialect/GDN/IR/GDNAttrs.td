@@ -165,6 +165,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
     | `input_prefetch_distance` | CTAs ahead whose q, k, v rows and gates are prefetched into L2 (prefetch.global.L2; the tensor-core solve of one chunk) | 0 |
     | `chunk_prefetch_distance` | chunks ahead whose q, k, v rows (and chunk_parallel's record) the tensor-core forms' chunk loop copies into a second set of buffers with cp.async (0 or 1) | 0 |
+    | `max_registers` | registers a thread at most (`.maxnreg`; 0: as ptxas allocates, else in [24, 255]) | 0 |
     | `launch` | `ordinary` or a programmatic dependent launch (`LaunchMode`) | |
 
     Sizes are checked here (at least 0, or 1 where 0 means nothing; at most
@@ -190,6 +191,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     GDN_SizeParameter<"L2 prefetch distance of state tiles in CTAs (0: none)">:$state_prefetch_distance,
     GDN_SizeParameter<"L2 prefetch distance of staged inputs in CTAs (0: none)">:$input_prefetch_distance,
     GDN_SizeParameter<"chunks copied ahead into shared memory (0: none)">:$chunk_prefetch_distance,
+    GDN_SizeParameter<"registers a thread at most, .maxnreg (0: no cap)">:$max_registers,
     OptionalParameter<"LaunchModeAttr", "launch after the previous kernel">:$launch
   );
   let builders = [
