@@ -35,7 +35,7 @@ public:
   /// Builds every later f32/index/i32 constant once, at the start of `block`
   /// (which must dominate every use: a kernel's entry block). The unrolled
   /// GPU kernels use the same few dozen constants thousands of times; each
-  /// op built is converted, canonicalized and verified again and again.
+  /// op built is converted, CSEd and verified again and again.
   void uniqueConstantsIn(Block *block) { constantBlock = block; }
   /// Widens bf16/f16/f8E4M3FN (scalar or vector) to f32 (exactly); f32
   /// passes through.

@@ -132,7 +132,7 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
 /// capped at 128 registers a thread where several share an SM (the grid
 /// past the SMs), so 16 warps fit one as the choice of warps assumes; on a
 /// grid of at most one CTA an SM a cap only spills: the varlen prefill's
-/// kernel spilled 84 bytes under it and ran 12% slower
+/// kernel spilled 84 bytes under it and ran 10-12% slower
 /// (docs/cost-model.md#tensor-core-register-cap).
 static void chooseMaxRegisters(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;

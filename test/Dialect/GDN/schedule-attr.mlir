@@ -5,7 +5,7 @@
 // order (columns_per_lane, lanes_along_v, warps, staged_tokens,
 // unroll_tokens, reductions, solve, precision, producer_stages,
 // consumer_registers, state_prefetch_distance, input_prefetch_distance,
-// launch); absent ones
+// chunk_prefetch_distance, max_registers, launch); absent ones
 // (the cost model's choice) stay absent, and 0 where it means none stays 0.
 
 // CHECK-LABEL: func.func @partial
@@ -24,11 +24,11 @@ func.func @partial(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memre
 
 // CHECK-LABEL: func.func @complete
 // CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 8, staged_tokens = 16, unroll_tokens = 4, reductions = in_turn, solve = cuda_cores, precision = tf32x3, producer_stages = 3, consumer_registers = 152, state_prefetch_distance = 924, input_prefetch_distance = 66, chunk_prefetch_distance = 0, max_registers = 168, launch = programmatic_after_recurrence>}
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 1048576, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, launch = programmatic_at_start>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 1048576, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = programmatic_at_start>}
 func.func @complete(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
       {gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 8, staged_tokens = 16, unroll_tokens = 4, reductions = in_turn, solve = cuda_cores, precision = tf32x3, producer_stages = 3, consumer_registers = 152, state_prefetch_distance = 924, input_prefetch_distance = 66, chunk_prefetch_distance = 0, max_registers = 168, launch = programmatic_after_recurrence>}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
-      {gdn.schedule = #gdn.schedule<launch = programmatic_at_start, chunk_prefetch_distance = 0, input_prefetch_distance = 0, state_prefetch_distance = 0, consumer_registers = 0, producer_stages = 0, precision = tf32, solve = token_by_token, reductions = side_by_side, unroll_tokens = 1, staged_tokens = 0, warps = 1, lanes_along_v = 1, columns_per_lane = 1048576>}
+      {gdn.schedule = #gdn.schedule<launch = programmatic_at_start, max_registers = 0, chunk_prefetch_distance = 0, input_prefetch_distance = 0, state_prefetch_distance = 0, consumer_registers = 0, producer_stages = 0, precision = tf32, solve = token_by_token, reductions = side_by_side, unroll_tokens = 1, staged_tokens = 0, warps = 1, lanes_along_v = 1, columns_per_lane = 1048576>}
   return
 }

@@ -36,16 +36,14 @@
 // RUN: gdn-run --emit=ptx %examples/sglang_verify_t4.mlir > %t.verify.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.verify.ptx -o %t.verify.cubin 2>&1 | FileCheck %s
 // The SGLang extend (16 tokens a sequence) on its token loop; its default,
-// the tensor-core solve on 8 warps capped at 128 registers, spills under
-// 100 bytes (92 with fused gating and a pool), and is still 1.2-1.9x the
-// token loop's speed (docs/cost-model.md#varlen-prefill): SPILLS.
+// the tensor-core solve on 8 warps, uncapped on its one-CTA-an-SM grid,
+// does not spill (docs/cost-model.md#varlen-prefill).
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = token_by_token>' %examples/sglang_varlen_extend.mlir > %t.varlen.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.varlen.ptx -o %t.varlen.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/sglang_varlen_extend.mlir > %t.varlen-tc.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.varlen-tc.ptx
-// RUN: %ptxas -arch=sm_90a -v %t.varlen-tc.ptx -o %t.varlen-tc.cubin 2>&1 | FileCheck %s --check-prefix=SPILLS
+// RUN: %ptxas -arch=sm_90a -v %t.varlen-tc.ptx -o %t.varlen-tc.cubin 2>&1 | FileCheck %s
 // MMA: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// SPILLS: stack frame, {{[0-9]?[0-9]}} bytes spill stores, {{[0-9]?[0-9]}} bytes spill loads
 // RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_decode.mlir > %t.kda.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kda.ptx -o %t.kda.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx %examples/kimi_linear_kda_verify_t4.mlir > %t.kdaverify.ptx
