@@ -23,12 +23,14 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-/// The kernel's grid (N * HV * V / blockColumns CTAs; varlen: N sequences)
-/// is at most the SMs: one CTA an SM, none sharing one.
-static bool oneCTAnSM(const ScheduleDraft &x) {
-  auto d = x.d;
-  return d.N * d.HV * (d.V / x.s.blockColumns()) <= x.sms;
+/// CTAs of the kernel's grid: N * HV * V / blockColumns (varlen: N
+/// sequences).
+static int64_t gridCTAs(const ScheduleDraft &x) {
+  return x.d.N * x.d.HV * (x.d.V / x.s.blockColumns());
 }
+
+/// The grid is at most the SMs: one CTA an SM, none sharing one.
+static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
 
 /// Never chosen: only with a pinned producer warp
 /// (docs/cost-model.md#producer-warp).
@@ -89,7 +91,6 @@ static void chooseStatePrefetchDistance(ScheduleDraft &x) {
 /// (docs/cost-model.md#l2-input-prefetch).
 static void chooseInputPrefetchDistance(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
-  auto d = x.d;
   if (std::optional<int64_t> pin = x.pins.getInputPrefetchDistance()) {
     s = s.with(&ScheduleAttr::getInputPrefetchDistance, *pin);
     return;
@@ -99,8 +100,7 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
       std::max<int64_t>(
           65536 / (kTensorCoreRegisters * kWarpSize * *s.getWarps()), 1);
   if (inputsPrefetchable(x.op, s) && x.target.bulkAsyncCopies &&
-      *s.getWarps() >= 4 &&
-      d.N * d.HV * (d.V / s.blockColumns()) > residentCTAs)
+      *s.getWarps() >= 4 && gridCTAs(x) > residentCTAs)
     s = s.with(&ScheduleAttr::getInputPrefetchDistance, x.sms);
 }
 
