@@ -317,6 +317,8 @@ def make_set(N, T, H, HV, K, V, dev, seed, state_dtype=torch.float32, steps=0, k
         # (bf16 beside an fp8 pool: per-token states keep their own dtype)
         s["inter"] = torch.empty(N, steps, HV, V, K, device=dev, dtype=torch.bfloat16
                                  if state_dtype == torch.float8_e4m3fn else state_dtype)
+        if state_dtype == torch.float8_e4m3fn:  # e4m3 per-token states, scales attached
+            s["inter_fp8"] = ops.quantized_state((N, steps, HV, V, K), device=dev)
     if gk:  # FLA's KDA: log-space decay per key channel [N, T, HV, K]
         s["gk"] = torch.nn.functional.logsigmoid(r(N, T, HV, K)).to(dev)
     if state_dtype == torch.float8_e4m3fn:  # the anchors' bf16 pools beside gdn's fp8 one
@@ -508,13 +510,16 @@ class Workload:
     FLA's gk); study: gdn's kernel forms (FORMS) and --sweep are timed on it
     too (the workloads before the anchors' other entry points were added);
     Ns: the only N values it runs at (prefill: long T), None for all;
-    why_slower: the measured limit a row that loses to an anchor names."""
+    why_slower: the measured limit a row that loses to an anchor names;
+    inter: gdn's per-token state dtype (verify; None: the state's, bf16
+    beside an fp8 pool)."""
 
     def __init__(self, name, Ts, sdt, passes, gdn, anchors, extra=False, kda=None, study=True,
-                 Ns=None, why_slower=None):
+                 Ns=None, why_slower=None, inter=None):
         self.name, self.Ts, self.sdt, self.passes = name, Ts, sdt, passes
         self.gdn, self.anchors, self.extra, self.kda = gdn, anchors, extra, kda
         self.study, self.Ns, self.why_slower = study, Ns, why_slower
+        self.inter = inter or (bf16 if sdt == fp8 else sdt)
 
     def nbytes(self, N, T, H, HV, K, V):
         state = N * HV * K * V * (torch.finfo(self.sdt).bits // 8)
@@ -526,7 +531,9 @@ class Workload:
         elif self.kda == "fla":  # gk per key channel, fp32
             io += N * T * HV * (4 * K - 2)
         if self.passes == "verify":  # the pool read, a state a token written
-            per_token = N * HV * K * V * 2 if self.sdt == fp8 else state  # bf16 beside fp8
+            per_token = N * HV * K * V * (torch.finfo(self.inter).bits // 8)
+            if self.inter == fp8:  # and its row scales
+                per_token += N * HV * V * 4
             return state + T * per_token + io
         return 2 * state + io
 
@@ -613,6 +620,12 @@ WORKLOADS = [
              lambda s: _sgl(ops.fused_sigmoid_gating_delta_rule_update, s, **_verify(s)),
              {"SGLang": _bf16_pool(lambda f, s: _sgl(f, s, **_verify(s)))}, extra=True,
              study=False),
+    Workload("verify, fp8 pool + fp8 per-token states (anchors: bf16 pool)", (4, 12), fp8,
+             "verify",
+             lambda s: _sgl(ops.fused_sigmoid_gating_delta_rule_update, s,
+                            **_verify({**s, "inter": s["inter_fp8"]})),
+             {"SGLang": _bf16_pool(lambda f, s: _sgl(f, s, **_verify(s)))}, extra=True,
+             study=False, inter=fp8),
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),

@@ -38,8 +38,9 @@ typedef enum gdnDType {
   GDN_DTYPE_F16 = 2,
   GDN_DTYPE_I32 = 3, /* index tables (gdnKernelArgumentDType only) */
   GDN_DTYPE_I64 = 4,
-  GDN_DTYPE_F8E4M3 = 5 /* e4m3 (finite, max 448): state_dtype only, with a
-                          scale a state row (the op's state_scale) */
+  GDN_DTYPE_F8E4M3 = 5 /* e4m3 (finite, max 448): state_dtype or
+                          intermediate_dtype only, with a scale a state
+                          row (state_scale, intermediate_state_scale) */
 } gdnDType;
 
 typedef enum gdnDecay {
@@ -73,6 +74,8 @@ typedef enum gdnStateLayout {
  *   state                    (has_initial_state && has_final_state &&
  * state_in_place) initial_state            (when present, not in place)
  *   intermediate_states      (intermediate_rows > 0)
+ *   intermediate_state_scale (intermediate_dtype == F8E4M3: f32
+ * [intermediate_rows, intermediate_steps, HV, V], a stored row's scale)
  *   k_window, v_window, g_window, beta_window (replay_steps > 0)
  *   state_checkpoints        (checkpoint_interval > 0)
  *   state_scale              (state_dtype == F8E4M3: f32 [N or num_slots, HV,
@@ -120,7 +123,8 @@ typedef struct gdnRecurrentDesc {
   int64_t intermediate_steps; /* steps of that buffer (T unless varlen) */
   int intermediate_index_bits; /* 0: row n (batch-scoped, rows = N); 32/64: rows
                                   from intermediate_state_indices [N] (< 0: none) */
-  gdnDType intermediate_dtype; /* storage of the intermediate states */
+  gdnDType intermediate_dtype; /* storage of the intermediate states (F8E4M3
+                                  adds intermediate_state_scale) */
   int sm_count;         /* multiprocessors of the target device, for the cost
                            model (0: the chip's largest part, e.g. 132;
                            at most 4096) */
@@ -244,7 +248,8 @@ void gdnCompilerDestroy(gdnCompiler compiler);
  * gdn.recurrent or a gdn.commit) of the MLIR module `mlir` for `target`. The
  * function's body is the op and a return, its arguments the op's operands
  * (a gdn.commit: intermediate_states, accepted, state_indices,
- * intermediate_state_indices, state_scale, state, as present). `chip` (NULL:
+ * intermediate_state_indices, intermediate_state_scale, state_scale, state,
+ * as present). `chip` (NULL:
  * "sm_90a") is used for GPU targets. Repeated calls with the same arguments
  * return the cached kernel. */
 gdnStatus gdnCompileText(gdnCompiler compiler, const char *mlir,
@@ -259,7 +264,7 @@ gdnStatus gdnCompileDesc(gdnCompiler compiler, const gdnRecurrentDesc *desc,
 /* Number of arguments, and for argument i its role name ("q", "k", "v", "g",
  * "a", "A_log", "dt_bias", "beta", "b", "state_indices", "cu_seqlens",
  * "intermediate_state_indices", "retrieve_parent_token", "initial_state",
- * "intermediate_states",
+ * "intermediate_states", "intermediate_state_scale",
  * "final_state", "state", "o", "state_scale"; a gdn.commit also "accepted")
  * and its size in
  * bytes. NULL / -1 for a bad index. */

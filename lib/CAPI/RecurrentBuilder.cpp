@@ -98,9 +98,8 @@ std::string checkOptions(const gdnRecurrentDesc &d, bool knownDTypes) {
   if (!knownDTypes)
     return "unknown dtype in gdnRecurrentDesc";
   if (d.input_dtype == GDN_DTYPE_F8E4M3 || d.gate_dtype == GDN_DTYPE_F8E4M3 ||
-      d.beta_dtype == GDN_DTYPE_F8E4M3 ||
-      (d.intermediate_rows > 0 && d.intermediate_dtype == GDN_DTYPE_F8E4M3))
-    return "GDN_DTYPE_F8E4M3 is a state_dtype only";
+      d.beta_dtype == GDN_DTYPE_F8E4M3)
+    return "GDN_DTYPE_F8E4M3 is a state_dtype or intermediate_dtype only";
   if (d.state_dtype == GDN_DTYPE_F8E4M3 &&
       !(d.has_initial_state || d.has_final_state))
     return "state_dtype F8E4M3 needs a state";
@@ -232,6 +231,7 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     CheckpointOffsets,
     InitialState,
     IntermediateStates,
+    IntermediateStateScale,
     KWindow,
     VWindow,
     GWindow,
@@ -326,6 +326,17 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     add(GWindow, memref({rows, d.HV, L}, b.getF32Type()));
     add(BetaWindow, memref({rows, d.HV, L}, b.getF32Type()));
   };
+  // f8E4M3FN per-token states: their scales, a stored row's, [r, steps,
+  // HV, V] f32, dense, right after the buffer.
+  auto addIntermediate = [&]() {
+    if (!iT)
+      return;
+    add(IntermediateStates, iT);
+    if (d.intermediate_dtype == GDN_DTYPE_F8E4M3)
+      add(IntermediateStateScale,
+          memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.V},
+                 b.getF32Type()));
+  };
   auto addCheckpoints = [&]() {
     if (cT)
       add(StateCheckpoints, cT);
@@ -338,16 +349,14 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
   if (d.state_in_place) {
     add(InitialState, sT); // one argument, both operands
     argOf[FinalState] = argOf[InitialState];
-    if (iT)
-      add(IntermediateStates, iT);
+    addIntermediate();
     addWindows();
     addCheckpoints();
     addScale();
   } else {
     if (d.has_initial_state)
       add(InitialState, sT);
-    if (iT)
-      add(IntermediateStates, iT);
+    addIntermediate();
     addWindows();
     addCheckpoints();
     addScale();
@@ -375,8 +384,9 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[B]), arg(argOf[StateIndices]), arg(argOf[CuSeqlens]),
       arg(argOf[IntermediateStateIndices]), arg(argOf[ParentTokens]),
       arg(argOf[CheckpointOffsets]), arg(argOf[InitialState]),
-      arg(argOf[IntermediateStates]), arg(argOf[KWindow]), arg(argOf[VWindow]),
-      arg(argOf[GWindow]), arg(argOf[BetaWindow]), arg(argOf[StateCheckpoints]),
+      arg(argOf[IntermediateStates]), arg(argOf[IntermediateStateScale]),
+      arg(argOf[KWindow]), arg(argOf[VWindow]), arg(argOf[GWindow]),
+      arg(argOf[BetaWindow]), arg(argOf[StateCheckpoints]),
       arg(argOf[StateScale]), arg(argOf[FinalState]), arg(argOf[O]), scale,
       d.qk_l2norm != 0, d.allow_neg_eigval != 0,
       cT ? b.getI64IntegerAttr(d.checkpoint_interval) : IntegerAttr(),

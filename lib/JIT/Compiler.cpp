@@ -45,6 +45,8 @@ StringRef jit::roleName(Role role) {
   case Role::GWindow: return "g_window";
   case Role::BetaWindow: return "beta_window";
   case Role::StateScale: return "state_scale";
+  case Role::IntermediateStateScale:
+    return "intermediate_state_scale";
   case Role::CheckpointOffsets:
     return "checkpoint_offsets";
   case Role::StateCheckpoints:
@@ -58,7 +60,7 @@ bool jit::isOutput(Role role) {
          role == Role::IntermediateStates || role == Role::KWindow ||
          role == Role::VWindow || role == Role::GWindow ||
          role == Role::BetaWindow || role == Role::StateScale ||
-         role == Role::StateCheckpoints;
+         role == Role::IntermediateStateScale || role == Role::StateCheckpoints;
 }
 
 int64_t Argument::numElements() const {
@@ -155,6 +157,7 @@ static SmallVector<std::pair<Value, Role>> operandRoles(CommitOp op) {
           {op.getAccepted(), Role::Accepted},
           {op.getStateIndices(), Role::StateIndices},
           {op.getIntermediateStateIndices(), Role::IntermediateStateIndices},
+          {op.getIntermediateStateScale(), Role::IntermediateStateScale},
           {op.getStateScale(), Role::StateScale},
           {op.getState(), Role::State}};
 }
@@ -283,6 +286,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getCheckpointOffsets(), Role::CheckpointOffsets},
       {op.getInitialState(), Role::InitialState},
       {op.getIntermediateStates(), Role::IntermediateStates},
+      {op.getIntermediateStateScale(), Role::IntermediateStateScale},
       {op.getKWindow(), Role::KWindow},
       {op.getVWindow(), Role::VWindow},
       {op.getGWindow(), Role::GWindow},

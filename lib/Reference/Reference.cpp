@@ -67,14 +67,19 @@ double roundTo(Storage storage, double x) {
     return x;
   // x = m 2^e with |m| in [0.5, 1): keep `bits` significant bits, and no
   // quantum below the subnormal one.
-  const int bits = storage == Storage::BF16 ? 8 : 11;
-  const int minQuantum = storage == Storage::BF16 ? -133 : -24;
-  const double maxFinite = storage == Storage::BF16 ? 0x1.fep127 : 65504.0;
+  bool e4m3 = storage == Storage::E4M3Rows;
+  const int bits = storage == Storage::BF16 ? 8 : e4m3 ? 4 : 11;
+  const int minQuantum = storage == Storage::BF16 ? -133 : e4m3 ? -9 : -24;
+  const double maxFinite = storage == Storage::BF16 ? 0x1.fep127
+                           : e4m3                   ? 448.0
+                                                    : 65504.0;
   int e;
   std::frexp(x, &e);
   int q = std::max(e - bits, minQuantum);
   double r = std::ldexp(std::nearbyint(std::ldexp(x, -q)), q); // ties to even
-  return std::fabs(r) > maxFinite ? std::copysign(HUGE_VAL, x) : r;
+  if (std::fabs(r) > maxFinite) // e4m3 saturates (satfinite), others overflow
+    return std::copysign(e4m3 ? maxFinite : HUGE_VAL, x);
+  return r;
 }
 
 namespace {
@@ -263,10 +268,28 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
         if (p.parentTable && irow >= 0 && step > 0 && step < steps) {
           const int64_t parent = in.parentTokens[n * steps + step];
           if (parent >= 0 && parent < step - 1) {
-            for (int64_t ki = 0; ki < K; ++ki)
-              for (int64_t vi = 0; vi < V; ++vi)
-                state[ki * V + vi] = roundTo(
-                    p.intermediateStorage, intermediate[interOffset(parent, ki, vi)]);
+            auto stored = [&](int64_t ki, int64_t vi) {
+              return intermediate[interOffset(parent, ki, vi)];
+            };
+            if (p.intermediateStorage != Storage::E4M3Rows) {
+              for (int64_t ki = 0; ki < K; ++ki)
+                for (int64_t vi = 0; vi < V; ++vi)
+                  state[ki * V + vi] =
+                      roundTo(p.intermediateStorage, stored(ki, vi));
+            } else { // row v: e4m3 of S x 448 / amax, times amax / 448 (f32)
+              for (int64_t vi = 0; vi < V; ++vi) {
+                float amax = 0.0f;
+                for (int64_t ki = 0; ki < K; ++ki)
+                  amax = std::max(
+                      amax, std::fabs(static_cast<float>(stored(ki, vi))));
+                float scale = amax / 448.0f, inv = amax ? 448.0f / amax : 0.0f;
+                for (int64_t ki = 0; ki < K; ++ki)
+                  state[ki * V + vi] =
+                      roundTo(Storage::E4M3Rows,
+                              static_cast<float>(stored(ki, vi)) * inv) *
+                      scale;
+              }
+            }
           } else if (parent < 0 || parent >= step) {
             loadInitialState();
           }

@@ -12,7 +12,8 @@ STATUS_NAMES = {
     5: "unsupported",
 }
 TARGETS = {"cpu": 0, "cuda": 1}
-# float8_e4m3fn: a state dtype only, with its row scales (state_scale).
+# float8_e4m3fn: a state or intermediate dtype only, with its row scales
+# (state_scale, intermediate_state_scale).
 DTYPES = {"float32": 0, "bfloat16": 1, "float16": 2, "float8_e4m3fn": 5}
 DECAY = {"none": 0, "log_space": 1, "fused_gating": 2}
 BETA = {"one": 0, "given": 1, "logits": 2}

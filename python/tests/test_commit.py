@@ -123,7 +123,7 @@ def test_graph_capture_traces_the_op_without_breaks():
 
 def test_opcheck():
     buf, accepted, pool, slots, rows = sglang_case(torch.bfloat16, torch.float32, torch.int64, "cpu")
-    torch.library.opcheck(torch.ops.gdn.commit.default, (buf, accepted, pool, slots, rows, None),
+    torch.library.opcheck(torch.ops.gdn.commit.default, (buf, accepted, pool, slots, rows, None, None),
                           test_utils=("test_schema", "test_faketensor"))
 
 

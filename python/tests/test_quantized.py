@@ -329,3 +329,128 @@ def test_commit_accepted_into_an_fp8_pool_needs_its_scales():
     inter = torch.zeros(2, 1, 1, 8, 8)
     with pytest.raises(ValueError, match="state: this float8_e4m3fn state has no row scales"):
         ops.commit_accepted(inter, torch.ones(2, dtype=torch.int32), pool)
+
+
+# float8_e4m3fn per-token states (intermediate_state_scale): the verify
+# buffer itself quantized a row at a time.
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("tree", [False, True])
+def test_verify_writes_fp8_per_token_states(device, tree):
+    """SGLang's verify over an fp8 pool into an fp8 buffer (scales
+    attached): o equals that of the same call into a float32 buffer and
+    every stored step is quantize_state of the float32 buffer's step, bit
+    for bit on the CPU. A tree reads its parents back as e4m3 x scale, so
+    it is checked against a chain-by-chain model instead: each step is the
+    decode of its token from its parent's stored (quantized) state. Rows
+    without a buffer row (index < 0) write nothing."""
+    N, T, HV, V, K = 3, 4, 4, 16, 32
+    x = make(N, T, device=device, seed=11)
+    idx = torch.tensor([2, 5, 0], dtype=torch.int32, device=device)
+    rows = torch.tensor([1, -1, 0], dtype=torch.int32, device=device)
+    pool, _ = ops.quantize_state(x["state"])
+    fp8 = ops.quantized_state((3, T, HV, V, K), device=device)
+    fp8_scales = ops.state_scale_of(fp8)
+    fp8_scales.fill_(7.0)  # buffer row 2 is no sequence's: it must stay
+    fp8.view(torch.uint8).fill_(0x3C)
+    before = bits(fp8).clone()
+    kw = dict(disable_state_update=True, intermediate_state_indices=rows)
+    if tree:
+        kw["retrieve_parent_token"] = torch.tensor(
+            [[-1, 0, 0, 2], [-1, 0, 1, 2], [-1, 0, 1, 0]], dtype=torch.int32, device=device)
+    o8 = sglang(x, pool, idx, intermediate_states_buffer=fp8, **kw)
+    if not tree:
+        f32 = torch.zeros(3, T, HV, V, K, device=device)
+        o32 = sglang(x, pool, idx, intermediate_states_buffer=f32, **kw)
+        want, want_scale = ops.quantize_state(f32[[1, 0]])
+        exact = device == "cpu"
+        got, got_scale = fp8[[1, 0]], fp8_scales[[1, 0]]
+        if exact:
+            assert torch.equal(o8, o32)
+            assert torch.equal(bits(got), bits(want))
+            assert torch.equal(got_scale, want_scale)
+        else:
+            assert torch.allclose(o8.float(), o32.float(), rtol=1e-2, atol=1e-2)
+            assert rms_rel(ops.dequantize_state(got, state_scale=got_scale).double().cpu().numpy(),
+                           f32[[1, 0]].double().cpu().numpy()) < 4e-2
+    else:
+        # Step s of row n: one decode of token s from the stored parent state
+        # (the initial pool state for s = 0), checked within e4m3 rounding.
+        parents = kw["retrieve_parent_token"].cpu()
+        for n, row in ((0, 1), (2, 0)):
+            for s in range(T):
+                p = int(parents[n, s])
+                start = (ops.dequantize_state(fp8[row, p], state_scale=fp8_scales[row, p])
+                         if s > 0 and p >= 0 else ops.dequantize_state(pool)[idx[n]])
+                one = {k_: t[n:n + 1, s:s + 1].contiguous() for k_, t in x.items()
+                       if k_ not in ("state", "A_log", "dt_bias")}  # aligned copies
+                one.update(A_log=x["A_log"], dt_bias=x["dt_bias"])
+                buf = torch.zeros(1, 1, HV, V, K, device=device)
+                o1 = sglang(one, start[None].contiguous(),
+                            torch.zeros(1, dtype=torch.int32, device=device),
+                            disable_state_update=True, intermediate_states_buffer=buf,
+                            intermediate_state_indices=torch.zeros(1, dtype=torch.int32,
+                                                                   device=device))
+                got = ops.dequantize_state(fp8[row, s], state_scale=fp8_scales[row, s])
+                assert rms_rel(got.double().cpu().numpy(), buf[0, 0].double().cpu().numpy()) < 4e-2
+                assert torch.allclose(o8[n, s].float(), o1[0, 0].float(), rtol=2e-2, atol=2e-2)
+    # Rows 1 and 0 were written (every step's scales replaced); row 2, which
+    # no sequence names (sequence 1 has index -1), kept its bytes and scales.
+    assert not (fp8_scales[:2] == 7.0).any()
+    assert torch.equal(bits(fp8)[2], before[2]) and (fp8_scales[2] == 7.0).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", ["vk", "kv"])
+def test_commit_accepted_from_an_fp8_buffer(device, layout):
+    """commit_accepted from an fp8 buffer: into an fp8 pool the committed
+    step's e4m3 bits and row scales unchanged (vk; kv on the CPU), into a
+    bfloat16 pool e4m3 x scale rounded once, in either layout; padding rows,
+    rows that accepted nothing and slots no row names keep their bytes and
+    scales."""
+    g = torch.Generator().manual_seed(9)
+    slots, HV, V, K, R, T = 6, 4, 16, 32, 4, 3
+    shape = (R, T, HV, V, K) if layout == "vk" else (R, T, HV, K, V)
+    inter, _ = ops.quantize_state(torch.randn(*shape, generator=g).to(device) * 0.5, layout)
+    inter_scale = ops.state_scale_of(inter, layout)
+    accepted = torch.tensor([3, 0, 2, 9], dtype=torch.int32, device=device)
+    idx = torch.tensor([4, 1, 2, -1], dtype=torch.int32, device=device)
+    rows = torch.tensor([0, 1, 2, 3], dtype=torch.int32, device=device)
+    committed = {4: (0, 2), 2: (2, 1)}
+    pool_shape = (slots,) + shape[2:]
+    bf16 = torch.randn(*pool_shape, generator=g).bfloat16().to(device)
+    bf16_before = bf16.clone()
+    ops.commit_accepted(inter, accepted, bf16, state_indices=idx,
+                        intermediate_state_indices=rows, layout=layout)
+    for slot, (row, step) in committed.items():
+        want = ops.dequantize_state(inter[row, step], layout, inter_scale[row, step]).bfloat16()
+        assert torch.equal(bf16[slot], want)
+    for slot in (0, 1, 3, 5):
+        assert torch.equal(bf16[slot], bf16_before[slot])
+    if layout == "kv" and device != "cpu":
+        return  # an fp8 pool in kv is quantized on the CPU only (the GPU refuses it)
+    pool, _ = ops.quantize_state(torch.randn(*pool_shape, generator=g).to(device), layout)
+    before, scale_before = bits(pool).clone(), ops.state_scale_of(pool, layout).clone()
+    ops.commit_accepted(inter, accepted, pool, state_indices=idx,
+                        intermediate_state_indices=rows, layout=layout)
+    for slot, (row, step) in committed.items():
+        assert torch.equal(bits(pool)[slot], bits(inter)[row, step])
+        assert torch.equal(ops.state_scale_of(pool, layout)[slot], inter_scale[row, step])
+    for slot in (0, 1, 3, 5):
+        assert torch.equal(bits(pool)[slot], before[slot])
+        assert torch.equal(ops.state_scale_of(pool, layout)[slot], scale_before[slot])
+
+
+def test_fp8_per_token_states_need_their_scales():
+    """An fp8 buffer without attached scales is a ValueError naming it."""
+    x = make(1, 2, seed=3)
+    pool, _ = ops.quantize_state(x["state"])
+    bare = torch.zeros(1, 2, 4, 16, 32, dtype=FP8)
+    with pytest.raises(ValueError, match="intermediate_states_buffer: this float8_e4m3fn state "
+                                         "has no row scales"):
+        sglang(x, pool, torch.zeros(1, dtype=torch.int32), disable_state_update=True,
+               intermediate_states_buffer=bare,
+               intermediate_state_indices=torch.zeros(1, dtype=torch.int32))
+    with pytest.raises(ValueError, match="intermediate_states: this float8_e4m3fn state"):
+        ops.commit_accepted(bare, torch.ones(1, dtype=torch.int32), pool[:1])

@@ -9,6 +9,13 @@
 // RUN: gdn-run --target=cpu --check --seed=4 %t/kv.mlir | FileCheck %s --check-prefixes=CHECK,STATE
 // RUN: gdn-run --target=cpu --check --seed=5 %t/verify.mlir | FileCheck %s --check-prefixes=CHECK,VERIFY
 // RUN: gdn-run --target=cpu --check --seed=6 %t/final.mlir | FileCheck %s --check-prefixes=CHECK,STATE
+// f8E4M3FN per-token states (intermediate_state_scale): a verify over an
+// fp8 pool into an fp8 buffer (vk), and an EAGLE tree in kv whose parents
+// are read back as e4m3 x scale (the reference quantizes them the same way).
+// RUN: gdn-run --target=cpu --check --seed=7 %t/verify-fp8.mlir | FileCheck %s --check-prefixes=CHECK,VERIFY
+// RUN: gdn-run --target=cpu --check --seed=8 %t/tree-fp8.mlir | FileCheck %s --check-prefixes=CHECK,VERIFY
+// RUN: not gdn-run --target=cpu --check --tol-state=4e-3 %t/verify-fp8.mlir | FileCheck %s --check-prefix=ROUNDED-INTER
+// ROUNDED-INTER: check intermediate {{.*}} FAILED
 // One rounding to e4m3 is about 2.5e-2 RMS-relative: a bf16 tolerance fails.
 // RUN: not gdn-run --target=cpu --check --tol-state=4e-3 %t/kv.mlir | FileCheck %s --check-prefix=ROUNDED
 // ROUNDED: check final_state {{.*}} FAILED
@@ -72,5 +79,36 @@ func.func @final_only(%q: memref<2x5x1x32xf32>, %k: memref<2x5x1x32xf32>, %v: me
       g(%g : memref<2x5x2xf32>) beta(%beta : memref<2x5x2xf32>)
       state_scale(%sc : memref<2x2x16xf32>) final_state(%s : memref<2x2x16x32xf8E4M3FN>)
       o(%o : memref<2x5x2x16xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+//--- verify-fp8.mlir
+func.func @verify_fp8(%q: memref<4x3x2x64xbf16>, %k: memref<4x3x2x64xbf16>, %v: memref<4x3x4x32xbf16>,
+                      %g: memref<4x3x4xf32>, %beta: memref<4x3x4xf32>, %idx: memref<4xi32>,
+                      %iidx: memref<4xi32>, %s: memref<6x4x32x64xf8E4M3FN>,
+                      %inter: memref<5x3x4x32x64xf8E4M3FN>, %isc: memref<5x3x4x32xf32>,
+                      %sc: memref<6x4x32xf32>, %o: memref<4x3x4x32xbf16>) {
+  gdn.recurrent q(%q : memref<4x3x2x64xbf16>) k(%k : memref<4x3x2x64xbf16>) v(%v : memref<4x3x4x32xbf16>)
+      g(%g : memref<4x3x4xf32>) beta(%beta : memref<4x3x4xf32>) state_indices(%idx : memref<4xi32>)
+      intermediate_state_indices(%iidx : memref<4xi32>)
+      initial_state(%s : memref<6x4x32x64xf8E4M3FN>)
+      intermediate_states(%inter : memref<5x3x4x32x64xf8E4M3FN>)
+      intermediate_state_scale(%isc : memref<5x3x4x32xf32>)
+      state_scale(%sc : memref<6x4x32xf32>) o(%o : memref<4x3x4x32xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+//--- tree-fp8.mlir
+func.func @tree_fp8(%q: memref<2x4x1x32xbf16>, %k: memref<2x4x1x32xbf16>, %v: memref<2x4x2x16xbf16>,
+                    %g: memref<2x4x2xf32>, %par: memref<2x4xi32>, %s: memref<2x2x32x16xf32>,
+                    %inter: memref<2x4x2x32x16xf8E4M3FN>, %isc: memref<2x4x2x16xf32>,
+                    %o: memref<2x4x2x16xbf16>) {
+  gdn.recurrent q(%q : memref<2x4x1x32xbf16>) k(%k : memref<2x4x1x32xbf16>) v(%v : memref<2x4x2x16xbf16>)
+      g(%g : memref<2x4x2xf32>) retrieve_parent_token(%par : memref<2x4xi32>)
+      initial_state(%s : memref<2x2x32x16xf32>)
+      intermediate_states(%inter : memref<2x4x2x32x16xf8E4M3FN>)
+      intermediate_state_scale(%isc : memref<2x4x2x16xf32>)
+      o(%o : memref<2x4x2x16xbf16>) {qk_l2norm}
   return
 }

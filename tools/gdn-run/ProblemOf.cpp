@@ -32,9 +32,10 @@ ref::Problem mlir::gdn::problemOf(RecurrentOp op) {
     p.intermediateIndexed = op.getIntermediateStateIndices() != nullptr;
     p.parentTable = op.hasParentTable();
     Type et = type.getElementType();
-    p.intermediateStorage = et.isBF16()  ? ref::Storage::BF16
-                            : et.isF16() ? ref::Storage::F16
-                                         : ref::Storage::F32;
+    p.intermediateStorage = et.isBF16()                 ? ref::Storage::BF16
+                            : et.isF16()                ? ref::Storage::F16
+                            : isa<Float8E4M3FNType>(et) ? ref::Storage::E4M3Rows
+                                                        : ref::Storage::F32;
   }
   if (Value ck = op.getStateCheckpoints()) {
     p.checkpointInterval = *op.getCheckpointInterval();

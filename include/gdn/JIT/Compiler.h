@@ -55,6 +55,7 @@ enum class Role {
   GWindow,
   BetaWindow, ///< replay windows (replayed verify)
   StateScale, ///< scales of an f8E4M3FN state (read, written with the state)
+  IntermediateStateScale, ///< scales of f8E4M3FN intermediate_states
   CheckpointOffsets, ///< first state_checkpoints row of each sequence [N + 1]
   StateCheckpoints   ///< the state every checkpoint_interval tokens (written)
 };

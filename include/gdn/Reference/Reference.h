@@ -19,7 +19,8 @@ enum class Decay { None, LogSpace, FusedGating };
 enum class Beta { One, Given, Logits };
 enum class StateLayout { KV, VK };
 /// Storage dtype of a buffer the recurrence reads back (round to nearest even).
-enum class Storage { F32, BF16, F16 };
+/// E4M3Rows: e4m3 with a scale a row (V column; docs/math.md §6).
+enum class Storage { F32, BF16, F16, E4M3Rows };
 
 /// Shapes and options of one recurrence. N sequences of T tokens, H q/k heads,
 /// HV value heads (HV % H == 0; value head hv uses q/k head hv / (HV / H)),
@@ -103,7 +104,8 @@ double softplus(double x);
 /// (so that exp(A_log) = inf never makes NaN).
 double fusedGate(double a, double aLog, double dtBias);
 double sigmoid(double x);
-/// x rounded to `storage` (round to nearest even, overflow to inf).
+/// x rounded to `storage` (round to nearest even, overflow to inf; for
+/// E4M3Rows: to e4m3, saturating at 448, without the row scale).
 double roundTo(Storage storage, double x);
 
 /// Runs the recurrence. Returns an empty string on success, or a message

@@ -6,7 +6,8 @@
 // state[slot, hv, i, j], converting through f32 when the dtypes differ. The
 // two operands share one layout, so (i, j) is (V, K) or (K, V) alike. An
 // f8E4M3FN pool is quantized a row (V column) at a time, as the recurrence
-// stores one (docs/math.md §6).
+// stores one (docs/math.md §6), from any other buffer; from an f8E4M3FN
+// buffer it takes the bits and the row scales as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "gdn/Conversion/GDNToCPU/CommitToCPU.h"
@@ -46,7 +47,9 @@ struct CommitToLoops : OpRewritePattern<CommitOp> {
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      if (Value scales = op.getStateScale()) {
+      Value bufferScales = op.getIntermediateStateScale();
+      Value scales = op.getStateScale();
+      if (scales && !bufferScales) {
         // Row v of head hv: amax over its K keys, its scale, then every
         // element times the inverse, rounded once.
         bool vk = op.isVKLayout();
@@ -85,13 +88,29 @@ struct CommitToLoops : OpRewritePattern<CommitOp> {
           forRange(rewriter, loc, cols, [&](Value j) {
             Value x = memref::LoadOp::create(
                 rewriter, loc, buffer, ValueRange{r.row, r.step, hv, i, j});
-            // Equal dtypes copy the bits; others round once from f32.
-            if (from != to)
-              x = m.fromF32(m.toF32(x), to);
+            // Equal dtypes copy the bits (e4m3 with its scales, below);
+            // others round once from f32, an e4m3 buffer times its row's
+            // scale (row v: i in vk, j in kv).
+            if (from != to) {
+              x = m.toF32(x);
+              if (bufferScales)
+                x = m.mul(x, memref::LoadOp::create(
+                                 rewriter, loc, bufferScales,
+                                 ValueRange{r.row, r.step, hv,
+                                            op.isVKLayout() ? i : j}));
+              x = m.fromF32(x, to);
+            }
             memref::StoreOp::create(rewriter, loc, x, state,
                                     ValueRange{r.slot, hv, i, j});
           });
         });
+        if (scales) // e4m3 to e4m3: the row scales go with the bits
+          forRange(rewriter, loc, d.V, [&](Value v) {
+            Value x = memref::LoadOp::create(rewriter, loc, bufferScales,
+                                             ValueRange{r.row, r.step, hv, v});
+            memref::StoreOp::create(rewriter, loc, x, scales,
+                                    ValueRange{r.slot, hv, v});
+          });
       });
     });
     rewriter.eraseOp(op);

@@ -80,20 +80,46 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
         memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32)));
   Value S = scratch[0], kBuf = scratch[1], qBuf = scratch[2], uBuf = scratch[3];
   bool vk = op.isVKLayout();
-  // Index of S[k][v] inside a state operand of either layout.
-  auto stateIndex = [&](Value n, Value hv, Value k, Value v) {
-    return vk ? SmallVector<Value>{n, hv, v, k}
-              : SmallVector<Value>{n, hv, k, v};
+  // Index of S[k][v] inside a state operand of either layout, after the
+  // leading indices `prefix` (a row, or a buffer row and step) and hv.
+  auto indexAt = [&](ArrayRef<Value> prefix, Value hv, Value k, Value v) {
+    SmallVector<Value> idx(prefix);
+    idx.append(vk ? SmallVector<Value>{hv, v, k}
+                  : SmallVector<Value>{hv, k, v});
+    return idx;
   };
-  // dst[row, hv, ...] <- S, rounded to dst's dtype (a final state or a
-  // checkpoint row, in the state layout).
-  auto storeS = [&](Value dst, Value row, Value hv) {
+  // dst[prefix, hv, ...] <- S, rounded to dst's dtype (a final state, a
+  // checkpoint row or a per-token state, in the state layout). With
+  // `scales` (an f8E4M3FN dst) each row v is quantized: its scale from
+  // max_k |S[k, v]| into scales[prefix, hv, v], then every element times
+  // the inverse, rounded once (docs/math.md §6).
+  auto storeS = [&](Value dst, ArrayRef<Value> prefix, Value hv,
+                    Value scales = {}) {
     Type et = cast<MemRefType>(dst.getType()).getElementType();
-    forRange(rewriter, loc, d.K, [&](Value k) {
-      forRange(rewriter, loc, d.V, [&](Value v) {
-        Value s = memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-        memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), dst,
-                                stateIndex(row, hv, k, v));
+    auto loadS = [&](Value k, Value v) -> Value {
+      return memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
+    };
+    if (!scales) {
+      forRange(rewriter, loc, d.K, [&](Value k) {
+        forRange(rewriter, loc, d.V, [&](Value v) {
+          memref::StoreOp::create(rewriter, loc, m.fromF32(loadS(k, v), et),
+                                  dst, indexAt(prefix, hv, k, v));
+        });
+      });
+      return;
+    }
+    forRange(rewriter, loc, d.V, [&](Value v) {
+      Value amax = reduceRange(
+          rewriter, loc, d.K, [&](Value x, Value y) { return m.maxAbs(x, y); },
+          [&](Value k) { return loadS(k, v); });
+      auto [scale, inv] = m.e4m3Scale(amax);
+      SmallVector<Value> at(prefix);
+      at.append({hv, v});
+      memref::StoreOp::create(rewriter, loc, scale, scales, at);
+      forRange(rewriter, loc, d.K, [&](Value k) {
+        memref::StoreOp::create(rewriter, loc,
+                                m.fromF32(m.mul(loadS(k, v), inv), et), dst,
+                                indexAt(prefix, hv, k, v));
       });
     });
   };
@@ -128,7 +154,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
             if (Value init = op.getInitialState()) {
               auto read = [&]() -> Value {
                 Value x = m.toF32(memref::LoadOp::create(
-                    rewriter, loc, init, stateIndex(row, hv, k, v)));
+                    rewriter, loc, init, indexAt({row}, hv, k, v)));
                 if (Value scale = op.getStateScale()) // e4m3 x the row's scale
                   x = m.mul(x, memref::LoadOp::create(rewriter, loc, scale,
                                                       ValueRange{row, hv, v}));
@@ -172,11 +198,12 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
                                                rewriter.getIndexType(), source);
           forRange(rewriter, loc, d.K, [&](Value k) {
             forRange(rewriter, loc, d.V, [&](Value v) {
-              SmallVector<Value> idx =
-                  vk ? SmallVector<Value>{inter.first, p, hv, v, k}
-                     : SmallVector<Value>{inter.first, p, hv, k, v};
-              Value x =
-                  m.toF32(memref::LoadOp::create(rewriter, loc, buf, idx));
+              Value x = m.toF32(memref::LoadOp::create(
+                  rewriter, loc, buf, indexAt({inter.first, p}, hv, k, v)));
+              if (Value scales = op.getIntermediateStateScale())
+                x = m.mul(x, memref::LoadOp::create(
+                                 rewriter, loc, scales,
+                                 ValueRange{inter.first, p, hv, v}));
               memref::StoreOp::create(rewriter, loc, x, S, ValueRange{k, v});
             });
           });
@@ -210,7 +237,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           OpBuilder::InsertionGuard g(rewriter);
           auto ifOp = scf::IfOp::create(rewriter, loc, where.second, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          storeS(ck, where.first, hv);
+          storeS(ck, {where.first}, hv);
         }
         // Verify: the state after this token into intermediate_states.
         Value buf = op.getIntermediateStates();
@@ -230,17 +257,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           auto ifOp = scf::IfOp::create(rewriter, loc, cond, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
-        Type et = cast<MemRefType>(buf.getType()).getElementType();
-        forRange(rewriter, loc, d.K, [&](Value k) {
-          forRange(rewriter, loc, d.V, [&](Value v) {
-            Value s =
-                memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-            SmallVector<Value> idx =
-                vk ? SmallVector<Value>{inter.first, step, hv, v, k}
-                   : SmallVector<Value>{inter.first, step, hv, k, v};
-            memref::StoreOp::create(rewriter, loc, m.fromF32(s, et), buf, idx);
-          });
-        });
+        storeS(buf, {inter.first, step}, hv, op.getIntermediateStateScale());
       });
       if (Value fin = op.getFinalState()) {
         OpBuilder::InsertionGuard g(rewriter);
@@ -248,32 +265,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           auto ifOp = scf::IfOp::create(rewriter, loc, valid, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
-        Type et = cast<MemRefType>(fin.getType()).getElementType();
-        if (Value scaleBuf = op.getStateScale()) {
-          // A quantized row: its scale from max_k |S[k, v]|, then every
-          // element times the inverse, rounded once (docs/math.md §6).
-          forRange(rewriter, loc, d.V, [&](Value v) {
-            Value amax = reduceRange(
-                rewriter, loc, d.K,
-                [&](Value x, Value y) { return m.maxAbs(x, y); },
-                [&](Value k) {
-                  return memref::LoadOp::create(rewriter, loc, S,
-                                                ValueRange{k, v});
-                });
-            auto [scale, inv] = m.e4m3Scale(amax);
-            memref::StoreOp::create(rewriter, loc, scale, scaleBuf,
-                                    ValueRange{row, hv, v});
-            forRange(rewriter, loc, d.K, [&](Value k) {
-              Value s =
-                  memref::LoadOp::create(rewriter, loc, S, ValueRange{k, v});
-              memref::StoreOp::create(rewriter, loc,
-                                      m.fromF32(m.mul(s, inv), et), fin,
-                                      stateIndex(row, hv, k, v));
-            });
-          });
-        } else {
-          storeS(fin, row, hv);
-        }
+        storeS(fin, {row}, hv, op.getStateScale());
       }
     });
   });

@@ -11,7 +11,12 @@
 // before its stores so that they are in flight together. Offsets are `index`
 // (64-bit after convert-gpu-to-nvvm): pools past 2^31 elements are fine.
 //
-// An f8E4M3FN pool (vk, with state_scale) takes another plan: a warp a row
+// An e4m3 buffer (intermediate_state_scale) into a pool of another dtype is
+// widened times its rows' scales; into an e4m3 pool its bits are copied and
+// CTA 0 of the head copies the row scales.
+//
+// An f8E4M3FN pool (vk, with state_scale) from a buffer of another dtype
+// takes another plan: a warp a row
 // (V column v) of the head, 4 warps a CTA, its lanes along the row's K keys
 // in 16-byte vectors of the buffer; the row's amax by xor shuffles, its
 // scale stored by lane 0, the elements times 448 / amax rounded to e4m3
@@ -163,14 +168,50 @@ void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
         ValueRange{r.row, r.step, hv, a.i, a.j}, /*nontemporal=*/false,
         llvm::MaybeAlign(alignment(p.vector, from)));
   };
+  // An e4m3 buffer's row scales: row v is i in vk (one scale a vector),
+  // j .. j + vector - 1 in kv (one an element).
+  Value bufferScales = op.getIntermediateStateScale();
+  auto scaleOf = [&](const Access &a) -> Value {
+    if (op.isVKLayout())
+      return vector::BroadcastOp::create(
+          b, loc, VectorType::get({p.vector}, b.getF32Type()),
+          memref::LoadOp::create(b, loc, bufferScales,
+                                 ValueRange{r.row, r.step, hv, a.i}));
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({p.vector}, b.getF32Type()), bufferScales,
+        ValueRange{r.row, r.step, hv, a.j}, /*nontemporal=*/false,
+        llvm::MaybeAlign(alignment(p.vector, b.getF32Type())));
+  };
   auto store = [&](const Access &a, Value x) {
-    // Equal dtypes copy the bits; others round once from f32.
-    if (from != to)
-      x = m.fromF32(m.toF32(x), to);
+    // Equal dtypes copy the bits (e4m3 with its scales, below); others
+    // round once from f32, an e4m3 buffer times its rows' scales.
+    if (from != to) {
+      x = m.toF32(x);
+      if (bufferScales)
+        x = arith::MulFOp::create(b, loc, x, scaleOf(a));
+      x = m.fromF32(x, to);
+    }
     vector::StoreOp::create(b, loc, x, state, ValueRange{r.slot, hv, a.i, a.j},
                             /*nontemporal=*/false,
                             llvm::MaybeAlign(alignment(p.vector, to)));
   };
+  // e4m3 to e4m3: chunk 0 copies the row scales of the head with the bits.
+  if (Value poolScales = op.getStateScale()) {
+    int64_t V = cast<MemRefType>(poolScales.getType()).getDimSize(2);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk,
+                                        m.index(0));
+    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inFirst(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    auto loop = scf::ForOp::create(b, loc, tid, m.index(V), m.index(p.threads));
+    b.setInsertionPointToStart(loop.getBody());
+    Value v = loop.getInductionVar();
+    memref::StoreOp::create(
+        b, loc,
+        memref::LoadOp::create(b, loc, bufferScales,
+                               ValueRange{r.row, r.step, hv, v}),
+        poolScales, ValueRange{r.slot, hv, v});
+  }
   if (!p.ragged()) {
     // Every vector is in the head: all loads, then all stores.
     SmallVector<Value> values;
@@ -278,16 +319,20 @@ LogicalResult mlir::gdn::lowerCommitToGPU(CommitOp op, const GPUTarget &target,
                                           StringRef name) {
   auto d = op.getDims();
   CopyPlan p = planCopy(op);
-  bool quantized = static_cast<bool>(op.getStateScale());
+  // Quantized: an f8E4M3FN pool from a buffer of another dtype (an e4m3
+  // buffer's bits and scales are copied as they are).
+  bool quantized = op.getStateScale() && !op.getIntermediateStateScale();
+  bool e4m3 = op.getStateScale() || op.getIntermediateStateScale();
   if (quantized && !op.isVKLayout())
     return op.emitOpError()
            << "cannot be lowered to the GPU: an f8E4M3FN pool in layout kv "
               "(its row scales run across the strided dimension); use "
               "layout vk, or the CPU lowering";
-  if (quantized && !target.e4m3Conversions)
-    return op.emitOpError() << "cannot be lowered to the GPU: an f8E4M3FN pool "
-                               "needs cvt with e4m3x2 operands (sm_89 on), not "
-                            << target.chip;
+  if (e4m3 && !target.e4m3Conversions)
+    return op.emitOpError()
+           << "cannot be lowered to the GPU: an f8E4M3FN pool or buffer "
+              "needs cvt with e4m3x2 operands (sm_89 on), not "
+           << target.chip;
   RowPlan rp = planRows(op);
   if (quantized) { // the launch below reads p's threads and chunks
     p.threads = kMaxThreads;

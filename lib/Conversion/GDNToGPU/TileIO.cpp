@@ -52,9 +52,8 @@ SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
     }
   }
   if (isScaled(src)) { // e4m3 x its row's scale (the lane's R rows, one load)
-    SmallVector<Value> scale =
-        extractAll(load(op.getStateScale(), {prefix[0], prefix[1], v0},
-                        *s.getColumnsPerLane()));
+    SmallVector<Value> scale = extractAll(
+        load(scalesOf(src), scaleIndex(prefix), *s.getColumnsPerLane()));
     if (rowScales) {
       *rowScales = scale;
       return tile;
@@ -87,6 +86,17 @@ bool TileIO::isScaled(Value state) {
       cast<MemRefType>(state.getType()).getElementType());
 }
 
+SmallVector<Value> TileIO::scaleIndex(ArrayRef<Value> prefix) {
+  SmallVector<Value> idx(prefix);
+  idx.push_back(v0);
+  return idx;
+}
+
+Value TileIO::scalesOf(Value state) {
+  return state == op.getIntermediateStates() ? op.getIntermediateStateScale()
+                                             : op.getStateScale();
+}
+
 SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
   SmallVector<Value> scales;
   for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
@@ -116,13 +126,19 @@ void TileIO::storeTile(ValueRange results, Value dst,
   }
   if (s.tensorCores())
     return storeFragments(tile, dst, prefix);
-  if (!scales.empty()) { // the lanes of key group 0 store the R scales
+  // The lanes of key group 0 store the R scales. A tree reads a parent's
+  // per-token state back (startState) with no barrier, each lane its own
+  // stores: there every lane stores its rows' scales (the same values).
+  bool everyLane = dst == op.getIntermediateStates() && op.hasParentTable();
+  if (!scales.empty() && everyLane) {
+    storeVector(scales, scalesOf(dst), scaleIndex(prefix));
+  } else if (!scales.empty()) {
     Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           kLane, m.index(0));
     auto ifLane0 = scf::IfOp::create(b, loc, isLane0, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard inLane0(b);
     b.setInsertionPointToStart(&ifLane0.getThenRegion().front());
-    storeVector(scales, op.getStateScale(), {prefix[0], prefix[1], v0});
+    storeVector(scales, scalesOf(dst), scaleIndex(prefix));
   }
   auto at2 = [&](Value x, Value y) { return withIndices(prefix, x, y); };
   if (op.isVKLayout()) {

@@ -43,14 +43,19 @@ protected:
   /// Stores the tile at `prefix` + (this lane's V and K positions), in the
   /// layout, 16-byte vectors along the contiguous dimension; under `cond`
   /// (uniform across the warp). An f8E4M3FN `dst` (a quantized state,
-  /// whose scales are op's state_scale at `prefix` + V) is stored
-  /// quantized a row at a time (quantizeRows) with its scales.
+  /// whose scales are scalesOf(dst) at `prefix` + V) is stored quantized a
+  /// row at a time (quantizeRows) with its scales.
   void storeTile(ValueRange results, Value dst, SmallVector<Value> prefix,
                  Value cond);
 
   /// Whether `state` is f8E4M3FN: loaded times its row's scale and stored
-  /// quantized (the op's state_scale, docs/math.md §6).
+  /// quantized (docs/math.md §6).
   static bool isScaled(Value state);
+  /// The row scales of an f8E4M3FN state operand: intermediate_state_scale
+  /// for intermediate_states, else state_scale. A tile at `prefix` + (V, K
+  /// positions) has its R scales at `prefix` + v0.
+  Value scalesOf(Value state);
+  SmallVector<Value> scaleIndex(ArrayRef<Value> prefix);
   /// Quantizes each of this lane's R rows of `tile` in place (times 448 /
   /// the row's max |S| over all its lanes) and returns the R scales.
   SmallVector<Value> quantizeRows(SmallVector<Value> &tile);

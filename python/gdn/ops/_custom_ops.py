@@ -94,7 +94,8 @@ def _launch(kern, given, what, device):
 @torch.library.custom_op("gdn::recurrent",
                          mutates_args=("state", "intermediate_states", "final_state", "o",
                                        "k_window", "v_window", "g_window", "beta_window",
-                                       "state_scale", "state_checkpoints"))
+                                       "state_scale", "state_checkpoints",
+                                       "intermediate_state_scale"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
@@ -109,6 +110,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               state_scale: Optional[torch.Tensor],
               checkpoint_offsets: Optional[torch.Tensor],
               state_checkpoints: Optional[torch.Tensor],
+              intermediate_state_scale: Optional[torch.Tensor],
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
@@ -130,7 +132,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     beta, for gdn::replay_commit. A float8_e4m3fn state (a pool or per-row
     states, updated in place or only read or only written) comes with
     state_scale [rows, HV, V] float32, its row scales (read, and written
-    with the state: docs/math.md §6). Prefix-cache checkpoints (FlashInfer's
+    with the state: docs/math.md §6); float8_e4m3fn intermediate_states
+    come with intermediate_state_scale [rows, steps, HV, V] float32 (a
+    scale a stored row, written with it). Prefix-cache checkpoints (FlashInfer's
     state_checkpoints / checkpoint_cu_starts / checkpoint_every_n_tokens):
     checkpoint_interval > 0 tokens with checkpoint_offsets [N + 1]
     (int32/int64) and state_checkpoints [C >= 1, HV, ...] in the state
@@ -228,7 +232,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "state": state, "intermediate_states": intermediate_states,
              "final_state": final_state, "o": o, "k_window": k_window, "v_window": v_window,
              "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale,
-             "checkpoint_offsets": checkpoint_offsets, "state_checkpoints": state_checkpoints}
+             "checkpoint_offsets": checkpoint_offsets, "state_checkpoints": state_checkpoints,
+             "intermediate_state_scale": intermediate_state_scale}
     _launch(kern, given, "gdn::recurrent", q.device)
 
 
@@ -236,7 +241,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
       k_window, v_window, g_window, beta_window, state_scale, checkpoint_offsets,
-      state_checkpoints, scale, qk_l2norm, state_layout, allow_neg_eigval=False,
+      state_checkpoints, intermediate_state_scale, scale, qk_l2norm, state_layout,
+      allow_neg_eigval=False,
       retrieve_parent_token=None, fresh_early_inputs=False, checkpoint_interval=0):
     return None
 
@@ -287,32 +293,39 @@ def _text_kernel(op, operands, attributes):
 def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: torch.Tensor,
            state_indices: Optional[torch.Tensor],
            intermediate_state_indices: Optional[torch.Tensor],
-           state_scale: Optional[torch.Tensor]) -> None:
+           state_scale: Optional[torch.Tensor],
+           intermediate_state_scale: Optional[torch.Tensor],
+           state_layout: str = "vk") -> None:
     """The gdn.commit op on validated tensors (dense, or pools and buffers
     whose slots or rows have a pitch): for every row n,
     state[slot] <- intermediate_states[row, min(accepted[n], T) - 1] with
     slot = state_indices[n] (or n) and row = intermediate_state_indices[n]
     (or n); rows with slot < 0, row < 0 or accepted[n] <= 0 touch nothing.
     A float8_e4m3fn state comes with state_scale [slots, HV, V] float32,
-    its row scales, written with the committed rows (docs/math.md §6)."""
+    its row scales, written with the committed rows (docs/math.md §6);
+    float8_e4m3fn intermediate_states with intermediate_state_scale [R, T,
+    HV, V] float32 (read). state_layout ("vk" or "kv") names the last two
+    dimensions of both; it matters only where a row scale is applied."""
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.
     if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
         raise ValueError("state and intermediate_states must not share memory")
-    # The copy does not depend on the layout as long as the buffer and the
-    # pool share one; vk names the last two dimensions [V, K].
     given = {"intermediate_states": intermediate_states, "accepted": accepted,
              "state_indices": state_indices,
              "intermediate_state_indices": intermediate_state_indices,
+             "intermediate_state_scale": intermediate_state_scale,
              "state_scale": state_scale, "state": state}
-    kern = _text_kernel("commit", list(given.items()), "{state_layout = #gdn.layout<vk>}")
+    if state_layout not in ("vk", "kv"):
+        raise ValueError(f"gdn::commit: state_layout must be 'vk' or 'kv', got {state_layout!r}")
+    kern = _text_kernel("commit", list(given.items()),
+                        f"{{state_layout = #gdn.layout<{state_layout}>}}")
     _launch(kern, given, "gdn::commit", state.device)
 
 
 @commit.register_fake
 def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices,
-      state_scale):
+      state_scale, intermediate_state_scale, state_layout="vk"):
     return None
 
 

@@ -13,7 +13,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import _state_scale_of
+from .quantized import FP8, _state_scale_of
 from .replay import _null_blocks, _replay
 
 
@@ -39,7 +39,7 @@ def _flashinfer_buffer(inter, dev, B, T, HV, V, K):
             or inter.shape[1] < T):
         raise ValueError("intermediate_states_buffer must be [>= B, >= T, HV, V, K]")
     _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
-           _INPUT, written=True, layout="slots")
+           _INPUT + (FP8,), written=True, layout="slots")
     return inter.view(-1)[:B * T * HV * V * K].view(B, T, HV, V, K)
 
 
@@ -62,9 +62,10 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     dev = q.device
     state_scale = _state_scale_of(state, state_name)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b)
-    inter = None
+    inter = inter_scale = None
     if buffer is not None:
         inter = _flashinfer_buffer(buffer, dev, B, T, HV, V, K)
+        inter_scale = _state_scale_of(inter, "intermediate_states_buffer")
     scale = _scale(scale)
     output = _check_output(output, v)
     if B == 0 or T == 0:  # no token: nothing to launch, the state is unchanged
@@ -72,7 +73,8 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     kw, vw, gw, bw = windows or (None,) * 4
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
-                            inter, None, output, kw, vw, gw, bw, state_scale, None, None, scale,
+                            inter, None, output, kw, vw, gw, bw, state_scale, None, None,
+                            inter_scale, scale,
                             bool(use_qk_l2norm),
                             "vk")
     return output, state
@@ -209,7 +211,7 @@ def gated_delta_rule_decode(
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
                             None, state, None, None, output, None, None, None, None,
-                            state_scale, None, None, scale, bool(use_qk_l2norm), "kv")
+                            state_scale, None, None, None, scale, bool(use_qk_l2norm), "kv")
     return output, state
 
 
@@ -626,7 +628,7 @@ def chunk_gated_delta_rule(
         q, k, v, g, None, None, None, beta, None, indices, cu_seqlens, None,
         None if in_place else read, output_state if in_place else None, None,
         None if in_place else output_state, o, None, None, None, None, None, offsets,
-        checkpoints, scale, bool(use_qk_l2norm_in_kernel), "vk",
+        checkpoints, None, scale, bool(use_qk_l2norm_in_kernel), "vk",
         fresh_early_inputs=fresh, checkpoint_interval=interval)
     if output_final_state:
         return output, output_state

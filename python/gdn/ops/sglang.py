@@ -7,7 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import _state_scale_of
+from .quantized import FP8, _state_scale_of
 from .replay import _null_blocks, _replay
 
 
@@ -126,12 +126,13 @@ def fused_sigmoid_gating_delta_rule_update(
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, T, HV, A_log, a, dt_bias, b,
                                                K=K if is_kda else None, V=V)
     inter = intermediate_states_buffer
-    inter_idx = None
+    inter_idx = inter_scale = None
     if inter is not None:
         if not isinstance(inter, torch.Tensor) or inter.dim() != 5:
             raise ValueError("intermediate_states_buffer must be a 5-D tensor [rows, steps, HV, V, K]")
         _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
-               _INPUT, written=True, layout="slots")
+               _INPUT + (FP8,), written=True, layout="slots")
+        inter_scale = _state_scale_of(inter, "intermediate_states_buffer")
         if N and T and 0 in inter.shape[:2]:
             raise ValueError("intermediate_states_buffer must have at least one row and one "
                              f"step for {N} rows of {T} tokens, got shape {list(inter.shape)}")
@@ -170,7 +171,7 @@ def fused_sigmoid_gating_delta_rule_update(
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
                             None if read_only else pool, inter, None, o, *windows, state_scale,
-                            None, None, scale,
+                            None, None, inter_scale, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
                             fresh_early_inputs=fresh)
     return o_out
@@ -260,7 +261,7 @@ def fused_recurrent_gated_delta_rule_packed_decode(
         return out, initial_state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             None, pool, None, None, out, None, None, None, None, None, None,
-                            None, scale, bool(use_qk_l2norm_in_kernel), "vk")
+                            None, None, scale, bool(use_qk_l2norm_in_kernel), "vk")
     return out, initial_state
 
 

@@ -5,7 +5,7 @@
 // The generic form with a required operand's segment emptied (no crash).
 func.func @segment_state(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op needs exactly one 'state' operand (operandSegmentSizes)}}
-  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
+  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
   return
 }
 
@@ -13,7 +13,7 @@ func.func @segment_state(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: m
 
 func.func @segment_accepted(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op needs exactly one 'accepted' operand (operandSegmentSizes)}}
-  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 2>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
+  "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 2>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> ()
   return
 }
 
@@ -192,7 +192,7 @@ func.func @state_dynamic(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: m
 
 func.func @memref_result(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %s: memref<2x1x8x4xf32>) {
   // expected-error @+1 {{'gdn.commit' op has no results in memref form, got 1}}
-  %r = "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> tensor<2x1x8x4xf32>
+  %r = "gdn.commit"(%buf, %acc, %s) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 1>}> : (memref<2x3x1x8x4xf32>, memref<2xi32>, memref<2x1x8x4xf32>) -> tensor<2x1x8x4xf32>
   return
 }
 
@@ -247,7 +247,7 @@ func.func @scales_shape(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %sc: m
 // -----
 
 func.func @fp8_buffer(%buf: memref<2x3x1x8x4xf8E4M3FN>, %acc: memref<2xi32>, %sc: memref<2x1x8xf32>, %s: memref<2x1x8x4xf8E4M3FN>) {
-  // expected-error @+1 {{'gdn.commit' op operand 'intermediate_states' expects element type f32, bf16 or f16, got 'f8E4M3FN'}}
+  // expected-error @+1 {{'gdn.commit' op f8E4M3FN 'intermediate_states' need their scales, operand 'intermediate_state_scale' [R, steps, HV, V] f32}}
   gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf8E4M3FN>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x8xf32>) state(%s : memref<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>}
   return
 }
@@ -257,5 +257,29 @@ func.func @fp8_buffer(%buf: memref<2x3x1x8x4xf8E4M3FN>, %acc: memref<2xi32>, %sc
 func.func @tensor_scales(%buf: tensor<2x3x1x8x4xf32>, %acc: tensor<2xi32>, %sc: tensor<2x1x8xf32>, %s: tensor<2x1x8x4xf8E4M3FN>) {
   // expected-error @+1 {{'gdn.commit' op operand 'state_scale' is supported in the memref form only}}
   %r = gdn.commit intermediate_states(%buf : tensor<2x3x1x8x4xf32>) accepted(%acc : tensor<2xi32>) state_scale(%sc : tensor<2x1x8xf32>) state(%s : tensor<2x1x8x4xf8E4M3FN>) {state_layout = #gdn.layout<vk>} -> tensor<2x1x8x4xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @buffer_scale_shape(%buf: memref<2x3x1x8x4xf8E4M3FN>, %acc: memref<2xi32>, %isc: memref<2x3x1x4xf32>, %s: memref<2x1x8x4xf32>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'intermediate_state_scale' expects shape [2, 3, 1, 8] (R, steps, HV, V), got [2, 3, 1, 4]}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf8E4M3FN>) accepted(%acc : memref<2xi32>) intermediate_state_scale(%isc : memref<2x3x1x4xf32>) state(%s : memref<2x1x8x4xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @buffer_scale_of_f32(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %isc: memref<2x3x1x8xf32>, %s: memref<2x1x8x4xf32>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'intermediate_states' expects element type f8E4M3FN (with 'intermediate_state_scale'), got 'f32'}}
+  gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) intermediate_state_scale(%isc : memref<2x3x1x8xf32>) state(%s : memref<2x1x8x4xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @buffer_scale_tensor(%buf: tensor<2x3x1x8x4xf8E4M3FN>, %acc: tensor<2xi32>, %isc: tensor<2x3x1x8xf32>, %s: tensor<2x1x8x4xf32>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'intermediate_state_scale' is supported in the memref form only}}
+  %r = gdn.commit intermediate_states(%buf : tensor<2x3x1x8x4xf8E4M3FN>) accepted(%acc : tensor<2xi32>) intermediate_state_scale(%isc : tensor<2x3x1x8xf32>) state(%s : tensor<2x1x8x4xf32>) {state_layout = #gdn.layout<vk>} -> tensor<2x1x8x4xf32>
   return
 }

@@ -73,7 +73,7 @@ func.func @tensor_form(%q: tensor<2x1x1x8xf32>, %s: tensor<2x1x8x8xf8E4M3FN>, %s
 
 func.func @fp8_intermediate(%q: memref<2x3x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>, %sc: memref<2x1x8xf32>,
                             %inter: memref<2x3x1x8x8xf8E4M3FN>, %o: memref<2x3x1x8xf32>) {
-  // expected-error @+1 {{operand 'intermediate_states' expects element type f32, bf16 or f16}}
+  // expected-error @+1 {{f8E4M3FN 'intermediate_states' need their scales, operand 'intermediate_state_scale' [R, steps, HV, V] f32}}
   gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
       initial_state(%s : memref<2x1x8x8xf8E4M3FN>) intermediate_states(%inter : memref<2x3x1x8x8xf8E4M3FN>)
       state_scale(%sc : memref<2x1x8xf32>) o(%o : memref<2x3x1x8xf32>)
@@ -108,5 +108,71 @@ func.func @replay_scale_shape(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf3
   gdn.replay_commit k_window(%kw : memref<1x2x1x3x8xf32>) v_window(%kw : memref<1x2x1x3x8xf32>)
       g_window(%gw : memref<1x2x1x3xf32>) beta_window(%gw : memref<1x2x1x3xf32>)
       accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x8xf32>) state(%s : memref<1x2x1x8x8xf8E4M3FN>)
+  return
+}
+
+// -----
+// f8E4M3FN per-token states (intermediate_state_scale).
+
+func.func @inter_scale_of_bf16(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x8x8xbf16>,
+                               %isc: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{operand 'intermediate_states' expects element type f8E4M3FN (with 'intermediate_state_scale'), got 'bf16'}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      intermediate_states(%inter : memref<2x3x1x8x8xbf16>) intermediate_state_scale(%isc : memref<2x3x1x8xf32>)
+      o(%o : memref<2x3x1x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @inter_scale_shape(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x4x8xf8E4M3FN>,
+                             %isc: memref<2x3x1x8xf32>, %o: memref<2x3x1x4xf32>) {
+  // expected-error @+1 {{operand 'intermediate_state_scale' expects shape [2, 3, 1, 4] (R, steps, HV, V), got [2, 3, 1, 8]}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%o : memref<2x3x1x4xf32>)
+      intermediate_states(%inter : memref<2x3x1x4x8xf8E4M3FN>) intermediate_state_scale(%isc : memref<2x3x1x8xf32>)
+      o(%o : memref<2x3x1x4xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @inter_scale_kv_shape(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x8x4xf8E4M3FN>,
+                                %isc: memref<2x3x1x8xf32>, %o: memref<2x3x1x4xf32>) {
+  // expected-error @+1 {{operand 'intermediate_state_scale' expects shape [2, 3, 1, 4] (R, steps, HV, V), got [2, 3, 1, 8]}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%o : memref<2x3x1x4xf32>)
+      intermediate_states(%inter : memref<2x3x1x8x4xf8E4M3FN>) intermediate_state_scale(%isc : memref<2x3x1x8xf32>)
+      o(%o : memref<2x3x1x4xf32>)
+  return
+}
+
+// -----
+
+func.func @inter_scale_dtype(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x8x8xf8E4M3FN>,
+                             %isc: memref<2x3x1x8xbf16>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{operand 'intermediate_state_scale' expects element type f32, got 'bf16'}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      intermediate_states(%inter : memref<2x3x1x8x8xf8E4M3FN>) intermediate_state_scale(%isc : memref<2x3x1x8xbf16>)
+      o(%o : memref<2x3x1x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @inter_scale_alone(%q: memref<2x3x1x8xf32>, %isc: memref<2x3x1x8xf32>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{operand 'intermediate_state_scale' needs 'intermediate_states' to scale}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      intermediate_state_scale(%isc : memref<2x3x1x8xf32>) o(%o : memref<2x3x1x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+func.func @inter_scale_pitched(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x8x8xf8E4M3FN>,
+                               %isc: memref<2x3x1x8xf32, strided<[48, 8, 8, 1]>>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{operand 'intermediate_state_scale' has an unsupported layout}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      intermediate_states(%inter : memref<2x3x1x8x8xf8E4M3FN>)
+      intermediate_state_scale(%isc : memref<2x3x1x8xf32, strided<[48, 8, 8, 1]>>)
+      o(%o : memref<2x3x1x8xf32>) {state_layout = #gdn.layout<vk>}
   return
 }

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -124,6 +125,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getCheckpointOffsets(), "checkpoint_offsets"},
       {op.getInitialState(), "initial_state"},
       {op.getIntermediateStates(), "intermediate_states"},
+      {op.getIntermediateStateScale(), "intermediate_state_scale"},
       {op.getKWindow(), "k_window"},
       {op.getVWindow(), "v_window"},
       {op.getGWindow(), "g_window"},
@@ -197,8 +199,9 @@ void RecurrentOp::getEffects(
         operand.get() == getKWindow() || operand.get() == getVWindow() ||
         operand.get() == getGWindow() || operand.get() == getBetaWindow();
     window = window || operand.get() == getStateCheckpoints();
-    bool partial = hasStatePool() || isVarlen() ||
-                   operand.get() == getIntermediateStates() || window;
+    bool perToken = operand.get() == getIntermediateStates() ||
+                    operand.get() == getIntermediateStateScale();
+    bool partial = hasStatePool() || isVarlen() || perToken || window;
     // A quantized state's scales go with it: read with initial_state,
     // written with final_state.
     if (operand.get() == getStateScale()) {
@@ -212,10 +215,9 @@ void RecurrentOp::getEffects(
                              SideEffects::DefaultResource::get());
       continue;
     }
-    if (isDpsInit(&operand) || operand.get() == getIntermediateStates() ||
-        window) {
+    if (isDpsInit(&operand) || perToken || window) {
       // A tree reads parent states back from the buffer it writes.
-      if (operand.get() == getIntermediateStates() && hasParentTable())
+      if (perToken && hasParentTable())
         effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
                              /*effectOnFullRegion=*/false,
                              SideEffects::DefaultResource::get());
@@ -326,6 +328,46 @@ static LogicalResult verifyStateScale(RecurrentOp op, int64_t rows) {
       [](Type t) { return t.isF32(); }, "f32");
 }
 
+/// The element types per-token states may have: f8E4M3FN with their
+/// scales; without, a storage float, or f8E4M3FN, which
+/// verifyIntermediateScale then reports as missing its scales.
+static std::function<bool(Type)> perTokenDtype(Value scale) {
+  return [quantized = bool(scale)](Type t) {
+    return isa<Float8E4M3FNType>(t) || (!quantized && isStorageFloat(t));
+  };
+}
+
+/// The scales of f8E4M3FN per-token states `inter` [R, steps, HV, ...]:
+/// memref form, f32 [R, steps, HV, V] dense (R and steps the buffer's), and
+/// present exactly when the buffer is f8E4M3FN. Shared by gdn.recurrent,
+/// which writes them, and gdn.commit, which reads them.
+static LogicalResult verifyIntermediateScale(Operation *op, Value inter,
+                                             Value scale, StringRef interName) {
+  auto type = cast<ShapedType>(inter.getType());
+  bool e4m3 = isa<Float8E4M3FNType>(type.getElementType());
+  if (!scale) {
+    if (e4m3)
+      return op->emitOpError()
+             << "f8E4M3FN '" << interName
+             << "' need their scales, operand 'intermediate_state_scale' [R, "
+                "steps, HV, V] f32";
+    return success();
+  }
+  if (!isa<MemRefType>(scale.getType()))
+    return op->emitOpError() << "operand 'intermediate_state_scale' is "
+                                "supported in the memref form only";
+  if (failed(checkStatic(op, scale, "intermediate_state_scale")))
+    return failure();
+  // The row (V column) dimension: dim 3 in vk, 4 in kv.
+  bool vk = isa<RecurrentOp>(op) ? cast<RecurrentOp>(op).isVKLayout()
+                                 : cast<CommitOp>(op).isVKLayout();
+  ArrayRef<int64_t> buf = type.getShape();
+  return checkOperand(
+      op, scale, "intermediate_state_scale",
+      {buf[0], buf[1], buf[2], vk ? buf[3] : buf[4]}, "R, steps, HV, V",
+      [](Type t) { return t.isF32(); }, "f32");
+}
+
 /// The replay windows (replayed verify): all four or none, memref form,
 /// per-head gates; [slots, H, L, K], [slots, HV, L, V] in q's
 /// dtype, [slots, HV, L] f32 twice, dense.
@@ -432,7 +474,7 @@ LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
   // Before any accessor reads past the operand list.
   static constexpr RequiredOperand kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {23, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {24, "o"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -668,10 +710,18 @@ LogicalResult RecurrentOp::verify() {
     SmallVector<int64_t> shape =
         isVKLayout() ? SmallVector<int64_t>{rows, steps, HV, V, K}
                      : SmallVector<int64_t>{rows, steps, HV, K, V};
+    Value scale = getIntermediateStateScale();
     if (failed(checkOperand(op, inter, "intermediate_states", shape, dims,
-                            anyFloat, "f32, bf16 or f16",
-                            OperandLayout::Slots)))
+                            perTokenDtype(scale),
+                            scale ? "f8E4M3FN (with 'intermediate_state_scale')"
+                                  : "f32, bf16 or f16",
+                            OperandLayout::Slots)) ||
+        failed(
+            verifyIntermediateScale(op, inter, scale, "intermediate_states")))
       return failure();
+  } else if (getIntermediateStateScale()) {
+    return emitOpError() << "operand 'intermediate_state_scale' needs "
+                            "'intermediate_states' to scale";
   }
 
   // EAGLE tree: the parent step of each stored step, [N, steps].
@@ -740,17 +790,18 @@ void CommitOp::getEffects(
                            /*effectOnFullRegion=*/false,
                            SideEffects::DefaultResource::get());
     else
-      effects.emplace_back(
-          MemoryEffects::Read::get(), &operand, /*stage=*/0,
-          /*effectOnFullRegion=*/operand.get() != getIntermediateStates(),
-          SideEffects::DefaultResource::get());
+      effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/operand.get() !=
+                                   getIntermediateStates() &&
+                               operand.get() != getIntermediateStateScale(),
+                           SideEffects::DefaultResource::get());
   }
 }
 
 LogicalResult CommitOp::verify() {
   Operation *op = getOperation();
   static constexpr RequiredOperand kRequired[] = {
-      {0, "intermediate_states"}, {1, "accepted"}, {5, "state"}};
+      {0, "intermediate_states"}, {1, "accepted"}, {6, "state"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -761,6 +812,7 @@ LogicalResult CommitOp::verify() {
       {getAccepted(), "accepted"},
       {getStateIndices(), "state_indices"},
       {getIntermediateStateIndices(), "intermediate_state_indices"},
+      {getIntermediateStateScale(), "intermediate_state_scale"},
       {getState(), "state"}};
   bool tensorForm = isa<RankedTensorType>(all[0].first.getType());
   for (auto [value, name] : all)
@@ -821,9 +873,15 @@ LogicalResult CommitOp::verify() {
       (Twine(getIntermediateStateIndices() ? "R" : "N") + ", T, HV, " +
        (vk ? "V, K" : "K, V") + " for layout " + layoutName)
           .str();
+  Value interScale = getIntermediateStateScale();
   if (failed(checkOperand(op, inter, "intermediate_states", interShape,
-                          interDims, anyFloat, "f32, bf16 or f16",
-                          OperandLayout::Slots)))
+                          interDims, perTokenDtype(interScale),
+                          interScale
+                              ? "f8E4M3FN (with 'intermediate_state_scale')"
+                              : "f32, bf16 or f16",
+                          OperandLayout::Slots)) ||
+      failed(verifyIntermediateScale(op, inter, interScale,
+                                     "intermediate_states")))
     return failure();
 
   // The pool [slots, HV, ...] in the buffer's layout, or [N, HV, ...].

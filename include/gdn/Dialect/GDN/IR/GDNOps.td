@@ -89,8 +89,8 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       S[k, v] x (448 / amax) (amax = 0: scale 0, elements 0);
       docs/math.md §6. Read with `initial_state`, written with
       `final_state`; with both they must be one buffer (in place). Padding
-      rows touch neither. `intermediate_states` keep their own dtype
-      (f32, bf16 or f16);
+      rows touch neither. `intermediate_states` have their own dtype and,
+      when f8E4M3FN, their own scales (`intermediate_state_scale`);
     - `state_indices` (optional): [N], i32 or i64. The states are then a
       pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
       state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
@@ -111,7 +111,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       ranges (which break the contract) compute their tokens twice.
     - `intermediate_states` (optional, memref form; speculative verify): the
       state after each token, [R, steps, HV, V, K] (vk) or [R, steps, HV, K, V]
-      (kv), f32/bf16/f16. Sequence n writes row n (batch-scoped, R = N,
+      (kv), f32/bf16/f16, or f8E4M3FN with `intermediate_state_scale`
+      [R, steps, HV, V] f32 (a scale a stored row, quantized on every store
+      as `state_scale` is; a tree's parent state is read back as e4m3 x
+      scale). Sequence n writes row n (batch-scoped, R = N,
       FlashInfer) or row `intermediate_state_indices`[n] (pool-scoped,
       SGLang; < 0: no write); step s holds the state after the sequence's
       s-th token (steps = T, or for varlen the longest sequence: later tokens
@@ -250,6 +253,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "first checkpoint row of each sequence [N + 1] (i32 or i64)">:$checkpoint_offsets,
     Arg<Optional<GDN_TensorOrMemRef>, "initial state">:$initial_state,
     Arg<Optional<GDN_TensorOrMemRef>, "state after every token [R, steps, HV, ...] (written)">:$intermediate_states,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of f8E4M3FN intermediate_states [R, steps, HV, V] f32 (written)">:$intermediate_state_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw k [slots, H, L, K] (written)">:$k_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of raw v [slots, HV, L, V] (written)">:$v_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of log decays [slots, HV, L] f32 (written)">:$g_window,
@@ -285,6 +289,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`checkpoint_offsets` `(` $checkpoint_offsets^ `:` type($checkpoint_offsets) `)`)?
     (`initial_state` `(` $initial_state^ `:` type($initial_state) `)`)?
     (`intermediate_states` `(` $intermediate_states^ `:` type($intermediate_states) `)`)?
+    (`intermediate_state_scale` `(` $intermediate_state_scale^ `:` type($intermediate_state_scale) `)`)?
     (`k_window` `(` $k_window^ `:` type($k_window) `)`)?
     (`v_window` `(` $v_window^ `:` type($v_window) `)`)?
     (`g_window` `(` $g_window^ `:` type($g_window) `)`)?
@@ -307,9 +312,13 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     struct Dims { int64_t N, T, H, HV, K, V; };
     bool isVarlen() { return getCuSeqlens() != nullptr; }
     Dims getDims();
-    /// The state is f8E4M3FN with a scale a (row, head, V column)
-    /// (`state_scale`).
-    bool hasScaledState() { return getStateScale() != nullptr; }
+    /// A state operand is f8E4M3FN with a scale a (row, head, V column):
+    /// the state (`state_scale`) or the per-token states
+    /// (`intermediate_state_scale`).
+    bool hasScaledState() {
+      return getStateScale() != nullptr ||
+             getIntermediateStateScale() != nullptr;
+    }
     /// The scale applied to q: the `scale` attribute, or K^-0.5.
     float getScaleOrDefault();
     bool hasFusedGating() { return getA() != nullptr; }
@@ -387,12 +396,18 @@ def GDN_CommitOp : GDN_Op<"commit", [
     tables are dense.
     - `intermediate_states`: [R, T, HV, V, K] for `state_layout =
       #gdn.layout<vk>` or [R, T, HV, K, V] for `#gdn.layout<kv>` (the
-      default), f32, bf16 or f16; R = N without `intermediate_state_indices`
+      default), f32, bf16 or f16, or f8E4M3FN with
+      `intermediate_state_scale`; R = N without `intermediate_state_indices`
       (batch-scoped, FlashInfer), any R >= 1 with it (pool-scoped, SGLang);
     - `accepted`: [N], i32 or i64, the number of accepted tokens of row n;
     - `state_indices` (optional): [N], i32 or i64; the state is then a pool
       [slots, HV, ...] (slots >= 1), else [N, HV, ...];
     - `intermediate_state_indices` (optional): [N], i32 or i64;
+    - `intermediate_state_scale` (optional, memref form): the buffer is then
+      f8E4M3FN and this f32 [R, T, HV, V] holds a scale a stored row (S =
+      e4m3 x scale, docs/math.md §6). Into an f8E4M3FN pool the commit
+      copies the e4m3 bits and the row scales unchanged; into any other
+      pool it stores e4m3 x scale rounded once;
     - `state_scale` (optional, memref form; an f8E4M3FN pool): [slots or
       N, HV, V] f32, the pool's row scales, written with the committed
       slots; the GPU lowering takes layout vk only;
@@ -431,6 +446,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
     Arg<GDN_TensorOrMemRef, "accepted tokens of each row [N] (i32 or i64)">:$accepted,
     Arg<Optional<GDN_TensorOrMemRef>, "pool slot of each row [N] (i32 or i64; < 0: padding)">:$state_indices,
     Arg<Optional<GDN_TensorOrMemRef>, "row of each row in intermediate_states [N] (i32 or i64; < 0: none)">:$intermediate_state_indices,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of f8E4M3FN intermediate_states [R, T, HV, V] f32 (read)">:$intermediate_state_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "scales of an f8E4M3FN pool [slots or N, HV, V] f32 (written in part)">:$state_scale,
     Arg<GDN_TensorOrMemRef, "state pool [slots, HV, ...] (destination, written in part)">:$state,
     DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
@@ -443,6 +459,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
     `accepted` `(` $accepted `:` type($accepted) `)`
     (`state_indices` `(` $state_indices^ `:` type($state_indices) `)`)?
     (`intermediate_state_indices` `(` $intermediate_state_indices^ `:` type($intermediate_state_indices) `)`)?
+    (`intermediate_state_scale` `(` $intermediate_state_scale^ `:` type($intermediate_state_scale) `)`)?
     (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     `state` `(` $state `:` type($state) `)`
     attr-dict
