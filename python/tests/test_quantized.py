@@ -383,7 +383,7 @@ def test_verify_writes_fp8_per_token_states(device, tree):
                 p = int(parents[n, s])
                 start = (ops.dequantize_state(fp8[row, p], state_scale=fp8_scales[row, p])
                          if s > 0 and p >= 0 else ops.dequantize_state(pool)[idx[n]])
-                one = {k_: t[n:n + 1, s:s + 1].contiguous() for k_, t in x.items()
+                one = {k_: t[n:n + 1, s:s + 1].clone() for k_, t in x.items()
                        if k_ not in ("state", "A_log", "dt_bias")}  # aligned copies
                 one.update(A_log=x["A_log"], dt_bias=x["dt_bias"])
                 buf = torch.zeros(1, 1, HV, V, K, device=device)
