@@ -742,7 +742,7 @@ def run(args):
                             ops.set_schedule(sched)  # None: the form does not apply
                             res["gdn_" + form] = time_graph(w.gdn, sets)
                         ops.set_schedule()
-                    if w.study and args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
+                    if (w.study or args.schedules) and args.sweep and HV == 32 and N in (1, 8, 64, 256, 1024) and (
                             T > 1 or (w.name.startswith("decode") and N != 1024)):
                         for sched in args.schedules or (SCHEDULES_TN if T > 1 else
                                                         SCHEDULES_T1):
@@ -934,7 +934,8 @@ if __name__ == "__main__":
     p.add_argument("--quick", action="store_true")
     p.add_argument("--sweep", action="store_true", help="also time gdn under several schedules")
     p.add_argument("--schedules", default=None,
-                   help="with --sweep, these schedules instead of the built-in lists: "
+                   help="with --sweep, these schedules instead of the built-in lists (and on any "
+                        "workload, not only the studied ones): "
                         "';'-separated, each ','-separated #gdn.schedule parameters, e.g. "
                         "'state_prefetch_distance=0;columns_per_lane=4,lanes_along_v=2;"
                         "reductions=in_turn'")

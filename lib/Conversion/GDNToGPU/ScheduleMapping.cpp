@@ -228,6 +228,17 @@ static void chooseStagedVLanes(ScheduleDraft &x) {
   if (x.op.isVKLayout()) {
     x.set(&ScheduleAttr::getLanesAlongV, x.bandwidthBound ? 2 : 4);
     x.set(&ScheduleAttr::getColumnsPerLane, 8 / *x.s.getLanesAlongV());
+    // e4m3 per-token states where 8 columns a lane fill the grid: 4
+    // columns x 4 lanes, 16 keys a lane, so each step's row quantization
+    // (the row's max over its lanes, the scale's quotients) serves twice the
+    // elements and a row's stores are 16 bytes; reductions side by side
+    // (docs/cost-model.md#e4m3-step-states).
+    if (x.bandwidthBound && e4m3StepStates(x.op) &&
+        16 * d.K <= kMaxStateValues * kWarpSize && d.V % 16 == 0) {
+      x.set(&ScheduleAttr::getLanesAlongV, 4);
+      x.set(&ScheduleAttr::getColumnsPerLane, 4);
+      x.bandwidthBound = false;
+    }
   } else if (tinyGrid(x.op, x.targetWarps)) {
     x.set(&ScheduleAttr::getLanesAlongV, 4);
     x.set(&ScheduleAttr::getColumnsPerLane, 2);

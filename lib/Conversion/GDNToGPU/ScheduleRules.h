@@ -79,6 +79,8 @@ bool pairableTokens(RecurrentOp op, ScheduleAttr s);
 /// Verify of a chain in vk writing fp32 per-token states (FlashInfer's MTP
 /// regime).
 bool fp32StepStates(RecurrentOp op);
+/// Verify in vk writing e4m3 per-token states (intermediate_state_scale).
+bool e4m3StepStates(RecurrentOp op);
 /// Whether a kernel under `s` can prefetch a later CTA's state tile into L2
 /// (state_prefetch_distance > 0), the chip aside.
 bool statePrefetchable(RecurrentOp op, ScheduleAttr s);

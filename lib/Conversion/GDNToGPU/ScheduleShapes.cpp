@@ -113,6 +113,14 @@ bool gdn::fp32StepStates(RecurrentOp op) {
          !op.hasPerChannelBeta();
 }
 
+/// Whether `op` stores e4m3 per-token states in vk (a chain or a tree),
+/// each step's rows quantized with their scales
+/// (docs/cost-model.md#e4m3-step-states).
+bool gdn::e4m3StepStates(RecurrentOp op) {
+  Value inter = op.getIntermediateStates();
+  return inter && elementBytes(inter) == 1 && op.isVKLayout();
+}
+
 /// The state is read once, up front (no staged tokens, tensor cores or
 /// producer), from an initial state in vk whose CTA tile (blockColumns() whole
 /// rows of K) is one contiguous run of 16-byte multiples

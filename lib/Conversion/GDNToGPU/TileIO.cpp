@@ -98,17 +98,82 @@ Value TileIO::scalesOf(Value state) {
 }
 
 SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
-  SmallVector<Value> scales;
-  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
-    Value amax = m.f32(0.0);
+  int64_t rows = *s.getColumnsPerLane();
+  SmallVector<Value> amax;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value partial = m.f32(0.0);
     for (int64_t j = 0; j < kPerLane; ++j)
-      amax = m.maxAbs(amax, at(tile, r, j));
-    auto [scale, inv] = m.e4m3Scale(warpMaxAbs(amax));
-    for (int64_t j = 0; j < kPerLane; ++j)
-      at(tile, r, j) = m.mul(at(tile, r, j), inv);
-    scales.push_back(scale);
+      partial = m.maxAbs(partial, at(tile, r, j));
+    amax.push_back(warpMaxAbs(partial));
   }
+  SmallVector<Value> scales, invs;
+  // Spread over the lanes from 2 rows a lane: with one row (decode on the
+  // tiny grid) one division is saved and a shuffle joins the latency-bound
+  // chain (docs/cost-model.md#e4m3-step-states).
+  if (!s.tensorCores() && rows >= 2 && 2 * rows <= s.lanesAlongK()) {
+    std::tie(scales, invs) = rowQuotientsAcrossLanes(amax);
+  } else {
+    for (Value a : amax) {
+      auto [scale, inv] = m.e4m3Scale(a);
+      scales.push_back(scale);
+      invs.push_back(inv);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < kPerLane; ++j)
+      at(tile, r, j) = m.mul(at(tile, r, j), invs[r]);
   return scales;
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+TileIO::rowQuotientsAcrossLanes(ArrayRef<Value> amax) {
+  // The R rows' 2R quotients are the same on the lanes that share the rows
+  // (each amax is their all-reduced max): lane kLane = i of them computes
+  // quotient i, 448 / amax[i] for i < R (0 where amax[i] is 0 or NaN, as
+  // KernelMath::e4m3Scale) and amax[i - R] / 448 above, and every lane
+  // takes the R of each kind by an indexed shuffle from lane i * lanesV +
+  // vLane: one IEEE division a lane instead of 2R, the same bits.
+  int64_t rows = amax.size(), lanesV = *s.getLanesAlongV();
+  auto i32 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  Value i = i32(kLane);
+  Value row = arith::RemUIOp::create(b, loc, i, c32(rows));
+  Value a = amax[0];
+  for (int64_t r = 1; r < rows; ++r)
+    a = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, c32(r)),
+        amax[r], a);
+  Value isInv =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, c32(rows));
+  Value max = m.f32(KernelMath::kE4M3Max);
+  Value q = m.div(arith::SelectOp::create(b, loc, isInv, max, a),
+                  arith::SelectOp::create(b, loc, isInv, a, max));
+  Value some =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, a, m.f32(0.0));
+  Value zeroInv = arith::AndIOp::create(
+      b, loc, isInv,
+      arith::XOrIOp::create(b, loc, some,
+                            arith::ConstantIntOp::create(b, loc, 1, 1)));
+  q = arith::SelectOp::create(b, loc, zeroInv, m.f32(0.0), q);
+  Value vLane = arith::SubIOp::create(
+      b, loc, i32(lane), arith::MulIOp::create(b, loc, i, c32(lanesV)));
+  auto from = [&](int64_t quotient) {
+    Value src = arith::AddIOp::create(b, loc, vLane, c32(quotient * lanesV));
+    return gpu::ShuffleOp::create(b, loc, q, src, c32(kWarpSize),
+                                  gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+  SmallVector<Value> scales, invs;
+  for (int64_t r = 0; r < rows; ++r) {
+    invs.push_back(from(r));
+    scales.push_back(from(rows + r));
+  }
+  return {scales, invs};
 }
 
 void TileIO::storeTile(ValueRange results, Value dst,

@@ -59,6 +59,11 @@ protected:
   /// Quantizes each of this lane's R rows of `tile` in place (times 448 /
   /// the row's max |S| over all its lanes) and returns the R scales.
   SmallVector<Value> quantizeRows(SmallVector<Value> &tile);
+  /// For the R rows' maxima `amax` (each the same on the lanes that share
+  /// the rows): {amax / 448, 448 / amax} of every row, one division a lane
+  /// and 2R indexed shuffles (needs 2R <= lanesAlongK(); used from R = 2).
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  rowQuotientsAcrossLanes(ArrayRef<Value> amax);
 
   /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
   /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]

@@ -1,5 +1,14 @@
 // RUN: gdn-opt %s -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -gdn-lower-to-ptx | FileCheck %s --check-prefix=PTX
+// RUN: gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 1, lanes_along_v = 2>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=ROW1
+// One row a lane (decode's mapping on the tiny grid): both quotients on
+// every lane, no shuffle after the division on the latency-bound chain.
+// ROW1-LABEL: gpu.func @pool_recurrent
+// ROW1: gpu.shuffle  xor
+// ROW1: arith.divf
+// ROW1-NEXT: arith.divf
+// ROW1-NOT: gpu.shuffle  idx
+// ROW1: gpu.return
 // A quantized state on the GPU (docs/math.md §6): a pool's padding row
 // zeroed a loaded 32-bit word at a time (not an element), e4m3 pairs
 // widened by cvt (nvvm.convert f8x2 -> f16x2), the lane's R rows of scales
@@ -26,8 +35,19 @@
 // CHECK: scf.yield {{.*}}, %[[ONE:cst[_0-9]*]], %[[ONE]], %[[ONE]], %[[ONE]] : f32
 // CHECK: arith.maximumf
 // CHECK: gpu.shuffle  xor
+// One division a lane: lane kLane = i of the 8 lanes along K that share
+// the 4 rows divides for quotient i (448 / amax of row i, then amax / 448
+// of row i - 4), and each lane fetches the 8 quotients by indexed shuffles.
 // CHECK: arith.divf
-// CHECK: arith.divf
+// CHECK-NOT: arith.divf
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
+// CHECK: gpu.shuffle  idx
 // CHECK: %[[LANE0:.*]] = arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK: scf.if %[[LANE0]]
 // CHECK: vector.store %{{.*}}, %arg9[%{{.*}}, %{{.*}}, %{{.*}}] {{.*}} : memref<16x32x128xf32>, vector<4xf32>
