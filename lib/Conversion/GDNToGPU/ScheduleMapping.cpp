@@ -260,8 +260,9 @@ static void chooseDecodeTwoVLanes(ScheduleDraft &x) {
 /// Bandwidth-bound decode of a 2-byte vk state (not KDA): 2 lanes along V x
 /// 4 columns, whole 16-byte vectors a lane, reductions side by side in CTAs
 /// of several warps; a 1-byte (e4m3) state 4 lanes along V x 4 columns,
-/// again whole 16-byte vectors a lane (docs/cost-model.md#decode-16-byte-
-/// slices).
+/// again whole 16-byte vectors a lane, from a grid 8 times smaller (N = 8
+/// at HV = 32), its L2 prefetch (streaming) only on the full grid
+/// (docs/cost-model.md#decode-16-byte-slices).
 static void chooseDecode16ByteSlices(ScheduleDraft &x) {
   RecurrentOp op = x.op;
   auto d = x.d;
@@ -269,15 +270,17 @@ static void chooseDecode16ByteSlices(ScheduleDraft &x) {
       op.getInitialState() ? op.getInitialState() : op.getFinalState();
   int64_t warps = std::max<int64_t>(pinOrZero(x.pins.getWarps()), 1);
   int64_t bytes = state ? elementBytes(state) : 0;
+  int64_t warps8 = d.N * d.HV * (d.V / 8); // warps of 8 columns
+  bool full = x.bandwidthBound && warps8 >= 8 * x.targetWarps;
+  bool e4m3 = bytes == 1 && warps8 >= x.targetWarps;
   if (x.staged || !op.isVKLayout() || !mappingFree(x) || op.hasPerKeyDecay() ||
-      op.hasPerChannelBeta() || !x.bandwidthBound ||
-      d.N * d.HV * (d.V / 8) < 8 * x.targetWarps || (bytes != 2 && bytes != 1) ||
+      op.hasPerChannelBeta() || !(full || e4m3) || (bytes != 2 && bytes != 1) ||
       d.K < 128 || d.K % 16 != 0 || d.V % (16 / bytes * warps) != 0)
     return;
   x.set(&ScheduleAttr::getLanesAlongV, 4 / bytes);
   x.set(&ScheduleAttr::getColumnsPerLane, 4);
   x.bandwidthBound = false; // side by side, CTAs of several warps
-  x.streaming = true;
+  x.streaming = full;
 }
 
 /// Where no rule above split the warp: the layout's default lanes along V

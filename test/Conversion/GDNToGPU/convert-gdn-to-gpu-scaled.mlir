@@ -18,13 +18,15 @@
 // each row's max |S| over its lanes along K (xor shuffles), scale = amax /
 // 448 stored by the lanes of key group 0, the elements times 448 / amax
 // rounded a pair at a time into a 16-bit word
-// (cvt.rn.satfinite.e4m3x2.f32), two words a 32-bit register.
+// (cvt.rn.satfinite.e4m3x2.f32), two words a 32-bit register. At N = 8
+// the e4m3 decode takes 4 columns x 4 lanes along V: 16-byte rows a lane
+// (docs/cost-model.md#decode-16-byte-slices).
 
 // CHECK-LABEL: func.func @pool
 // CHECK: gpu.func @pool_recurrent
-// CHECK: %[[RAW:.*]] = vector.load %arg10{{.*}} : memref<16x32x128x128xf8E4M3FN>, vector<8xf8E4M3FN>
-// CHECK: %[[WORD:.*]] = vector.bitcast %[[RAW]] : vector<8xf8E4M3FN> to vector<2xi32>
-// CHECK: arith.select %{{.*}}, %[[WORD]], %{{.*}} : vector<2xi32>
+// CHECK: %[[RAW:.*]] = vector.load %arg10{{.*}} : memref<16x32x128x128xf8E4M3FN>, vector<16xf8E4M3FN>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[RAW]] : vector<16xf8E4M3FN> to vector<4xi32>
+// CHECK: arith.select %{{.*}}, %[[WORD]], %{{.*}} : vector<4xi32>
 // CHECK: nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
 // CHECK-NOT: arith.select %{{.*}} : f32
 // CHECK: %[[SCALES:.*]] = vector.load %arg9[%{{.*}}, %{{.*}}, %{{.*}}] {{.*}} : memref<16x32x128xf32>, vector<4xf32>
@@ -52,9 +54,9 @@
 // CHECK: scf.if %[[LANE0]]
 // CHECK: vector.store %{{.*}}, %arg9[%{{.*}}, %{{.*}}, %{{.*}}] {{.*}} : memref<16x32x128xf32>, vector<4xf32>
 // CHECK: %[[PAIR:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
-// CHECK: %[[WORDS:.*]] = vector.from_elements %[[PAIR]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi16>
-// CHECK: %[[BYTES:.*]] = vector.bitcast %[[WORDS]] : vector<4xi16> to vector<8xf8E4M3FN>
-// CHECK: vector.store %[[BYTES]], %arg10[{{.*}}] {{.*}} : memref<16x32x128x128xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK: %[[WORDS:.*]] = vector.from_elements %[[PAIR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi16>
+// CHECK: %[[BYTES:.*]] = vector.bitcast %[[WORDS]] : vector<8xi16> to vector<16xf8E4M3FN>
+// CHECK: vector.store %[[BYTES]], %arg10[{{.*}}] {{.*}} : memref<16x32x128x128xf8E4M3FN>, vector<16xf8E4M3FN>
 // PTX: gpu.binary @gdn_kernels
 func.func @pool(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>, %v: memref<8x1x32x128xbf16>,
                 %a: memref<8x1x32xbf16>, %A_log: memref<32xf32>, %dt_bias: memref<32xf32>,

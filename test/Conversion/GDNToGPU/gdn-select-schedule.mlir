@@ -163,10 +163,10 @@ func.func @bandwidth_bound_fp8(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x
 
 // -----
 
-// Below that grid (N = 8), an e4m3 state takes 2 lanes along V, so a lane
-// loads 8 contiguous bytes of a row (1 lane would load 4).
+// Below that grid (N = 8), an e4m3 state takes the same 4 x 4 (16-byte
+// rows a lane) from a grid 8 times smaller, without the L2 prefetch.
 // CHECK-LABEL: func.func @decode_fp8_n8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2,
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, {{.*}}state_prefetch_distance = 0,
 func.func @decode_fp8_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16>, %v: memref<8x1x32x128xbf16>,
                          %g: memref<8x1x32xf32>, %s: memref<8x32x128x128xf8E4M3FN>,
                          %sc: memref<8x32x128xf32>, %o: memref<8x1x32x128xbf16>) {
