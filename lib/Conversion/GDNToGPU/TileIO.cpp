@@ -153,13 +153,11 @@ TileIO::rowQuotientsAcrossLanes(ArrayRef<Value> amax) {
   Value max = m.f32(KernelMath::kE4M3Max);
   Value q = m.div(arith::SelectOp::create(b, loc, isInv, max, a),
                   arith::SelectOp::create(b, loc, isInv, a, max));
-  Value some =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, a, m.f32(0.0));
-  Value zeroInv = arith::AndIOp::create(
-      b, loc, isInv,
-      arith::XOrIOp::create(b, loc, some,
-                            arith::ConstantIntOp::create(b, loc, 1, 1)));
-  q = arith::SelectOp::create(b, loc, zeroInv, m.f32(0.0), q);
+  Value none = // amax 0 or NaN
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UEQ, a, m.f32(0.0));
+  q = arith::SelectOp::create(b, loc,
+                              arith::AndIOp::create(b, loc, isInv, none),
+                              m.f32(0.0), q);
   Value vLane = arith::SubIOp::create(
       b, loc, i32(lane), arith::MulIOp::create(b, loc, i, c32(lanesV)));
   auto from = [&](int64_t quotient) {
