@@ -4,7 +4,8 @@ compiled to PTX in-process).
 
 Prints, for the Qwen3-Next decode kernel (N=8, T=1, H=16, HV=32, K=V=128) and
 a few other shapes:
-  cold compile   .mlir description -> PTX, fresh compiler, empty disk cache
+  cold compile   .mlir description -> PTX, fresh compiler, no disk cache: the
+                 minimum over --cold-runs fresh compilers
   disk hit       a fresh compiler finding the PTX in the on-disk cache
   warm hit       gdnCompileDesc of an already compiled kernel (C API, ctypes)
 Usage: python3 bench/bench_compile.py [--out FILE]
@@ -26,6 +27,8 @@ if "GDN_LIBRARY" not in os.environ and os.path.exists(_built):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
+    p.add_argument("--cold-runs", type=int, default=5,
+                   help="fresh compilers per shape; the cold column is their minimum")
     args = p.parse_args()
     cache = tempfile.mkdtemp(prefix="gdn-cache-")
     os.environ["GDN_CACHE_DIR"] = cache
@@ -51,10 +54,15 @@ def main():
     lines = ["| kernel | cold compile ms | disk hit ms | warm hit us (C API via ctypes) |",
              "|---|---|---|---|"]
     for name, shape in shapes.items():
+        cold = float("inf")
+        os.environ["GDN_CACHE_DIR"] = "off"  # read when a compiler is made
+        for _ in range(args.cold_runs):
+            t0 = time.perf_counter()
+            gdn.Compiler().compile(**shape)
+            cold = min(cold, (time.perf_counter() - t0) * 1e3)
+        os.environ["GDN_CACHE_DIR"] = cache
         c = gdn.Compiler()
-        t0 = time.perf_counter()
-        c.compile(**shape)
-        cold = (time.perf_counter() - t0) * 1e3
+        c.compile(**shape)  # into the disk cache
         warm = []
         for _ in range(2000):
             t0 = time.perf_counter()
@@ -71,7 +79,7 @@ def main():
         with open(args.out, "w") as f:
             f.write(f"# gdn compile times ({os.uname().nodename}, {os.cpu_count()} CPUs)\n\n"
                     + text + "\n\nTargets (issue 3): warm hit < 50 us, cold compile < 300 ms; "
-                    "(issue 4): compile of one kernel <= 150 ms.\n")
+                    "(issue 20): cold compile of any one kernel <= 120 ms.\n")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ set(GDN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/gdn)
 # GDNCAPI (add_mlir_library's own install rules are off: DISABLE_INSTALL).
 set(GDN_MLIR_LIBRARIES
   MLIRGDNSupport MLIRGDNDialect MLIRGDNTransforms MLIRGDNKernelMath
-  MLIRGDNToCPU MLIRGDNToGPU MLIRGDNPipelines MLIRGDNRegistration MLIRGDNJIT)
+  MLIRGDNToCPU MLIRGDNToGPU MLIRGDNGPUModuleToPTX MLIRGDNPipelines MLIRGDNRegistration MLIRGDNJIT)
 set(GDN_INSTALLED_LIBRARIES ${GDN_MLIR_LIBRARIES} GDNReference GDNRuntime)
 
 # The tools find libMLIR/libLLVM where the build found them.

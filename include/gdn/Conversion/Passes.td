@@ -183,4 +183,37 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// GPUModuleToPTX
+//===----------------------------------------------------------------------===//
+
+def GDNGPUModuleToPTXPass : Pass<"gdn-gpu-module-to-ptx", "::mlir::ModuleOp"> {
+  let summary = "Serialize every #nvvm.target gpu.module to PTX with the kernel LLVM pipeline";
+  let description = [{
+    `gpu-module-to-binary{format=isa}` for the kernels of `convert-gdn-to-gpu`
+    (a `gpu.module` with one `#nvvm.target`, already in the LLVM and NVVM
+    dialects): translates the module to LLVM IR, runs the LLVM pass pipeline
+    `llvm-pipeline`, then the NVPTX back end at the target's `O`, and replaces
+    the module by a `gpu.binary` holding the PTX (a `#gpu.object` of format
+    assembly, the same as `gpu-module-to-binary` makes).
+
+    The default pipeline (`kernelPipeline` in GPUModuleToPTX.cpp) is LLVM's
+    own O-level pipeline for the target's `O` with GVN's memory dependence
+    analysis off (`gvn<no-memdep>`): the same PTX as O2 for every kernel of
+    the repository, O2's time down by about a sixth on the tensor-core
+    kernels (docs/compile-time.md). `llvm-pipeline=default<O2>` runs LLVM's
+    O2 unchanged; `llvm-pipeline=print` writes the module before
+    optimization to stderr. libdevice is linked only into a module that
+    calls a `__nv_` function.
+
+    A module without an `#nvvm.target`, or with more than one target, is a
+    diagnostic; so is a pipeline LLVM cannot parse.
+  }];
+  let options = [
+    Option<"llvmPipeline", "llvm-pipeline", "std::string", "\"\"",
+           "LLVM new-pass-manager pipeline text run on each kernel module "
+           "(empty: the kernel pipeline; default<O2>: LLVM's O2)">
+  ];
+}
+
 #endif // GDN_CONVERSION_PASSES_TD

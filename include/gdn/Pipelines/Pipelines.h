@@ -24,10 +24,16 @@ struct LowerToPTXOptions : public PassPipelineOptions<LowerToPTXOptions> {
                      "gdn.recurrent's GPU schedule (the rest: the op's own, "
                      "else the cost model's)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> llvmPipeline{
+      *this, "llvm-pipeline",
+      llvm::cl::desc("gdn-gpu-module-to-ptx's llvm-pipeline: the LLVM pass "
+                     "pipeline of the kernels (empty: the kernel pipeline)"),
+      llvm::cl::init("")};
 };
 
 /// gdn.recurrent -> gpu.launch_func + gpu.module of NVVM -> gpu.binary holding
-/// PTX (format isa, serialized in-process; no CUDA toolkit needed).
+/// PTX (format isa, serialized in-process by gdn-gpu-module-to-ptx; no CUDA
+/// toolkit needed).
 void buildLowerToPTXPipeline(OpPassManager &pm, const LowerToPTXOptions &options);
 
 /// gdn.recurrent -> scf loops -> LLVM dialect, functions with bare-pointer

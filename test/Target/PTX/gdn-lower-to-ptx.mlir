@@ -1,8 +1,10 @@
-// RUN: gdn-opt %s --gdn-lower-to-ptx="schedule={#gdn.schedule<columns_per_lane = 4>}" | FileCheck %s --check-prefix=IR
+// RUN: gdn-opt %s --verify-each=false --gdn-lower-to-ptx="schedule={#gdn.schedule<columns_per_lane = 4>}" | FileCheck %s --check-prefix=IR
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4>' %s | FileCheck %s
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<columns_per_lane = 4>' %s | FileCheck %s --check-prefix=FAST --implicit-check-not=sqrt.rn --implicit-check-not=rcp.rn --implicit-check-not=div.rn
 // RUN: gdn-opt %s --gdn-lower-to-ptx --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=STEPS
-// The whole path from gdn.recurrent to PTX: the host function keeps a
+// The whole path from gdn.recurrent to PTX (with the pass manager's verifier
+// off, as the JIT runs it: gdn-verify checks the IR after gdn's lowering and
+// before LLVM translation): the host function keeps a
 // gpu.launch_func and the kernel module becomes a gpu.binary holding PTX.
 
 // IR: func.func @decode
@@ -10,10 +12,12 @@
 // IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90a
 
 // STEPS: IR Dump After ConvertGDNToGPUPass (convert-gdn-to-gpu)
+// STEPS: IR Dump After GDNVerifyPass (gdn-verify)
 // STEPS: IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
 // STEPS: IR Dump After ConvertGpuOpsToNVVMOps (convert-gpu-to-nvvm)
 // STEPS: IR Dump After ConvertNVVMToLLVMPass (convert-nvvm-to-llvm)
-// STEPS: IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
+// STEPS: IR Dump After GDNVerifyPass (gdn-verify)
+// STEPS: IR Dump After GDNGPUModuleToPTXPass (gdn-gpu-module-to-ptx)
 
 // The fp32 math contracts to fused multiply-adds, sigmoid(b) takes
 // rcp.approx and the norms rsqrt.approx: no IEEE divide or sqrt (their
