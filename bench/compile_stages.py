@@ -34,7 +34,10 @@ STAGES = [("total", r"Total$"),
 
 
 def stage_times(gdn_opt, path):
-    out = subprocess.run([*gdn_opt.split(), "--gdn-lower-to-ptx=chip=sm_90a", "-mlir-timing", path,
+    # One thread: -mlir-timing then prints wall times only (with threads it
+    # adds user-time columns).
+    out = subprocess.run([*gdn_opt.split(), "--gdn-lower-to-ptx=chip=sm_90a", "-mlir-timing",
+                          "--mlir-disable-threading", path,
                           "-o", os.devnull], capture_output=True, text=True, check=True).stderr
     times = {}
     for line in out.splitlines():
@@ -68,6 +71,8 @@ def main():
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.gdn_opt]
+    if any(len(b) != 2 for b in builds):
+        ap.error("--gdn-opt takes NAME=PATH [FLAGS]")
     with tempfile.TemporaryDirectory() as tmp:
         files = [materialize(f, tmp) for f in a.files]
         best = {}

@@ -30,6 +30,11 @@ if config.ptxas and os.path.exists(config.ptxas):
     _help = _sp.run([config.ptxas, "--help"], capture_output=True, text=True).stdout
     if "sm_100a" in _help:
         config.available_features.add("ptxas-sm100a")
+    # The toolkit around that ptxas, when it has libdevice (REQUIRES: libdevice).
+    _cuda = os.path.dirname(os.path.dirname(os.path.realpath(config.ptxas)))
+    if os.path.exists(os.path.join(_cuda, "nvvm", "libdevice", "libdevice.10.bc")):
+        config.available_features.add("libdevice")
+        config.substitutions.append(("%cuda_home", _cuda))
 
 # GPU tests (REQUIRES: cuda) run only where a CUDA driver and device exist;
 # CPU-only CI reports them UNSUPPORTED.

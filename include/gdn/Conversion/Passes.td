@@ -197,22 +197,29 @@ def GDNGPUModuleToPTXPass : Pass<"gdn-gpu-module-to-ptx", "::mlir::ModuleOp"> {
     the module by a `gpu.binary` holding the PTX (a `#gpu.object` of format
     assembly, the same as `gpu-module-to-binary` makes).
 
-    The default pipeline (`kernelPipeline` in GPUModuleToPTX.cpp) is LLVM's
-    own O-level pipeline for the target's `O` with GVN's memory dependence
-    analysis off (`gvn<no-memdep>`): the same PTX as O2 for every kernel of
-    the repository, O2's time down by about a sixth on the tensor-core
-    kernels (docs/compile-time.md). `llvm-pipeline=default<O2>` runs LLVM's
-    O2 unchanged; `llvm-pipeline=print` writes the module before
-    optimization to stderr. libdevice is linked only into a module that
-    calls a `__nv_` function.
+    At the target's O = 2 the default pipeline (`kernelPipelineO2` in
+    GPUModuleToPTX.cpp) is LLVM's own O2 with GVN's memory dependence
+    analysis off (`gvn<no-memdep>`), after the target's pipeline-start
+    passes (nvvm-reflect): the same PTX as O2 for every kernel of the
+    repository, O2's time down by about a sixth on the tensor-core kernels
+    (docs/compile-time.md); other O levels run LLVM's own pipeline.
+    `llvm-pipeline=default<O2>` runs LLVM's O2 unchanged;
+    `llvm-pipeline=print` writes the module before optimization to stderr;
+    `print-llvm-pipeline` reports the text a module runs as a remark.
+    libdevice is linked only into a module that calls a `__nv_` function.
+    The object has the properties gpu-module-to-binary gives (`O`), not its
+    timings.
 
     A module without an `#nvvm.target`, or with more than one target, is a
-    diagnostic; so is a pipeline LLVM cannot parse.
+    diagnostic; so are a pipeline LLVM cannot parse, a libdevice call with
+    no CUDA toolkit found, and an error LLVM reports (e.g. of its back end).
   }];
   let options = [
     Option<"llvmPipeline", "llvm-pipeline", "std::string", "\"\"",
            "LLVM new-pass-manager pipeline text run on each kernel module "
-           "(empty: the kernel pipeline; default<O2>: LLVM's O2)">
+           "(empty: the kernel pipeline; default<O2>: LLVM's O2)">,
+    Option<"printLLVMPipeline", "print-llvm-pipeline", "bool", "false",
+           "Report the LLVM pipeline text each module runs as a remark">
   ];
 }
 

@@ -11,8 +11,12 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVM/ModuleToObject.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
 
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
@@ -28,52 +32,77 @@ using namespace mlir;
 
 namespace {
 
-/// The LLVM pipeline a kernel module gets by default: LLVM's own O<optLevel>
-/// module pipeline (what `opt -O2 -print-pipeline-passes` prints) with GVN's
-/// memory dependence analysis off, `gvn<>` made `gvn<no-memdep>`. On the
-/// tensor-core kernels that analysis took a sixth of O2's time, and without
-/// it every kernel's PTX is byte-identical to O2's (docs/compile-time.md).
-/// Should a later LLVM print GVN otherwise, the pipeline is LLVM's O-level
-/// unchanged: slower to compile, the same code.
-std::string kernelPipeline(llvm::PassBuilder &builder,
-                           llvm::PassInstrumentationCallbacks &callbacks,
-                           llvm::OptimizationLevel level) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::ModulePassManager o2 =
-      level == llvm::OptimizationLevel::O0
-          ? builder.buildO0DefaultPipeline(level)
-          : builder.buildPerModuleDefaultPipeline(level);
-  o2.printPipeline(os, [&](StringRef className) {
-    StringRef name = callbacks.getPassNameForClassName(className);
-    return name.empty() ? className : name;
-  });
-  size_t gvn = text.find("gvn<>");
-  if (gvn != std::string::npos)
-    text.replace(gvn, 5, "gvn<no-memdep>");
-  return text;
+/// The tuning of MLIR's makeOptimizingTransformer, which
+/// gpu-module-to-binary runs.
+llvm::PipelineTuningOptions tuning() {
+  llvm::PipelineTuningOptions options;
+  options.LoopUnrolling = true;
+  options.LoopInterleaving = true;
+  options.LoopVectorization = true;
+  options.SLPVectorization = true;
+  return options;
 }
 
-/// NVVM serialization to PTX running `pipeline` (empty: kernelPipeline of
-/// the target's O) where gpu-module-to-binary runs LLVM's O-level pipeline.
-/// The back end runs at the target's O (CodeGenOptLevel), as there.
-class PTXSerializer : public NVVM::SerializeGPUModuleBase {
+/// The kernels' LLVM pipeline at O2, as text: LLVM's own O2 module pipeline
+/// (what `opt -O2 -print-pipeline-passes` prints) with GVN's memory
+/// dependence analysis off, `gvn<>` made `gvn<no-memdep>`. On the
+/// tensor-core kernels that analysis took a sixth of O2's time, and without
+/// it every kernel's PTX is byte-identical to O2's (docs/compile-time.md).
+/// Printed by a PassBuilder without a target machine, so that it holds no
+/// target pass: NVPTX's (nvvm-reflect with the chip's SM version) would
+/// print without its parameter. Empty when LLVM prints no `gvn<>` (a later
+/// LLVM): the caller then runs LLVM's O2 itself.
+std::string kernelPipelineO2() {
+  llvm::PassInstrumentationCallbacks callbacks;
+  llvm::PassBuilder plain(/*TM=*/nullptr, tuning(), std::nullopt, &callbacks);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  plain.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .printPipeline(os, [&](StringRef className) {
+        StringRef name = callbacks.getPassNameForClassName(className);
+        return name.empty() ? className : name;
+      });
+  size_t gvn = text.find("gvn<>");
+  if (gvn == std::string::npos)
+    return "";
+  return text.replace(gvn, 5, "gvn<no-memdep>");
+}
+
+/// NVVM serialization to PTX (NVVM's NVPTXSerializer for format isa) running
+/// `pipeline` (empty: kernelPipeline of the target's O) where
+/// gpu-module-to-binary runs LLVM's O-level pipeline. The back end runs at
+/// the target's O (CodeGenOptLevel), as there.
+class PTXSerializer : public LLVM::ModuleToObject {
 public:
   PTXSerializer(gpu::GPUModuleOp module, NVVM::NVVMTargetAttr target,
-                StringRef pipeline)
-      : SerializeGPUModuleBase(*module, target), pipeline(pipeline) {}
+                StringRef pipeline, bool printPipeline)
+      : ModuleToObject(*module, target.getTriple(), target.getChip(),
+                       target.getFeatures(), target.getO()),
+        target(target), pipeline(pipeline), printPipeline(printPipeline) {}
 
 protected:
-  /// libdevice only where a kernel calls it (a `__nv_` declaration): loading
-  /// it lazily still reads its 500 kB, and gdn's kernels call none today.
+  /// libdevice (and the target's `link` files) only where a kernel calls a
+  /// `__nv_` function. NVVM's SerializeGPUModuleBase looks libdevice up in
+  /// the CUDA toolkit as it is made, and a CUDA_HOME naming no directory is
+  /// then an error even for a module that needs nothing from it; gdn's
+  /// kernels call none today.
   std::optional<SmallVector<std::unique_ptr<llvm::Module>>>
   loadBitcodeFiles(llvm::Module &module) override {
     bool callsLibdevice = llvm::any_of(module.functions(), [](auto &f) {
       return f.isDeclaration() && f.getName().starts_with("__nv_");
     });
-    if (!callsLibdevice)
+    if (!callsLibdevice && !target.getLink())
       return SmallVector<std::unique_ptr<llvm::Module>>();
-    return SerializeGPUModuleBase::loadBitcodeFiles(module);
+    NVVM::SerializeGPUModuleBase libraries(getOperation(), target);
+    if (callsLibdevice &&
+        libraries.getLibrariesToLink().size() ==
+            (target.getLink() ? target.getLink().size() : 0)) {
+      getOperation().emitError()
+          << "a kernel calls libdevice and no CUDA toolkit with "
+             "nvvm/libdevice/libdevice.10.bc was found (set CUDA_HOME)";
+      return std::nullopt;
+    }
+    return libraries.loadBitcodeFiles(module);
   }
 
   LogicalResult optimizeModule(llvm::Module &module, int optLevel) override {
@@ -90,15 +119,8 @@ protected:
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
-    // The tuning of MLIR's makeOptimizingTransformer, which
-    // gpu-module-to-binary runs.
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopUnrolling = true;
-    tuning.LoopInterleaving = true;
-    tuning.LoopVectorization = true;
-    tuning.SLPVectorization = true;
     llvm::PassInstrumentationCallbacks callbacks;
-    llvm::PassBuilder builder(*machine, tuning, std::nullopt, &callbacks);
+    llvm::PassBuilder builder(*machine, tuning(), std::nullopt, &callbacks);
     builder.registerModuleAnalyses(mam);
     builder.registerCGSCCAnalyses(cgam);
     builder.registerFunctionAnalyses(fam);
@@ -107,15 +129,56 @@ protected:
     const llvm::OptimizationLevel levels[] = {
         llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
         llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-    std::string text =
-        pipeline.empty() ? kernelPipeline(builder, callbacks, levels[optLevel])
-                         : pipeline;
+    llvm::OptimizationLevel level = levels[optLevel];
+
     llvm::ModulePassManager passes;
-    if (llvm::Error error = builder.parsePassPipeline(passes, text))
-      return getOperation().emitError()
-             << "llvm-pipeline: " << llvm::toString(std::move(error));
+    std::string text = pipeline;
+    if (text.empty() && level == llvm::OptimizationLevel::O2) {
+      // The target's passes first (NVPTX: nvvm-reflect for the chip), as
+      // LLVM's O2 runs them at its start, then the kernel pipeline.
+      text = kernelPipelineO2();
+      if (!text.empty()) {
+        builder.invokePipelineStartEPCallbacks(passes, level);
+        if (llvm::Error error = builder.parsePassPipeline(passes, text)) {
+          llvm::consumeError(std::move(error)); // LLVM's O2 instead
+          text.clear();
+          passes = llvm::ModulePassManager();
+        }
+      }
+    }
+    if (text.empty()) {
+      passes = level == llvm::OptimizationLevel::O0
+                   ? builder.buildO0DefaultPipeline(level)
+                   : builder.buildPerModuleDefaultPipeline(level);
+      text = "default<O" + std::to_string(optLevel) + ">";
+    } else if (!pipeline.empty()) {
+      if (llvm::Error error = builder.parsePassPipeline(passes, text))
+        return getOperation().emitError()
+               << "llvm-pipeline: " << llvm::toString(std::move(error));
+    }
+    if (printPipeline)
+      getOperation().emitRemark() << "LLVM pipeline: " << text;
     passes.run(module, mam);
-    return success();
+    return failed(llvmError) ? failure() : success();
+  }
+
+  /// LLVM reports some errors (e.g. of the back end) through its context's
+  /// diagnostic handler, whose default prints and exits: the host process
+  /// must not end. They become errors on the module.
+  void handleModulePreLink(llvm::Module &module) override {
+    module.getContext().setDiagnosticHandlerCallBack(
+        [](const llvm::DiagnosticInfo *info, void *context) {
+          auto *self = static_cast<PTXSerializer *>(context);
+          if (info->getSeverity() != llvm::DS_Error)
+            return;
+          std::string message;
+          llvm::raw_string_ostream os(message);
+          llvm::DiagnosticPrinterRawOStream printer(os);
+          info->print(printer);
+          self->getOperation().emitError() << "LLVM: " << message;
+          self->llvmError = failure();
+        },
+        this);
   }
 
   FailureOr<SmallVector<char, 0>>
@@ -126,13 +189,16 @@ protected:
              << "no LLVM target machine for triple '" << triple << "'";
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         module, **machine, [&] { return getOperation().emitError(); });
-    if (failed(ptx))
+    if (failed(ptx) || failed(llvmError))
       return failure();
     return SmallVector<char, 0>(ptx->begin(), ptx->end());
   }
 
 private:
+  NVVM::NVVMTargetAttr target;
   std::string pipeline;
+  bool printPipeline;
+  LogicalResult llvmError = success(); // an error LLVM reported
 };
 
 struct GDNGPUModuleToPTXPass
@@ -156,17 +222,23 @@ struct GDNGPUModuleToPTXPass
                          "one #nvvm.target");
         return signalPassFailure();
       }
-      PTXSerializer serializer(module, nvvm, llvmPipeline);
+      PTXSerializer serializer(module, nvvm, llvmPipeline, printLLVMPipeline);
       std::optional<SmallVector<char, 0>> ptx = serializer.run();
       if (!ptx) {
         module.emitError("gdn-gpu-module-to-ptx: serialization failed");
         return signalPassFailure();
       }
-      auto target = cast<gpu::TargetAttrInterface>(nvvm);
-      Attribute object = target.createObject(module, *ptx, options);
+      auto target = dyn_cast<gpu::TargetAttrInterface>(nvvm);
+      Attribute object =
+          target ? target.createObject(module, *ptx, options) : Attribute();
+      if (!object) {
+        module.emitError("gdn-gpu-module-to-ptx: no gpu.object for the PTX "
+                         "(is the NVVM target interface registered?)");
+        return signalPassFailure();
+      }
       OpBuilder builder(module);
       gpu::BinaryOp::create(builder, module.getLoc(), module.getName(),
-                            /*offloadingHandler=*/nullptr,
+                            module.getOffloadingHandlerAttr(),
                             builder.getArrayAttr({object}));
       module.erase();
     }

@@ -166,8 +166,14 @@ Value KernelMath::e4m3FromF32(Value x) {
   Value a = arith::BitcastOp::create(
       b, loc, f32Type, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)));
   Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a, a);
-  // Saturate (448 is the largest finite), then round to nearest even.
-  Value sat = arith::MinNumFOp::create(b, loc, a, f(kE4M3Max));
+  // Saturate (448 is the largest finite), then round to nearest even. On the
+  // GPU as llvm.intr.minnum (min.f32): convert-gpu-to-nvvm would make
+  // arith.minnumf a libdevice call (__nv_fminf), which needs a CUDA toolkit
+  // at compile time and, without one, left an unresolved call in the PTX.
+  Value sat =
+      flavor == Flavor::GPU
+          ? LLVM::MinNumOp::create(b, loc, a, f(kE4M3Max)).getResult()
+          : arith::MinNumFOp::create(b, loc, a, f(kE4M3Max)).getResult();
   // Normal (>= 2^-6): round f32's mantissa to 3 bits (the carry may raise
   // the exponent), rebias the exponent from 127 to 7.
   Value sb = arith::BitcastOp::create(b, loc, i32, sat);

@@ -1,5 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-lower-to-ptx | FileCheck %s --check-prefix=PTX
+// RUN: env CUDA_ROOT=/nonexistent gdn-opt %s -split-input-file -gdn-lower-to-ptx | FileCheck %s --check-prefix=PTX
 // f8E4M3FN per-token states (intermediate_state_scale, docs/math.md §6):
 // every step's state is quantized a row at a time as a quantized final
 // state is (each row's max |S| over its lanes along K by xor shuffles,
@@ -39,6 +40,7 @@
 // CHECK-NOT: vector.store %{{.*}}, %arg12[
 // CHECK: gpu.return
 // PTX: gpu.binary @gdn_kernels
+// PTX-NOT: __nv_
 func.func @chain(%q: memref<8x4x16x128xbf16>, %k: memref<8x4x16x128xbf16>, %v: memref<8x4x32x128xbf16>,
                  %a: memref<8x4x32xbf16>, %A_log: memref<32xf32>, %dt_bias: memref<32xf32>,
                  %b: memref<8x4x32xbf16>, %idx: memref<8xi32>, %iidx: memref<8xi32>,
@@ -71,7 +73,12 @@ func.func @chain(%q: memref<8x4x16x128xbf16>, %k: memref<8x4x16x128xbf16>, %v: m
 // CHECK: scf.if %{{.*}} {
 // CHECK-NOT: arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK: vector.store %{{.*}}, %arg8[{{.*}}] {{.*}} : memref<2x4x2x16xf32>, vector<4xf32>
+// The e4m3 saturation of single elements is min.f32 in the kernel, not a
+// libdevice call (__nv_fminf): no CUDA toolkit is needed to compile it (the
+// third RUN names none).
 // PTX: gpu.binary @gdn_kernels
+// PTX-SAME: min.f32
+// PTX-NOT: __nv_
 func.func @tree(%q: memref<2x4x1x32xbf16>, %v: memref<2x4x2x16xbf16>, %g: memref<2x4x2xf32>,
                 %idx: memref<2xi32>, %par: memref<2x4xi32>, %s: memref<3x2x16x32xf8E4M3FN>,
                 %inter: memref<2x4x2x16x32xf8E4M3FN>, %isc: memref<2x4x2x16xf32>,

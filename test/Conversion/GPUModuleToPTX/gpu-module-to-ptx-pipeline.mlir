@@ -1,6 +1,7 @@
 // RUN: gdn-opt %s -split-input-file -verify-diagnostics -gdn-gpu-module-to-ptx="llvm-pipeline=no-such-pass"
 // Bad input is a diagnostic on the module, not an abort: a pipeline LLVM
-// cannot parse, a module with no #nvvm.target.
+// cannot parse, a module with no #nvvm.target (gpu-module-to-ptx-llvm-error:
+// an error of LLVM's back end).
 
 module attributes {gpu.container_module} {
   // expected-error @below {{llvm-pipeline: unknown pass name 'no-such-pass'}}
@@ -22,3 +23,4 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
