@@ -51,25 +51,28 @@ llvm::PipelineTuningOptions tuning() {
 /// Printed by a PassBuilder without a target machine, so that it holds no
 /// target pass: NVPTX's (nvvm-reflect with the chip's SM version) would
 /// print without its parameter. Empty when LLVM prints no `gvn<>` (a later
-/// LLVM): the caller then runs LLVM's O2 itself.
-std::string kernelPipelineO2() {
-  llvm::PassInstrumentationCallbacks callbacks;
-  llvm::PassBuilder plain(/*TM=*/nullptr, tuning(), std::nullopt, &callbacks);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  plain.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
-      .printPipeline(os, [&](StringRef className) {
-        StringRef name = callbacks.getPassNameForClassName(className);
-        return name.empty() ? className : name;
-      });
-  size_t gvn = text.find("gvn<>");
-  if (gvn == std::string::npos)
-    return "";
-  return text.replace(gvn, 5, "gvn<no-memdep>");
+/// LLVM): the caller then runs LLVM's O2 itself. Built once a process.
+const std::string &kernelPipelineO2() {
+  static const std::string text = [] {
+    llvm::PassInstrumentationCallbacks callbacks;
+    llvm::PassBuilder plain(/*TM=*/nullptr, tuning(), std::nullopt,
+                            &callbacks);
+    std::string o2;
+    llvm::raw_string_ostream os(o2);
+    plain.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+        .printPipeline(os, [&](StringRef className) {
+          StringRef name = callbacks.getPassNameForClassName(className);
+          return name.empty() ? className : name;
+        });
+    size_t gvn = o2.find("gvn<>");
+    return gvn == std::string::npos ? std::string()
+                                    : o2.replace(gvn, 5, "gvn<no-memdep>");
+  }();
+  return text;
 }
 
 /// NVVM serialization to PTX (NVVM's NVPTXSerializer for format isa) running
-/// `pipeline` (empty: kernelPipeline of the target's O) where
+/// `pipeline` (empty: kernelPipelineO2 at O2, else LLVM's O-level) where
 /// gpu-module-to-binary runs LLVM's O-level pipeline. The back end runs at
 /// the target's O (CodeGenOptLevel), as there.
 class PTXSerializer : public LLVM::ModuleToObject {
@@ -132,29 +135,29 @@ protected:
     llvm::OptimizationLevel level = levels[optLevel];
 
     llvm::ModulePassManager passes;
-    std::string text = pipeline;
-    if (text.empty() && level == llvm::OptimizationLevel::O2) {
+    std::string text;
+    if (!pipeline.empty()) {
+      if (llvm::Error error = builder.parsePassPipeline(passes, pipeline))
+        return getOperation().emitError()
+               << "llvm-pipeline: " << llvm::toString(std::move(error));
+      text = pipeline;
+    } else if (level == llvm::OptimizationLevel::O2 &&
+               !kernelPipelineO2().empty()) {
       // The target's passes first (NVPTX: nvvm-reflect for the chip), as
-      // LLVM's O2 runs them at its start, then the kernel pipeline.
-      text = kernelPipelineO2();
-      if (!text.empty()) {
-        builder.invokePipelineStartEPCallbacks(passes, level);
-        if (llvm::Error error = builder.parsePassPipeline(passes, text)) {
-          llvm::consumeError(std::move(error)); // LLVM's O2 instead
-          text.clear();
-          passes = llvm::ModulePassManager();
-        }
-      }
+      // LLVM's O2 runs them at its start, then the kernel pipeline; LLVM's
+      // O2 should the text not parse back.
+      builder.invokePipelineStartEPCallbacks(passes, level);
+      if (llvm::Error error =
+              builder.parsePassPipeline(passes, kernelPipelineO2()))
+        llvm::consumeError(std::move(error));
+      else
+        text = kernelPipelineO2();
     }
     if (text.empty()) {
       passes = level == llvm::OptimizationLevel::O0
                    ? builder.buildO0DefaultPipeline(level)
                    : builder.buildPerModuleDefaultPipeline(level);
       text = "default<O" + std::to_string(optLevel) + ">";
-    } else if (!pipeline.empty()) {
-      if (llvm::Error error = builder.parsePassPipeline(passes, text))
-        return getOperation().emitError()
-               << "llvm-pipeline: " << llvm::toString(std::move(error));
     }
     if (printPipeline)
       getOperation().emitRemark() << "LLVM pipeline: " << text;
