@@ -12,7 +12,8 @@
 # PYVER (3.12, the GPU machine's python3), OUTDIR (.carry), CUTEDSL=0 (leave
 # out nvidia-cutlass-dsl: FlashInfer's and SGLang's CuTe-DSL kernels then show
 # as errors in the table), EXTRA_ENTRIES (more entry modules kept by the
-# pruning, space-separated), XZ_OPT (default -9e -T0).
+# pruning, space-separated), XZ_OPT (default -9e -T0), SGL_KERNEL_VERSION
+# (default 0.4.6, see below).
 #
 # Parts (each carried in its own call, or together where they fit):
 #   .carry/anchors.txz         FLA, FlashInfer, their dependencies and the
@@ -60,9 +61,13 @@ DEPS=(
   annotated-types==0.7.0
 )
 # SGLang's import path on CUDA (its attention backends and test kit, not its
-# Triton kernels) loads sgl_kernel, the AOT extension of sglang-kernel (pinned
-# by sglang 0.5.23; built for torch 2.14.1). Packed in its own part.
-SGL_KERNEL=(sglang-kernel==0.4.10)
+# Triton kernels) loads sgl_kernel, the AOT extension of sglang-kernel.
+# sglang 0.5.23 pins 0.4.10, whose ops library needs torch symbols newer than
+# the GPU machine's torch 2.11 (c10::cuda::CUDAErrorLogCapture), so it does
+# not load there; 0.4.6 is the newest release whose sm_90 ops link against
+# torch 2.11 (scripts/torch-abi-check.py). SGL_KERNEL_VERSION picks another.
+# Packed in its own part.
+SGL_KERNEL=(sglang-kernel==${SGL_KERNEL_VERSION:-0.4.6})
 SGL_KERNEL_ONLY=(sgl_kernel triton_kernels sglang_kernel)
 # The top-level names in the site that only SGLang imports: packed with
 # sglang/ into anchors-sglang.txz.
