@@ -87,7 +87,7 @@ typedef enum gdnStateLayout {
  * padding rows (index < 0) touch no slot and output zeros; an index >=
  * num_slots is undefined. gdnKernelArgumentName/Bytes describe each argument.
  */
-#define GDN_ABI_VERSION 6 /* of gdnRecurrentDesc; raised on every change */
+#define GDN_ABI_VERSION 7 /* of gdnRecurrentDesc; raised on every change */
 
 typedef struct gdnRecurrentDesc {
   uint32_t struct_size; /* sizeof(gdnRecurrentDesc) and GDN_ABI_VERSION of */
@@ -188,6 +188,12 @@ typedef struct gdnRecurrentDesc {
   int64_t checkpoint_rows;
   int checkpoint_offset_bits;
   gdnDType checkpoint_dtype;
+  /* Stochastic rounding (ABI 7; the op's stochastic_rounding): nonzero, an
+     F8E4M3 final state or F8E4M3 intermediate states are rounded to one of
+     the two neighbouring e4m3 values with the probability of its nearness,
+     unbiased on average, instead of to the nearest (docs/math.md §6); needs
+     one of them, else GDN_ERROR_COMPILE with the verifier's message. */
+  int stochastic_rounding;
 } gdnRecurrentDesc;
 
 /* Zero-fills `desc` (every option off or automatic, scale K^-0.5) and sets

@@ -390,7 +390,8 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[StateScale]), arg(argOf[FinalState]), arg(argOf[O]), scale,
       d.qk_l2norm != 0, d.allow_neg_eigval != 0,
       cT ? b.getI64IntegerAttr(d.checkpoint_interval) : IntegerAttr(),
-      d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv);
+      d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv,
+      d.stochastic_rounding != 0);
   if (schedule)
     op->setAttr(GDNDialect::kScheduleAttrName, schedule);
   func::ReturnOp::create(b, loc);

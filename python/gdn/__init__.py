@@ -230,7 +230,7 @@ class Compiler:
                 gate_strides=None, beta_strides=None, state_slot_stride=0,
                 intermediate_row_stride=0, replay_steps=0, checkpoint_interval=0,
                 checkpoint_rows=0, checkpoint_offset_dtype=None, checkpoint_dtype="float32",
-                target="cpu", chip=None):
+                stochastic_rounding=False, target="cpu", chip=None):
         """Compiles a gdn.recurrent described by keywords (see gdnRecurrentDesc
         in gdn-c/GDN.h for the argument order of the kernel). dtypes:
         "float32", "bfloat16", "float16" (gate_dtype: g or a; beta_dtype: beta
@@ -300,10 +300,14 @@ class Compiler:
         that stage tokens need an interval that is a multiple of their
         staged_tokens (64 always is). checkpoint_rows, checkpoint_offset_dtype
         or checkpoint_dtype without checkpoint_interval > 0 are a ValueError
-        naming them."""
+        naming them. stochastic_rounding (needs a "float8_e4m3fn" final
+        state or intermediate_dtype): every e4m3 store rounds to one of its
+        two neighbours, unbiased on average (docs/math.md §6); without one
+        of them, GDNError with the verifier's message."""
         flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
                      state_in_place=state_in_place, allow_neg_eigval=allow_neg_eigval,
-                     per_key_decay=per_key_decay, per_channel_beta=per_channel_beta)
+                     per_key_decay=per_key_decay, per_channel_beta=per_channel_beta,
+                     stochastic_rounding=stochastic_rounding)
         flags = {name: _flag(name, value) for name, value in flags.items()}
         d = new_desc()
         ints = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, sm_count=sm_count, num_slots=num_slots,
@@ -344,6 +348,7 @@ class Compiler:
         d.allow_neg_eigval = flags["allow_neg_eigval"]
         d.per_key_decay = flags["per_key_decay"]
         d.per_channel_beta = flags["per_channel_beta"]
+        d.stochastic_rounding = flags["stochastic_rounding"]
         d.intermediate_index_bits = {None: 0, "int32": 32, "int64": 64}.get(
             intermediate_index_dtype, -1)
         if d.intermediate_index_bits < 0:

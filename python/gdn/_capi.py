@@ -57,11 +57,12 @@ class RecurrentDesc(ctypes.Structure):
         ("replay_steps", ctypes.c_int64),
         ("checkpoint_interval", ctypes.c_int64), ("checkpoint_rows", ctypes.c_int64),
         ("checkpoint_offset_bits", ctypes.c_int), ("checkpoint_dtype", ctypes.c_int),
+        ("stochastic_rounding", ctypes.c_int),
     ]
 
 
 # GDN_ABI_VERSION of the header these fields mirror (gdn-c/GDN.h).
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 
 def new_desc():

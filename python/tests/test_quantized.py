@@ -454,3 +454,117 @@ def test_fp8_per_token_states_need_their_scales():
                intermediate_state_indices=torch.zeros(1, dtype=torch.int32))
     with pytest.raises(ValueError, match="intermediate_states: this float8_e4m3fn state"):
         ops.commit_accepted(bare, torch.ones(1, dtype=torch.int32), pool[:1])
+
+
+def _e4m3_neighbours(y):
+    """(lower magnitude, spacing) of |y| on the e4m3 grid: |y| lies in
+    [lower, lower + spacing), spacing 2^(max(e, -6) - 3) for 2^e <= |y|."""
+    a = y.abs().double()
+    e = torch.floor(torch.log2(torch.where(a > 0, a, torch.ones_like(a))))
+    spacing = torch.exp2(torch.clamp(e, min=-6) - 3)
+    return torch.floor(a / spacing) * spacing, spacing
+
+
+def _rounded(stored, f32):
+    """How e4m3 `stored` rounded the row-scaled float32 state `f32` ([...,
+    V, K] rows): (y = f32 x 448 / amax, stored as float, the lower e4m3
+    neighbour of |y|, the spacing, 0 / 1 for the lower / upper neighbour
+    stored, y's fraction of the way to the upper, whether stored is one of
+    the two), on the CPU."""
+    amax = f32.abs().amax(-1, keepdim=True)
+    inv = torch.where(amax != 0, torch.full_like(amax, 448.0) / amax, torch.zeros_like(amax))
+    y = (f32 * inv).cpu()
+    got = stored.float().cpu()
+    lower, spacing = _e4m3_neighbours(y)
+    up = (got.abs().double() - lower) / spacing  # 0: lower, 1: upper
+    assert (torch.sign(got) * torch.sign(y) >= 0).all()
+    frac = (y.abs().double() - lower) / spacing
+    return y, got, lower, spacing, up, frac, (up == 0) | (up == 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stochastic_rounding_stores_a_neighbour_with_the_odds_of_its_nearness(device):
+    """A pool with stochastic_rounding: every stored e4m3 element is one of
+    the two e4m3 neighbours of the float32 value the kernel rounds (the
+    f32 pool's result times 448 / its row's amax), the upper one about as
+    often as the value's fraction of the way to it (binned), so the stored
+    state is unbiased on average; the row scales are those of rounding to
+    nearest, and the same inputs store the same bits."""
+    if device == "cuda":  # one schedule for both, so their f32 states agree
+        ops.set_schedule(columns_per_lane=4, lanes_along_v=2, warps=2, staged_tokens=0)
+    try:
+        x = make(8, 1, H=4, HV=8, K=64, V=32, slots=8, device=device, seed=3)
+        idx = torch.arange(8, dtype=torch.int32, device=device)
+        pool, _ = ops.quantize_state(x["state"])
+        scale0 = ops.state_scale_of(pool).clone()
+        f32 = ops.dequantize_state(pool)
+        again = pool.clone()
+        ops.attach_state_scale(pool, ops.state_scale_of(pool), stochastic_rounding=True)
+        ops.attach_state_scale(again, scale0.clone(), stochastic_rounding=True)
+        assert ops.stochastic_rounding_of(pool) and ops.stochastic_rounding_of(pool[2:4])
+        assert not ops.stochastic_rounding_of(f32)
+        o = sglang(x, pool, idx)
+        o32 = sglang(x, f32, idx)
+        sglang(x, again, idx)
+        assert torch.equal(bits(pool), bits(again))  # deterministic
+        _, want_scale = ops.quantize_state(f32)
+        if device == "cpu":
+            assert torch.equal(o, o32)
+            assert torch.equal(ops.state_scale_of(pool), want_scale)
+        y, got, lower, spacing, up, frac, on_grid = _rounded(pool, f32)
+        exact = frac == 0
+        if device == "cpu":
+            assert on_grid.all()
+            assert (up[exact] == 0).all()  # a value on the grid is kept
+        else:  # float32 rounding apart (fma), a few elements elsewhere
+            assert on_grid.float().mean() > 0.99
+        for lo, hi in ((0.05, 0.3), (0.35, 0.65), (0.7, 0.95)):
+            sel = on_grid & (frac >= lo) & (frac < hi)
+            assert sel.sum() > 2000
+            odds, nearness = up[sel].mean().item(), frac[sel].mean().item()
+            assert abs(odds - nearness) < 0.02, (lo, hi, odds, nearness)
+        # Unbiased: the mean error over the state is a small fraction of a
+        # spacing; rounding to nearest of the same values differs in sign
+        # per element but never rounds up below half a spacing.
+        err = ((got.abs().double() - y.abs().double()) / spacing)[on_grid]
+        assert abs(err.mean().item()) < 0.01
+        rne = ops.quantize_state(f32)[0].float().cpu()
+        rne_up = (rne.abs().double() - lower) / spacing
+        assert (rne_up[frac < 0.45] == 0).all() and (up[frac < 0.45] == 1).any()
+    finally:
+        ops.set_schedule()
+
+
+def test_stochastic_rounding_needs_an_e4m3_store():
+    """The op's verifier through the C API: stochastic rounding of a state
+    that is not e4m3 is a compile error naming the attribute."""
+    import gdn
+    with pytest.raises(gdn.GDNError, match="attribute 'stochastic_rounding' needs an f8E4M3FN"):
+        gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=16, V=16, input_dtype="float32",
+                               initial_state=True, final_state=True, state_in_place=True,
+                               state_dtype="float32", stochastic_rounding=True)
+    with pytest.raises(TypeError, match="stochastic_rounding"):
+        ops.quantized_state((1, 1, 4, 4), stochastic_rounding=1)
+
+
+def test_stochastic_rounding_of_fp8_per_token_states():
+    """A verify into an fp8 buffer with stochastic_rounding (the pool only
+    read, rounding to nearest asked for by nobody else): every stored step
+    element is an e4m3 neighbour of the float32 buffer's step times 448 /
+    amax, some of them not the nearest, with the same scales and o."""
+    N, T, HV, V, K = 3, 4, 4, 16, 32
+    x = make(N, T, seed=12)
+    idx = torch.tensor([2, 5, 0], dtype=torch.int32)
+    rows = torch.tensor([1, 2, 0], dtype=torch.int32)
+    pool, _ = ops.quantize_state(x["state"])
+    before = bits(pool).clone()
+    fp8 = ops.quantized_state((3, T, HV, V, K), stochastic_rounding=True)
+    kw = dict(disable_state_update=True, intermediate_state_indices=rows)
+    o8 = sglang(x, pool, idx, intermediate_states_buffer=fp8, **kw)
+    f32 = torch.zeros(3, T, HV, V, K)
+    o32 = sglang(x, pool, idx, intermediate_states_buffer=f32, **kw)
+    assert torch.equal(o8, o32) and torch.equal(bits(pool), before)
+    assert torch.equal(ops.state_scale_of(fp8), ops.quantize_state(f32)[1])
+    _, _, _, _, up, frac, on_grid = _rounded(fp8, f32)
+    assert on_grid.all()
+    assert (up[frac < 0.45] == 1).any() and (up[frac > 0.55] == 0).any()

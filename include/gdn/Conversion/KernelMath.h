@@ -52,6 +52,20 @@ public:
   std::pair<Value, Value> e4m3Scale(Value amax);
   /// max(acc, |x|) of f32 scalars, acc >= 0 (NaN propagates).
   Value maxAbs(Value acc, Value x);
+  /// Stochastic rounding of an f32 scalar `y` (a row element times 448 /
+  /// amax) onto the e4m3 grid, as f32: one of the two neighbouring e4m3
+  /// values, the upper with probability (y - lower) / (upper - lower),
+  /// saturating at +-448, NaN kept; fromF32 then stores it exactly. The
+  /// random bits are hash32(bits(y) ^ hash32(position)), `position` the
+  /// element's i32 index (positionIn); docs/math.md §6.
+  Value e4m3Stochastic(Value y, Value position);
+  /// The row-major position of element `indices` of `memref` over its
+  /// logical shape (strides and offset aside), as i32 (mod 2^32): the
+  /// element's name for e4m3Stochastic, the same in both lowerings.
+  Value positionIn(Value memref, ValueRange indices);
+  /// lowbias32 (docs/math.md §6), a 32-bit integer hash: each input bit
+  /// flips each output bit with probability about 1/2.
+  Value hash32(Value x);
 
   Value add(Value x, Value y);
   Value sub(Value x, Value y);
@@ -170,6 +184,8 @@ private:
   Value e4m3FromF32(Value x);
   /// The i32 constant v, a splat vector when `shape` is a vector.
   Value i32Like(Type shape, int64_t v);
+  /// min(a, 448) of f32 a >= 0 (scalar or vector; a NaN gives 448).
+  Value saturateE4M3(Value a);
 
   Value ptx(StringRef instruction, Value x);
   Value constant(TypedAttr value);

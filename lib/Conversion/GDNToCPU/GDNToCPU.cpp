@@ -92,7 +92,8 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
   // checkpoint row or a per-token state, in the state layout). With
   // `scales` (an f8E4M3FN dst) each row v is quantized: its scale from
   // max_k |S[k, v]| into scales[prefix, hv, v], then every element times
-  // the inverse, rounded once (docs/math.md §6).
+  // the inverse, rounded once (docs/math.md §6; stochastically with the
+  // op's stochastic_rounding).
   auto storeS = [&](Value dst, ArrayRef<Value> prefix, Value hv,
                     Value scales = {}) {
     Type et = cast<MemRefType>(dst.getType()).getElementType();
@@ -117,9 +118,11 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
       at.append({hv, v});
       memref::StoreOp::create(rewriter, loc, scale, scales, at);
       forRange(rewriter, loc, d.K, [&](Value k) {
-        memref::StoreOp::create(rewriter, loc,
-                                m.fromF32(m.mul(loadS(k, v), inv), et), dst,
-                                indexAt(prefix, hv, k, v));
+        SmallVector<Value> idx = indexAt(prefix, hv, k, v);
+        Value y = m.mul(loadS(k, v), inv);
+        if (op.getStochasticRounding())
+          y = m.e4m3Stochastic(y, m.positionIn(dst, idx));
+        memref::StoreOp::create(rewriter, loc, m.fromF32(y, et), dst, idx);
       });
     });
   };

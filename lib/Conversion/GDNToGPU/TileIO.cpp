@@ -209,14 +209,14 @@ void TileIO::storeTile(ValueRange results, Value dst,
       SmallVector<Value> row;
       for (int64_t j = 0; j < kPerLane; ++j)
         row.push_back(at(tile, r, j));
-      storeVector(row, dst, at2(offset(v0, r), k0));
+      storeRounded(row, dst, at2(offset(v0, r), k0));
     }
   } else {
     for (int64_t j = 0; j < kPerLane; ++j) {
       SmallVector<Value> col;
       for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
         col.push_back(at(tile, r, j));
-      storeVector(col, dst, at2(offset(k0, j), v0));
+      storeRounded(col, dst, at2(offset(k0, j), v0));
     }
   }
 }
@@ -252,16 +252,32 @@ void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
   auto at = [&](int64_t r, int64_t j) { return tile[r * kPerLane + j]; };
   if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
     for (int64_t j = 0; j < kPerLane; ++j)
-      storeVector({at(0, j), at(1, j)}, dst,
-                  withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
+      storeRounded({at(0, j), at(1, j)}, dst,
+                   withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
     return;
   }
   for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
     Value v = offset(v0, r);
     for (int64_t p = 0; p < d.K / 8; ++p)
-      storeVector({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
-                  withIndices(prefix, v, offset(k0, 8 * p)));
+      storeRounded({at(r, 2 * p), at(r, 2 * p + 1)}, dst,
+                   withIndices(prefix, v, offset(k0, 8 * p)));
   }
+}
+
+void TileIO::storeRounded(SmallVector<Value> elements, Value dst,
+                          SmallVector<Value> idx) {
+  if (op.getStochasticRounding() && isScaled(dst)) {
+    Value first = m.positionIn(dst, idx);
+    for (auto [i, e] : llvm::enumerate(elements)) {
+      Value position =
+          i == 0 ? first
+                 : arith::AddIOp::create(
+                       b, loc, first,
+                       arith::ConstantIntOp::create(b, loc, b.getI32Type(), i));
+      e = m.e4m3Stochastic(e, position);
+    }
+  }
+  storeVector(elements, dst, idx);
 }
 
 SmallVector<Value> TileIO::loadState(bool branchless,

@@ -48,6 +48,12 @@ protected:
   void storeTile(ValueRange results, Value dst, SmallVector<Value> prefix,
                  Value cond);
 
+  /// storeVector of a state's `elements` (consecutive along dst's last
+  /// dimension from `idx`), each rounded stochastically first where the op
+  /// asks for it and `dst` is f8E4M3FN (KernelMath::e4m3Stochastic).
+  void storeRounded(SmallVector<Value> elements, Value dst,
+                    SmallVector<Value> idx);
+
   /// Whether `state` is f8E4M3FN: loaded times its row's scale and stored
   /// quantized (docs/math.md §6).
   static bool isScaled(Value state);

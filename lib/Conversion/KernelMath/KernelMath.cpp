@@ -166,14 +166,8 @@ Value KernelMath::e4m3FromF32(Value x) {
   Value a = arith::BitcastOp::create(
       b, loc, f32Type, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)));
   Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a, a);
-  // Saturate (448 is the largest finite), then round to nearest even. On the
-  // GPU as llvm.intr.minnum (min.f32): convert-gpu-to-nvvm would make
-  // arith.minnumf a libdevice call (__nv_fminf), which needs a CUDA toolkit
-  // at compile time and, without one, left an unresolved call in the PTX.
-  Value sat =
-      flavor == Flavor::GPU
-          ? LLVM::MinNumOp::create(b, loc, a, f(kE4M3Max)).getResult()
-          : arith::MinNumFOp::create(b, loc, a, f(kE4M3Max)).getResult();
+  // Saturate (448 is the largest finite), then round to nearest even.
+  Value sat = saturateE4M3(a);
   // Normal (>= 2^-6): round f32's mantissa to 3 bits (the carry may raise
   // the exponent), rebias the exponent from 127 to 7.
   Value sb = arith::BitcastOp::create(b, loc, i32, sat);
@@ -205,6 +199,99 @@ Value KernelMath::e4m3FromF32(Value x) {
       b, loc, typed(b.getType<Float8E4M3FNType>()),
       arith::TruncIOp::create(b, loc, typed(b.getI8Type()),
                               arith::OrIOp::create(b, loc, code, sign)));
+}
+
+Value KernelMath::saturateE4M3(Value a) {
+  Value max = arith::BitcastOp::create(
+      b, loc, a.getType(),
+      i32Like(a.getType(),
+              llvm::bit_cast<uint32_t>(static_cast<float>(kE4M3Max))));
+  // On the GPU as llvm.intr.minnum (min.f32): convert-gpu-to-nvvm would make
+  // arith.minnumf a libdevice call (__nv_fminf), which needs a CUDA toolkit
+  // at compile time and, without one, left an unresolved call in the PTX.
+  if (flavor == Flavor::GPU)
+    return LLVM::MinNumOp::create(b, loc, a, max);
+  return arith::MinNumFOp::create(b, loc, a, max);
+}
+
+Value KernelMath::hash32(Value x) {
+  auto c = [&](uint32_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        static_cast<int32_t>(v));
+  };
+  auto xorShift = [&](Value v, int64_t by) {
+    return arith::XOrIOp::create(b, loc, v,
+                                 arith::ShRUIOp::create(b, loc, v, c(by)));
+  };
+  x = xorShift(x, 16);
+  x = arith::MulIOp::create(b, loc, x, c(0x7feb352dU));
+  x = xorShift(x, 15);
+  x = arith::MulIOp::create(b, loc, x, c(0x846ca68bU));
+  return xorShift(x, 16);
+}
+
+Value KernelMath::e4m3Stochastic(Value y, Value position) {
+  Type i32 = b.getI32Type(), f32Type = b.getF32Type();
+  auto c = [&](uint32_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, static_cast<int32_t>(v));
+  };
+  auto f = [&](float v) {
+    return arith::BitcastOp::create(b, loc, f32Type,
+                                    c(llvm::bit_cast<uint32_t>(v)));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, y);
+  Value random = hash32(arith::XOrIOp::create(b, loc, bits, hash32(position)));
+  Value sign = arith::AndIOp::create(b, loc, bits, c(0x80000000U));
+  Value a = arith::BitcastOp::create(
+      b, loc, f32Type, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFFU)));
+  Value sat = saturateE4M3(a); // a NaN is kept below
+  // Normal (>= 2^-6): e4m3 keeps f32's top 3 mantissa bits; 20 random bits
+  // added below them carry into the kept ones with probability equal to
+  // the dropped bits' fraction, then the dropped bits are cleared (448's are
+  // 0, so 448 stays 448).
+  Value sb = arith::BitcastOp::create(b, loc, i32, sat);
+  Value normal = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, sb,
+                            arith::ShRUIOp::create(b, loc, random, c(12))),
+      c(0xFFF00000U));
+  // Subnormal (< 2^-6, multiples of 2^-9): floor(a 2^9 + u) 2^-9 with u in
+  // [0, 1) from 23 random bits (a 2^9 < 8 and u are exact in f32; no
+  // fastmath flags, so nothing fuses).
+  Value u = arith::MulFOp::create(
+      b, loc,
+      arith::UIToFPOp::create(b, loc, f32Type,
+                              arith::ShRUIOp::create(b, loc, random, c(9))),
+      f(0x1p-23f));
+  Value steps = arith::FPToUIOp::create(
+      b, loc, i32,
+      arith::AddFOp::create(b, loc,
+                            arith::MulFOp::create(b, loc, sat, f(512.0f)), u));
+  Value sub = arith::BitcastOp::create(
+      b, loc, i32,
+      arith::MulFOp::create(
+          b, loc, arith::UIToFPOp::create(b, loc, f32Type, steps), f(0x1p-9f)));
+  Value isSub =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, sat, f(0x1p-6f));
+  Value rounded = arith::BitcastOp::create(
+      b, loc, f32Type,
+      arith::OrIOp::create(
+          b, loc, arith::SelectOp::create(b, loc, isSub, sub, normal), sign));
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, y, y);
+  return arith::SelectOp::create(b, loc, isNaN, y, rounded);
+}
+
+Value KernelMath::positionIn(Value memref, ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value position = indices.front();
+  for (int64_t i = 1; i < type.getRank(); ++i) {
+    Value size = type.isDynamicDim(i)
+                     ? memref::DimOp::create(b, loc, memref, i).getResult()
+                     : index(type.getDimSize(i));
+    position = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, position, size), indices[i]);
+  }
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), position);
 }
 
 std::pair<Value, Value> KernelMath::e4m3Scale(Value amax) {

@@ -73,7 +73,7 @@ RecurrentOp gdn::buildReplayView(OpBuilder &b, ReplayCommitOp op,
       /*final_state=*/state, /*o=*/v,
       /*scale=*/FloatAttr(), op.getQkL2norm(),
       /*allow_neg_eigval=*/false, /*checkpoint_interval=*/IntegerAttr(),
-      op.getStateLayout());
+      op.getStateLayout(), /*stochastic_rounding=*/false);
 }
 
 Value gdn::emitReplayCount(KernelMath &m, const ReplayRows &replay, Value n) {

@@ -91,7 +91,8 @@ from .flashinfer import chunk_gated_delta_rule as flashinfer_chunk_gated_delta_r
 from .flashinfer import (gated_delta_rule_decode, gated_delta_rule_decode_pretranspose,
                          gated_delta_rule_mtp, gated_delta_rule_replayssm_commit)
 from .quantized import (attach_state_scale, dequantize_state, detach_state_scale,
-                        quantize_state, quantized_state, state_scale_of)
+                        quantize_state, quantized_state, state_scale_of,
+                        stochastic_rounding_of)
 from .replay import replay_commit
 from .sglang import (commit_gdn_replayssm_fold_all_layers,
                      fused_recurrent_gated_delta_rule_packed_decode,
@@ -116,6 +117,7 @@ __all__ = [
     "attach_state_scale",
     "detach_state_scale",
     "state_scale_of",
+    "stochastic_rounding_of",
     "quantize_state",
     "dequantize_state",
 ]

@@ -114,7 +114,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
-              fresh_early_inputs: bool = False, checkpoint_interval: int = 0) -> None:
+              fresh_early_inputs: bool = False, checkpoint_interval: int = 0,
+              stochastic_rounding: bool = False) -> None:
     """The gdn.recurrent op on validated tensors: dense, or views the
     kernels read in place (_checks._view_strides: q, k, v, the gates; the
     states and intermediate_states with a slot pitch). `state` is an
@@ -148,7 +149,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     fresh_early_inputs: the caller has just written the initial state or an
     index table with a kernel of its own (a dtype conversion, an arange), so
     this call is never a programmatic launch (set_schedule), whose kernel
-    reads those before waiting for the previous kernel."""
+    reads those before waiting for the previous kernel.
+    stochastic_rounding: the float8_e4m3fn state or intermediate_states
+    written are rounded stochastically (docs/math.md §6; the op's
+    attribute), GDNError from the compiler where nothing is."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
@@ -172,6 +176,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     beta_dtype=_DTYPES[bt.dtype], per_channel_beta=per_channel_beta)
     if allow_neg_eigval:
         desc["allow_neg_eigval"] = True
+    if stochastic_rounding:
+        desc["stochastic_rounding"] = True
     if pool is not None:
         desc.update(initial_state=initial_state is not None or state is not None,
                     final_state=final_state is not None or state is not None,
@@ -243,7 +249,8 @@ def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       k_window, v_window, g_window, beta_window, state_scale, checkpoint_offsets,
       state_checkpoints, intermediate_state_scale, scale, qk_l2norm, state_layout,
       allow_neg_eigval=False,
-      retrieve_parent_token=None, fresh_early_inputs=False, checkpoint_interval=0):
+      retrieve_parent_token=None, fresh_early_inputs=False, checkpoint_interval=0,
+      stochastic_rounding=False):
     return None
 
 

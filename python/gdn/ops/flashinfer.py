@@ -13,7 +13,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import FP8, _state_scale_of
+from .quantized import FP8, _state_scale_of, _stochastic_rounding
 from .replay import _null_blocks, _replay
 
 
@@ -76,7 +76,8 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
                             inter, None, output, kw, vw, gw, bw, state_scale, None, None,
                             inter_scale, scale,
                             bool(use_qk_l2norm),
-                            "vk")
+                            "vk", stochastic_rounding=_stochastic_rounding(
+                                None if read_only else state, inter))
     return output, state
 
 
@@ -211,7 +212,8 @@ def gated_delta_rule_decode(
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
                             None, state, None, None, output, None, None, None, None,
-                            state_scale, None, None, None, scale, bool(use_qk_l2norm), "kv")
+                            state_scale, None, None, None, scale, bool(use_qk_l2norm), "kv",
+                            stochastic_rounding=_stochastic_rounding(state))
     return output, state
 
 

@@ -7,14 +7,19 @@ the anchors' entry points
 take a bfloat16 one, and so does any view of it (a layer of an all-layer
 cache, a range of slots). `attach_state_scale` attaches the scales of a pool
 allocated elsewhere. `quantize_state` / `dequantize_state` convert a state
-to e4m3 with scales and back, exactly as the kernels round."""
+to e4m3 with scales and back, exactly as the kernels round. A pool may
+also ask for stochastic rounding of every store into it
+(`stochastic_rounding=True` on attach_state_scale / quantized_state, read
+back with `stochastic_rounding_of`; docs/math.md §6): the entry points pass
+it on to the kernels that write the pool or an e4m3 per-token buffer."""
 import torch
 
 FP8 = torch.float8_e4m3fn
 E4M3_MAX = 448.0  # the largest finite e4m3 (KernelMath::kE4M3Max)
 
 # Storage address -> (the flat float32 scales of the whole storage, K (one
-# scale a K elements: a row), the pool). The entry holds the pool, so its
+# scale a K elements: a row), the pool, stochastic rounding of its stores
+# (bool)). The entry holds the pool, so its
 # address is not reused while the entry exists (detach_state_scale drops it).
 _scales = {}
 
@@ -23,14 +28,16 @@ def _storage_key(t):
     return t.untyped_storage().data_ptr()
 
 
-def attach_state_scale(pool, state_scale):
+def attach_state_scale(pool, state_scale, stochastic_rounding=False):
     """Attaches `state_scale` as the row scales of `pool`'s storage and
     returns pool. pool: float8_e4m3fn, [..., HV, V, K] ("vk") or
     [..., HV, K, V] ("kv"), contiguous; state_scale: float32 [..., HV, V]
     (the same leading dimensions), contiguous, on pool's device, updated in
     place by every kernel that writes the pool. Views of pool (slots,
     layers) then find their scales (TypeError / ValueError naming the
-    argument otherwise)."""
+    argument otherwise). stochastic_rounding: every kernel that writes the
+    pool rounds its e4m3 stores stochastically instead of to nearest
+    (docs/math.md §6)."""
     for name, t in (("pool", pool), ("state_scale", state_scale)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -48,7 +55,10 @@ def attach_state_scale(pool, state_scale):
     K = pool.numel() // state_scale.numel()
     if pool.storage_offset() != 0 or state_scale.storage_offset() != 0:
         raise ValueError("attach the scales to the whole pool (storage offset 0), not a view")
-    _scales[_storage_key(pool)] = (state_scale.reshape(-1), K, pool)
+    if not isinstance(stochastic_rounding, bool):
+        raise TypeError(f"stochastic_rounding must be a bool, got "
+                        f"{type(stochastic_rounding).__name__}")
+    _scales[_storage_key(pool)] = (state_scale.reshape(-1), K, pool, stochastic_rounding)
     return pool
 
 
@@ -58,18 +68,19 @@ def detach_state_scale(pool):
     _scales.pop(_storage_key(pool), None)
 
 
-def quantized_state(shape, device=None, layout="vk"):
+def quantized_state(shape, device=None, layout="vk", stochastic_rounding=False):
     """A zero float8_e4m3fn pool of `shape` ([..., HV, V, K] for "vk",
     [..., HV, K, V] for "kv") with its zero float32 row scales attached
-    (attach_state_scale); returns the pool (`state_scale_of(pool)` gives
-    the scales)."""
+    (attach_state_scale, with `stochastic_rounding`); returns the pool
+    (`state_scale_of(pool)` gives the scales)."""
     shape = tuple(int(x) for x in shape)
     if len(shape) < 3 or layout not in ("vk", "kv"):
         raise ValueError(f"shape must be [..., HV, V, K] and layout 'vk' or 'kv', got {shape} "
                          f"and {layout!r}")
     rows = shape[:-2] + ((shape[-2],) if layout == "vk" else (shape[-1],))
     pool = torch.zeros(shape, dtype=FP8, device=device)
-    return attach_state_scale(pool, torch.zeros(rows, dtype=torch.float32, device=device))
+    return attach_state_scale(pool, torch.zeros(rows, dtype=torch.float32, device=device),
+                              stochastic_rounding)
 
 
 def state_scale_of(pool, layout="vk"):
@@ -81,7 +92,7 @@ def state_scale_of(pool, layout="vk"):
         raise ValueError("this float8_e4m3fn state has no row scales attached: allocate it "
                          "with gdn.ops.quantized_state or attach them with "
                          "gdn.ops.attach_state_scale(pool, state_scale)")
-    flat, K, _ = entry
+    flat, K = entry[0], entry[1]
     V = pool.shape[-2] if layout == "vk" else pool.shape[-1]
     if pool.shape[-2] * pool.shape[-1] != K * V:
         raise ValueError(f"the attached scales have one a {K} elements; a view "
@@ -92,6 +103,22 @@ def state_scale_of(pool, layout="vk"):
         raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a row")
     return flat.as_strided(pool.shape[:-2] + (V,), [s // K for s in strides[:-1]] + [1],
                            pool.storage_offset() // K)
+
+
+def stochastic_rounding_of(state):
+    """Whether the kernels round stores into `state` (a float8_e4m3fn pool
+    or a view of one) stochastically: as attached (attach_state_scale);
+    False for any other tensor, None, or a pool without scales."""
+    if not isinstance(state, torch.Tensor) or state.dtype != FP8:
+        return False
+    entry = _scales.get(_storage_key(state))
+    return bool(entry and entry[3])
+
+
+def _stochastic_rounding(*written):
+    """For the entry points: whether a call rounds its e4m3 stores
+    stochastically: when any float8_e4m3fn buffer it writes asks for it."""
+    return any(stochastic_rounding_of(t) for t in written)
 
 
 def _state_scale_of(state, name, layout="vk"):

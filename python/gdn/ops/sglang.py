@@ -7,7 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import FP8, _state_scale_of
+from .quantized import FP8, _state_scale_of, _stochastic_rounding
 from .replay import _null_blocks, _replay
 
 
@@ -173,7 +173,9 @@ def fused_sigmoid_gating_delta_rule_update(
                             None if read_only else pool, inter, None, o, *windows, state_scale,
                             None, None, inter_scale, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
-                            fresh_early_inputs=fresh)
+                            fresh_early_inputs=fresh,
+                            stochastic_rounding=_stochastic_rounding(
+                                None if read_only else pool, inter))
     return o_out
 
 

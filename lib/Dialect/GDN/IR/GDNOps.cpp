@@ -742,6 +742,15 @@ LogicalResult RecurrentOp::verify() {
       failed(verifyCheckpoints(*this)))
     return failure();
 
+  // Stochastic rounding applies to e4m3 stores: a quantized final state or
+  // quantized per-token states.
+  if (getStochasticRounding() && !(getFinalState() && getStateScale()) &&
+      !getIntermediateStateScale())
+    return emitOpError() << "attribute 'stochastic_rounding' needs an "
+                            "f8E4M3FN 'final_state' (with 'state_scale') or "
+                            "f8E4M3FN 'intermediate_states': nothing else is "
+                            "rounded to e4m3";
+
   if (auto s = getScaleAttr()) {
     double scale = s.getValueAsDouble();
     // Any finite value is used as given (FLA's scale = 0 gives o = 0), but

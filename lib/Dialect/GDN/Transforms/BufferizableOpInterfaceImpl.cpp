@@ -171,7 +171,8 @@ struct RecurrentOpInterface
         get(recurrent.getStateScale()), get(recurrent.getFinalState()),
         get(recurrent.getO()), recurrent.getScaleAttr(),
         recurrent.getQkL2normAttr(), recurrent.getAllowNegEigvalAttr(),
-        recurrent.getCheckpointIntervalAttr(), recurrent.getStateLayoutAttr());
+        recurrent.getCheckpointIntervalAttr(), recurrent.getStateLayoutAttr(),
+        recurrent.getStochasticRoundingAttr());
     return replaceWithInitBuffers(op, newOp, recurrent.getDpsInits(), *operands,
                                   rewriter, options);
   }

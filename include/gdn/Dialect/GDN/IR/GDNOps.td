@@ -91,6 +91,14 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       `final_state`; with both they must be one buffer (in place). Padding
       rows touch neither. `intermediate_states` have their own dtype and,
       when f8E4M3FN, their own scales (`intermediate_state_scale`);
+    - `stochastic_rounding` (unit attribute; needs an f8E4M3FN final state
+      or f8E4M3FN `intermediate_states`): every e4m3 store rounds
+      S[k, v] x (448 / amax) to one of its two neighbouring e4m3 values,
+      the upper with probability equal to its distance from the lower over
+      their spacing, instead of to the nearest: unbiased on average
+      (E[stored] = the f32 value), one spacing of error at most. The random
+      bits are a hash of the value's f32 bits and its element's position,
+      so the op stays deterministic (docs/math.md §6);
     - `state_indices` (optional): [N], i32 or i64. The states are then a
       pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
       state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
@@ -266,7 +274,8 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     UnitAttr:$qk_l2norm,
     UnitAttr:$allow_neg_eigval,
     OptionalAttr<I64Attr>:$checkpoint_interval,
-    DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout
+    DefaultValuedAttr<GDN_StateLayoutAttr, "::mlir::gdn::StateLayout::kv">:$state_layout,
+    UnitAttr:$stochastic_rounding
   );
   // Tensor form: the new values of the inits (final_state if given, then o);
   // memref form: none.
