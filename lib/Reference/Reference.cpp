@@ -282,7 +282,9 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
                 for (int64_t ki = 0; ki < K; ++ki)
                   amax = std::max(
                       amax, std::fabs(static_cast<float>(stored(ki, vi))));
-                float scale = amax / 448.0f, inv = amax ? 448.0f / amax : 0.0f;
+                // (inverse 0 below 2^-119: KernelMath::kE4M3MinAmax)
+                float scale = amax / 448.0f,
+                      inv = amax >= 0x1p-119f ? 448.0f / amax : 0.0f;
                 for (int64_t ki = 0; ki < K; ++ki)
                   state[ki * V + vi] =
                       roundTo(Storage::E4M3Rows,

@@ -568,3 +568,40 @@ def test_stochastic_rounding_of_fp8_per_token_states():
     _, _, _, _, up, frac, on_grid = _rounded(fp8, f32)
     assert on_grid.all()
     assert (up[frac < 0.45] == 1).any() and (up[frac > 0.55] == 0).any()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("stochastic", [False, True])
+def test_a_row_too_small_to_invert_stores_zeros_not_nan(device, stochastic):
+    """A row whose max |S| is below 2^-119 (448 / amax overflows float32)
+    stores its elements as 0, not 0 x inf = NaN: in quantize_state and in a
+    decode whose decayed state falls there (k = v = 0)."""
+    tiny = torch.zeros(1, 2, 4, 8)
+    tiny[0, 0, 1, 3] = 1e-37
+    pool, scale = ops.quantize_state(tiny)
+    assert not torch.isnan(pool.float()).any() and (pool.float() == 0).all()
+    x = make(1, 1, H=1, HV=2, K=16, V=8, slots=2, device=device, seed=5)
+    x["k"].zero_()
+    x["v"].zero_()
+    pool = ops.quantized_state((2, 2, 8, 16), device=device, stochastic_rounding=stochastic)
+    pool[0, :, :, 0] = 448.0  # e4m3 448 x a scale of 2e-37 / 448
+    ops.state_scale_of(pool).fill_(2e-37 / 448)
+    sglang(x, pool, torch.zeros(1, dtype=torch.int32, device=device))
+    assert not torch.isnan(pool.float()).any()
+    assert (pool[0].float() == 0).all()
+    assert torch.isfinite(ops.state_scale_of(pool)).all()
+
+
+def test_a_tree_refuses_stochastically_rounded_parents():
+    """An EAGLE tree reads its fp8 per-token states back as parents: with
+    stochastic rounding asked for on that buffer, SGLang's entry point
+    raises NotImplementedError naming the arguments before any launch."""
+    N, T, HV, V, K = 1, 2, 4, 16, 32
+    x = make(N, T, seed=13)
+    pool, _ = ops.quantize_state(x["state"])
+    inter = ops.quantized_state((1, T, HV, V, K), stochastic_rounding=True)
+    with pytest.raises(NotImplementedError, match="retrieve_parent_token.*stochastic_rounding"):
+        sglang(x, pool, torch.zeros(1, dtype=torch.int32), disable_state_update=True,
+               intermediate_states_buffer=inter,
+               intermediate_state_indices=torch.zeros(1, dtype=torch.int32),
+               retrieve_parent_token=torch.tensor([[-1, 0]], dtype=torch.int32))

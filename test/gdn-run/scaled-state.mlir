@@ -14,6 +14,14 @@
 // are read back as e4m3 x scale (the reference quantizes them the same way).
 // RUN: gdn-run --target=cpu --check --seed=7 %t/verify-fp8.mlir | FileCheck %s --check-prefixes=CHECK,VERIFY
 // RUN: gdn-run --target=cpu --check --seed=8 %t/tree-fp8.mlir | FileCheck %s --check-prefixes=CHECK,VERIFY
+// Stochastic rounding (docs/math.md §6) of the pool and of fp8 per-token
+// states: checked at a whole e4m3 spacing (8e-2) instead of half of one.
+// RUN: sed -e 's/state_layout = #gdn.layout<vk>}/state_layout = #gdn.layout<vk>, stochastic_rounding}/' %t/pool.mlir > %t/pool-sr.mlir
+// RUN: sed -e 's/state_layout = #gdn.layout<vk>}/state_layout = #gdn.layout<vk>, stochastic_rounding}/' %t/verify-fp8.mlir > %t/verify-fp8-sr.mlir
+// RUN: gdn-run --target=cpu --check --seed=3 %t/pool-sr.mlir | FileCheck %s --check-prefixes=CHECK,POOL,SR-STATE
+// RUN: gdn-run --target=cpu --check --seed=7 %t/verify-fp8-sr.mlir | FileCheck %s --check-prefixes=CHECK,SR-INTER
+// SR-STATE: check final_state {{.*}} (tol 8.0e-02)  ok
+// SR-INTER: check intermediate {{.*}} (tol 8.0e-02)  ok
 // RUN: not gdn-run --target=cpu --check --tol-state=4e-3 %t/verify-fp8.mlir | FileCheck %s --check-prefix=ROUNDED-INTER
 // ROUNDED-INTER: check intermediate {{.*}} FAILED
 // One rounding to e4m3 is about 2.5e-2 RMS-relative: a bf16 tolerance fails.

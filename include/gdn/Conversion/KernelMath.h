@@ -45,10 +45,15 @@ public:
   Value fromF32(Value x, Type elementType);
   /// The largest finite f8E4M3FN, 448.
   static constexpr double kE4M3Max = 448.0;
+  /// The least row max amax that is quantized: 2^-119, the least power of
+  /// two whose 448 / amax is finite in f32; a row below it (or NaN) stores
+  /// as a row of zeros would (inverse 0), not 0 x inf = NaN.
+  static constexpr double kE4M3MinAmax = 0x1p-119;
   /// A quantized state row's scale and its inverse from the row's max |S|
-  /// `amax` (f32): {amax / 448, 448 / amax}, {0, 0} for amax = 0 (the
-  /// row's elements then store 0); IEEE divisions in both flavours, so both
-  /// lowerings store the same bits (docs/math.md §6).
+  /// `amax` (f32): {amax / 448, 448 / amax}, the inverse 0 for amax below
+  /// kE4M3MinAmax or NaN (the row's elements then store 0); IEEE divisions
+  /// in both flavours, so both lowerings store the same bits
+  /// (docs/math.md §6).
   std::pair<Value, Value> e4m3Scale(Value amax);
   /// max(acc, |x|) of f32 scalars, acc >= 0 (NaN propagates).
   Value maxAbs(Value acc, Value x);

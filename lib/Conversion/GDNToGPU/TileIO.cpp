@@ -153,8 +153,9 @@ TileIO::rowQuotientsAcrossLanes(ArrayRef<Value> amax) {
   Value max = m.f32(KernelMath::kE4M3Max);
   Value q = m.div(arith::SelectOp::create(b, loc, isInv, max, a),
                   arith::SelectOp::create(b, loc, isInv, a, max));
-  Value none = // amax 0 or NaN
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UEQ, a, m.f32(0.0));
+  Value none = // amax below kE4M3MinAmax (0 included) or NaN
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT, a,
+                            m.f32(KernelMath::kE4M3MinAmax));
   q = arith::SelectOp::create(b, loc,
                               arith::AndIOp::create(b, loc, isInv, none),
                               m.f32(0.0), q);

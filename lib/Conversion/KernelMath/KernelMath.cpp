@@ -296,8 +296,8 @@ Value KernelMath::positionIn(Value memref, ValueRange indices) {
 
 std::pair<Value, Value> KernelMath::e4m3Scale(Value amax) {
   Value zero = f32(0.0);
-  Value some =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, amax, zero);
+  Value some = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, amax,
+                                     f32(kE4M3MinAmax));
   Value scale = div(amax, f32(kE4M3Max));
   Value inv =
       arith::SelectOp::create(b, loc, some, div(f32(kE4M3Max), amax), zero);

@@ -7,15 +7,20 @@ the anchors' entry points
 take a bfloat16 one, and so does any view of it (a layer of an all-layer
 cache, a range of slots). `attach_state_scale` attaches the scales of a pool
 allocated elsewhere. `quantize_state` / `dequantize_state` convert a state
-to e4m3 with scales and back, exactly as the kernels round. A pool may
-also ask for stochastic rounding of every store into it
+to e4m3 with scales and back, exactly as the kernels round. A pool or
+per-token buffer may also ask for stochastic rounding
 (`stochastic_rounding=True` on attach_state_scale / quantized_state, read
-back with `stochastic_rounding_of`; docs/math.md §6): the entry points pass
-it on to the kernels that write the pool or an e4m3 per-token buffer."""
+back with `stochastic_rounding_of`; docs/math.md §6): the SGLang and
+FlashInfer recurrence entry points then round every e4m3 store of the call
+stochastically (the pool's and an fp8 per-token buffer's alike, when either
+asks); commits (commit_accepted, replay_commit) round to nearest."""
 import torch
 
 FP8 = torch.float8_e4m3fn
 E4M3_MAX = 448.0  # the largest finite e4m3 (KernelMath::kE4M3Max)
+# The least row max that is quantized (KernelMath::kE4M3MinAmax): below it
+# 448 / amax would overflow float32 and 0 x inf store NaN.
+E4M3_MIN_AMAX = 2.0 ** -119
 
 # Storage address -> (the flat float32 scales of the whole storage, K (one
 # scale a K elements: a row), the pool, stochastic rounding of its stores
@@ -35,9 +40,9 @@ def attach_state_scale(pool, state_scale, stochastic_rounding=False):
     (the same leading dimensions), contiguous, on pool's device, updated in
     place by every kernel that writes the pool. Views of pool (slots,
     layers) then find their scales (TypeError / ValueError naming the
-    argument otherwise). stochastic_rounding: every kernel that writes the
-    pool rounds its e4m3 stores stochastically instead of to nearest
-    (docs/math.md §6)."""
+    argument otherwise). stochastic_rounding: the recurrence entry points
+    that write the pool round the call's e4m3 stores stochastically instead
+    of to nearest (docs/math.md §6); commits still round to nearest."""
     for name, t in (("pool", pool), ("state_scale", state_scale)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -137,7 +142,7 @@ def quantize_state(state, layout="vk"):
     [..., HV, V, K] ("vk") or [..., HV, K, V] ("kv"), rounded as the kernels
     store a state: per row amax = max_k |S|, scale = amax / 448, e4m3 =
     round-to-nearest-even of S x (448 / amax), all in float32 (a row of
-    zeros: scale 0). The pool comes with the scales attached."""
+    zeros, or of amax below 2^-119: elements 0). The pool comes with the scales attached."""
     if not isinstance(state, torch.Tensor) or state.dim() < 3:
         raise ValueError("state must be a tensor [..., HV, V, K]")
     s = state.float()
@@ -147,7 +152,7 @@ def quantize_state(state, layout="vk"):
     # division by a Python scalar multiplies by its rounded reciprocal).
     e4m3_max = torch.full_like(amax, E4M3_MAX)
     scale = amax / e4m3_max
-    inv = torch.where(amax != 0, e4m3_max / amax, torch.zeros_like(amax))
+    inv = torch.where(amax >= E4M3_MIN_AMAX, e4m3_max / amax, torch.zeros_like(amax))
     pool = (s * inv).to(FP8).contiguous()
     scales = scale.squeeze(k_dim).contiguous()
     return attach_state_scale(pool, scales), scales

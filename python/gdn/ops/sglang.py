@@ -7,7 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import FP8, _state_scale_of, _stochastic_rounding
+from .quantized import FP8, _state_scale_of, _stochastic_rounding, stochastic_rounding_of
 from .replay import _null_blocks, _replay
 
 
@@ -144,6 +144,11 @@ def fused_sigmoid_gating_delta_rule_update(
         raise ValueError("intermediate_state_indices needs intermediate_states_buffer")
     parents = retrieve_parent_token
     if parents is not None:
+        if stochastic_rounding_of(inter):
+            raise NotImplementedError(
+                "gdn: retrieve_parent_token with an intermediate_states_buffer allocated with "
+                "stochastic_rounding=True is not supported (the tree reads its rounded "
+                "parents back)")
         if inter is None:
             raise ValueError("retrieve_parent_token needs intermediate_states_buffer "
                              "(parent states are read back from it)")

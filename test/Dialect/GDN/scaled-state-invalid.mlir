@@ -199,3 +199,17 @@ func.func @stochastic_rounding_f32(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf
       o(%o : memref<2x1x1x8xf32>) {stochastic_rounding}
   return
 }
+
+// -----
+
+// Stochastic rounding of an EAGLE tree's fp8 per-token states, which it reads back.
+func.func @stochastic_rounding_tree(%q: memref<1x2x1x8xf32>, %s: memref<1x1x8x8xf32>,
+                                    %inter: memref<1x2x1x8x8xf8E4M3FN>, %isc: memref<1x2x1x8xf32>,
+                                    %parents: memref<1x2xi32>, %o: memref<1x2x1x8xf32>) {
+  // expected-error @+1 {{attribute 'stochastic_rounding' is not supported for f8E4M3FN 'intermediate_states' with 'retrieve_parent_token' (an EAGLE tree reads its rounded parents back)}}
+  gdn.recurrent q(%q : memref<1x2x1x8xf32>) k(%q : memref<1x2x1x8xf32>) v(%q : memref<1x2x1x8xf32>)
+      retrieve_parent_token(%parents : memref<1x2xi32>) initial_state(%s : memref<1x1x8x8xf32>)
+      intermediate_states(%inter : memref<1x2x1x8x8xf8E4M3FN>)
+      intermediate_state_scale(%isc : memref<1x2x1x8xf32>) o(%o : memref<1x2x1x8xf32>) {stochastic_rounding}
+  return
+}

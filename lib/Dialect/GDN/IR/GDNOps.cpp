@@ -750,6 +750,15 @@ LogicalResult RecurrentOp::verify() {
                             "f8E4M3FN 'final_state' (with 'state_scale') or "
                             "f8E4M3FN 'intermediate_states': nothing else is "
                             "rounded to e4m3";
+  // A tree reads its e4m3 parents back: their random rounding would reach
+  // o, which no reference could then replay (the random bits hash the f32
+  // value, docs/math.md §6).
+  if (getStochasticRounding() && getRetrieveParentToken() &&
+      getIntermediateStateScale())
+    return emitOpError() << "attribute 'stochastic_rounding' is not "
+                            "supported for f8E4M3FN 'intermediate_states' "
+                            "with 'retrieve_parent_token' (an EAGLE tree "
+                            "reads its rounded parents back)";
 
   if (auto s = getScaleAttr()) {
     double scale = s.getValueAsDouble();

@@ -86,7 +86,8 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       state_scale[., hv, v]. The state is widened to f32 on load and, on
       store, every row is quantized once: amax = max_k |S[k, v]|,
       state_scale = amax / 448, e4m3 = round-to-nearest-even, saturating, of
-      S[k, v] x (448 / amax) (amax = 0: scale 0, elements 0);
+      S[k, v] x (448 / amax) (amax = 0: scale 0, elements 0; amax below
+      2^-119, whose 448 / amax overflows f32: elements 0);
       docs/math.md §6. Read with `initial_state`, written with
       `final_state`; with both they must be one buffer (in place). Padding
       rows touch neither. `intermediate_states` have their own dtype and,
@@ -95,10 +96,12 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       or f8E4M3FN `intermediate_states`): every e4m3 store rounds
       S[k, v] x (448 / amax) to one of its two neighbouring e4m3 values,
       the upper with probability equal to its distance from the lower over
-      their spacing, instead of to the nearest: unbiased on average
-      (E[stored] = the f32 value), one spacing of error at most. The random
+      their spacing, instead of to the nearest: unbiased on average over
+      values, one spacing of error at most. The random
       bits are a hash of the value's f32 bits and its element's position,
-      so the op stays deterministic (docs/math.md §6);
+      so the op stays deterministic (docs/math.md §6). Not for f8E4M3FN
+      `intermediate_states` with `retrieve_parent_token` (a tree reads its
+      rounded parents back);
     - `state_indices` (optional): [N], i32 or i64. The states are then a
       pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
       state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
