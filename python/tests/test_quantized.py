@@ -518,6 +518,13 @@ def test_stochastic_rounding_stores_a_neighbour_with_the_odds_of_its_nearness(de
             assert (up[exact] == 0).all()  # a value on the grid is kept
         else:  # float32 rounding apart (fma), a few elements elsewhere
             assert on_grid.float().mean() > 0.99
+            # The same formula on both: the CPU lowering stores the same
+            # bytes but where the two f32 states differ.
+            xc = {n: t.cpu() for n, t in x.items()}
+            on_cpu, _ = ops.quantize_state(xc["state"])
+            ops.attach_state_scale(on_cpu, ops.state_scale_of(on_cpu), stochastic_rounding=True)
+            sglang(xc, on_cpu, idx.cpu())
+            assert (bits(pool).cpu() != bits(on_cpu)).float().mean() < 0.05
         for lo, hi in ((0.05, 0.3), (0.35, 0.65), (0.7, 0.95)):
             sel = on_grid & (frac >= lo) & (frac < hi)
             assert sel.sum() > 2000
