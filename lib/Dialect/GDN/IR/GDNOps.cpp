@@ -816,6 +816,28 @@ void CommitOp::getEffects(
   }
 }
 
+/// The results of an op that updates one `state`: none in memref form, the
+/// new state (of the state's type) in tensor form.
+static LogicalResult verifyStateResult(Operation *op, bool tensorForm,
+                                       Value state) {
+  unsigned numResults = op->getNumResults();
+  if (!tensorForm) {
+    if (numResults != 0)
+      return op->emitOpError()
+             << "has no results in memref form, got " << numResults;
+    return success();
+  }
+  if (numResults != 1)
+    return op->emitOpError() << "expects 1 result in tensor form (the new "
+                                "'state'), got "
+                             << numResults;
+  if (op->getResult(0).getType() != state.getType())
+    return op->emitOpError()
+           << "result #0 expects type " << state.getType()
+           << " (the type of 'state'), got " << op->getResult(0).getType();
+  return success();
+}
+
 LogicalResult CommitOp::verify() {
   Operation *op = getOperation();
   static constexpr RequiredOperand kRequired[] = {
@@ -947,23 +969,7 @@ LogicalResult CommitOp::verify() {
       return failure();
   }
 
-  // Memref form: no result; tensor form: the new state.
-  unsigned numResults = getNumResults();
-  if (!tensorForm) {
-    if (numResults != 0)
-      return emitOpError() << "has no results in memref form, got "
-                           << numResults;
-    return success();
-  }
-  if (numResults != 1)
-    return emitOpError() << "expects 1 result in tensor form (the new "
-                            "'state'), got "
-                         << numResults;
-  if (getResult(0).getType() != state.getType())
-    return emitOpError() << "result #0 expects type " << state.getType()
-                         << " (the type of 'state'), got "
-                         << getResult(0).getType();
-  return success();
+  return verifyStateResult(op, tensorForm, state);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1141,21 +1147,5 @@ LogicalResult ReplayCommitOp::verify() {
       return failure();
   }
 
-  // Memref form: no result; tensor form: the new state.
-  unsigned numResults = getNumResults();
-  if (!tensorForm) {
-    if (numResults != 0)
-      return emitOpError() << "has no results in memref form, got "
-                           << numResults;
-    return success();
-  }
-  if (numResults != 1)
-    return emitOpError() << "expects 1 result in tensor form (the new "
-                            "'state'), got "
-                         << numResults;
-  if (getResult(0).getType() != getState().getType())
-    return emitOpError() << "result #0 expects type " << getState().getType()
-                         << " (the type of 'state'), got "
-                         << getResult(0).getType();
-  return success();
+  return verifyStateResult(op, tensorForm, getState());
 }
