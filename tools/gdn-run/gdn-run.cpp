@@ -795,14 +795,14 @@ static int run(int argc, char **argv) {
   // The recurrence's complete schedule as gdn-select-schedule gives it (what
   // the compile below builds): printed, and its precision sets the default
   // state tolerance.
+  // (Read before the compile below lowers the op.)
+  RecurrentOp recurrence = recurrentOpOf(*module, sig->function);
+  bool stochasticRounding = recurrence && recurrence.getStochasticRounding();
   ScheduleAttr chosen;
-  bool stochasticRounding = false; // read before the compile lowers the op
-  if (RecurrentOp op = recurrentOpOf(*module, sig->function))
-    stochasticRounding = op.getStochasticRounding();
   if (target == "cuda")
     if (const GPUTarget *gpu = lookupGPUTarget(chipOpt))
-      if (RecurrentOp op = recurrentOpOf(*module, sig->function))
-        chosen = selectSchedule(op, *gpu, pins, smCountOpt);
+      if (recurrence)
+        chosen = selectSchedule(recurrence, *gpu, pins, smCountOpt);
   if (target == "cuda") {
     FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
     if (failed(program))

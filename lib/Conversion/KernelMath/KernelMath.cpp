@@ -215,10 +215,7 @@ Value KernelMath::saturateE4M3(Value a) {
 }
 
 Value KernelMath::hash32(Value x) {
-  auto c = [&](uint32_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                        static_cast<int32_t>(v));
-  };
+  auto c = [&](uint32_t v) { return i32(static_cast<int32_t>(v)); };
   auto xorShift = [&](Value v, int64_t by) {
     return arith::XOrIOp::create(b, loc, v,
                                  arith::ShRUIOp::create(b, loc, v, c(by)));
@@ -231,15 +228,9 @@ Value KernelMath::hash32(Value x) {
 }
 
 Value KernelMath::e4m3Stochastic(Value y, Value position) {
-  Type i32 = b.getI32Type(), f32Type = b.getF32Type();
-  auto c = [&](uint32_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32, static_cast<int32_t>(v));
-  };
-  auto f = [&](float v) {
-    return arith::BitcastOp::create(b, loc, f32Type,
-                                    c(llvm::bit_cast<uint32_t>(v)));
-  };
-  Value bits = arith::BitcastOp::create(b, loc, i32, y);
+  Type i32Type = b.getI32Type(), f32Type = b.getF32Type();
+  auto c = [&](uint32_t v) { return i32(static_cast<int32_t>(v)); };
+  Value bits = arith::BitcastOp::create(b, loc, i32Type, y);
   Value random = hash32(arith::XOrIOp::create(b, loc, bits, hash32(position)));
   Value sign = arith::AndIOp::create(b, loc, bits, c(0x80000000U));
   Value a = arith::BitcastOp::create(
@@ -249,7 +240,7 @@ Value KernelMath::e4m3Stochastic(Value y, Value position) {
   // added below them carry into the kept ones with probability equal to
   // the dropped bits' fraction, then the dropped bits are cleared (448's are
   // 0, so 448 stays 448).
-  Value sb = arith::BitcastOp::create(b, loc, i32, sat);
+  Value sb = arith::BitcastOp::create(b, loc, i32Type, sat);
   Value normal = arith::AndIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, sb,
@@ -262,17 +253,18 @@ Value KernelMath::e4m3Stochastic(Value y, Value position) {
       b, loc,
       arith::UIToFPOp::create(b, loc, f32Type,
                               arith::ShRUIOp::create(b, loc, random, c(9))),
-      f(0x1p-23f));
+      f32(0x1p-23));
   Value steps = arith::FPToUIOp::create(
-      b, loc, i32,
+      b, loc, i32Type,
       arith::AddFOp::create(b, loc,
-                            arith::MulFOp::create(b, loc, sat, f(512.0f)), u));
+                            arith::MulFOp::create(b, loc, sat, f32(512.0)), u));
   Value sub = arith::BitcastOp::create(
-      b, loc, i32,
-      arith::MulFOp::create(
-          b, loc, arith::UIToFPOp::create(b, loc, f32Type, steps), f(0x1p-9f)));
-  Value isSub =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, sat, f(0x1p-6f));
+      b, loc, i32Type,
+      arith::MulFOp::create(b, loc,
+                            arith::UIToFPOp::create(b, loc, f32Type, steps),
+                            f32(0x1p-9)));
+  Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, sat,
+                                      f32(0x1p-6));
   Value rounded = arith::BitcastOp::create(
       b, loc, f32Type,
       arith::OrIOp::create(
