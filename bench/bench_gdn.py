@@ -11,8 +11,7 @@ Runs on the GPU machine, in one process, on the same inputs:
     fused_sigmoid_gating_delta_rule_update and
     fused_recurrent_gated_delta_rule_packed_decode and its CuTe-DSL decode
     and MTP kernels; FlashInfer's gated_delta_rule_decode_pretranspose,
-    gated_delta_rule_decode and gated_delta_rule_mtp (CuTe-DSL), and its
-    prefill chunk_gated_delta_rule (flashinfer.gdn_prefill);
+    gated_delta_rule_decode and gated_delta_rule_mtp (CuTe-DSL);
   - a device-to-device copy of the same number of bytes: the faster of a
     Triton copy kernel and torch copy_.
 An anchor that cannot be imported or fails on a point is an "error: ..."
@@ -30,9 +29,9 @@ packed qkv, K-major state), verify (bf16 pool + per-token states, T = 4, 12;
 fp32 pool + per-token states, FlashInfer's MTP, T = 4, 12), KDA decode and
 EAGLE-tree verify (T = 4) against SGLang; final-state-only T = 1, 4, 12 (and
 KDA) against FLA; an fp8 (e4m3) pool, decode and verify T = 4 with bf16
-per-token states, against the anchors on a bf16 pool; prefill (o and the
-final state, T = 1024, 4096 at N = 1, 4, 16) against FLA's chunk and
-FlashInfer's prefill. For T > 1 at HV = 32
+per-token states, against the anchors on a bf16 pool. Prefill (long T, o
+and the final state) has its own benchmark, bench/bench_prefill.py. For T > 1
+at HV = 32
 and N in QUICK_NS also the kernel
 forms (FORMS). A row where an anchor is faster says why (_why_slower).
 
@@ -277,8 +276,6 @@ ANCHORS = {a.name: a for a in [
            "gated_delta_rule_decode", _flashinfer_path),
     Anchor("FlashInfer MTP", "flashinfer-python", "flashinfer.gdn_decode",
            "gated_delta_rule_mtp", _flashinfer_path),
-    Anchor("FlashInfer prefill", "flashinfer-python", "flashinfer.gdn_prefill",
-           "chunk_gated_delta_rule", "cute-dsl sm_90"),
 ]}
 
 
@@ -484,24 +481,6 @@ def _fla_kda(f, s):
              output_final_state=True, use_qk_l2norm_in_kernel=True)
 
 
-def _fi_prefill(f, s):
-    """FlashInfer's prefill signature (flashinfer.gdn_prefill
-    .chunk_gated_delta_rule, gdn.ops.flashinfer_chunk_gated_delta_rule):
-    the batch packed along T (cu_seqlens), g as alpha = exp(g), beta in
-    f32, the vk state; the packed inputs are built once a set, at the
-    untimed first call."""
-    p = s.get("_fi_prefill")
-    if p is None:
-        N, T = s["q"].shape[:2]
-        flat = lambda x: x.reshape(N * T, *x.shape[2:])  # noqa: E731
-        p = s["_fi_prefill"] = dict(
-            q=flat(s["q"]), k=flat(s["k"]), v=flat(s["v"]), g=flat(s["g"]).exp(),
-            beta=flat(s["beta"]).float(),
-            cu=torch.arange(0, N * T + 1, T, dtype=torch.int64, device=s["q"].device))
-    return f(p["q"], p["k"], p["v"], g=p["g"], beta=p["beta"], initial_state=s["state_vk"],
-             output_final_state=True, cu_seqlens=p["cu"], use_qk_l2norm_in_kernel=True)
-
-
 class Workload:
     """name; the T values; the state dtype; "rw" (state read and written) or
     "verify" (read, then written after every token); gdn(s); anchors: anchor
@@ -509,16 +488,15 @@ class Workload:
     the issue-4 sweep); kda: gates per key channel (SGLang's a [.., HV, K] or
     FLA's gk); study: gdn's kernel forms (FORMS) and --sweep are timed on it
     too (the workloads before the anchors' other entry points were added);
-    Ns: the only N values it runs at (prefill: long T), None for all;
     why_slower: the measured limit a row that loses to an anchor names;
     inter: gdn's per-token state dtype (verify; None: the state's, bf16
     beside an fp8 pool)."""
 
     def __init__(self, name, Ts, sdt, passes, gdn, anchors, extra=False, kda=None, study=True,
-                 Ns=None, why_slower=None, inter=None):
+                 why_slower=None, inter=None):
         self.name, self.Ts, self.sdt, self.passes = name, Ts, sdt, passes
         self.gdn, self.anchors, self.extra, self.kda = gdn, anchors, extra, kda
-        self.study, self.Ns, self.why_slower = study, Ns, why_slower
+        self.study, self.why_slower = study, why_slower
         self.inter = inter or (bf16 if sdt == fp8 else sdt)
 
     def nbytes(self, N, T, H, HV, K, V):
@@ -629,15 +607,6 @@ WORKLOADS = [
     Workload("KDA final state only (FLA-style)", (1, 4), f32, "rw",
              lambda s: _fla_kda(ops.fused_recurrent_kda, s),
              {"FLA fused_recurrent_kda": _fla_kda}, extra=True, kda="fla", study=False),
-    # Prefill (issue 23's rows): gdn through FLA's chunk entry point (the
-    # cost model's chunk_parallel), against FLA's chunk and FlashInfer's
-    # prefill, o and the final state, HV = 32 only.
-    Workload("prefill, o and final state", (1024, 4096), f32, "rw",
-             lambda s: _fla_style(ops.chunk_gated_delta_rule, s),
-             {"FLA chunk": _fla_style, "FlashInfer prefill": _fi_prefill},
-             extra=True, study=False, Ns=(1, 4, 16),
-             why_slower="a head's scan in one CTA, 32 CTAs at N = 1, o inside the scan; "
-                        "docs/cost-model.md#chunk-parallel-solve"),
 ]
 
 
@@ -707,8 +676,7 @@ def run(args):
                     continue
                 if HV != 32 and T != w.Ts[0]:
                     continue  # other head counts: the first T only
-                for N in [n for n in Ns if (not w.extra or n in QUICK_NS or w.Ns)
-                          and (w.Ns is None or n in w.Ns)]:
+                for N in [n for n in Ns if not w.extra or n in QUICK_NS]:
                     nbytes = w.nbytes(N, T, H, HV, K, V)
                     R = 1 if args.profile else max(2, min(64, math.ceil(4 * L2_BYTES / nbytes)))
                     steps = T if w.passes == "verify" else 0

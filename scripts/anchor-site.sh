@@ -24,6 +24,9 @@
 #   .carry/anchors-sglkernel.txz sgl_kernel (sglang-kernel's ops for sm_90)
 #   .carry/anchors-cutedsl.txz the CuTe-DSL compiler extension
 #                              (_cutlass_ir.cu13...so, 193 MB unpacked)
+#   .carry/anchors-qla.txz     FlashQLA (flash_qla) and TileLang, its
+#                              compiler (tilelang, z3, torch-c-dlpack-ext;
+#                              bench/bench_prefill.py's FlashQLA rows)
 # The .txz suffix keeps them out of scripts/h200-check.sh's .carry/*.xz.
 # On the GPU machine scripts/h200-python.sh unpacks every part it finds into
 # .carry/anchor-site, which stays between calls while the machine is warm.
@@ -82,6 +85,13 @@ SGLANG_ONLY=(sglang orjson pybase64 starlette msgspec zmq pyzmq pydantic pydanti
 CUTLASS=(nvidia-cutlass-dsl==4.8.0 nvidia-cutlass-dsl-libs-base==4.8.0
          nvidia-cutlass-dsl-libs-core==4.8.0 nvidia-cutlass-dsl-libs-cu13==4.8.0)
 [ "$CUTEDSL" = 0 ] && CUTLASS=()
+# FlashQLA 0.1.3, a prefill anchor (issue 23), and what it imports beyond the
+# image: TileLang 0.1.15 (TVM, CUTLASS headers; its generated CUDA is built
+# with the image's nvcc) and TileLang's z3-solver and torch-c-dlpack-ext.
+# QLA=0 leaves them out (FlashQLA's rows then show the import error).
+QLA_PKGS=(flash-qla==0.1.3 tilelang==0.1.15 z3-solver==4.15.4.0 torch-c-dlpack-ext==0.1.5)
+QLA_ONLY=(flash_qla tilelang z3 z3_solver torch_c_dlpack_ext)
+[ "${QLA:-1}" = 0 ] && QLA_PKGS=()
 # The modules bench/bench_gdn.py and the tests import; the pruning keeps what
 # they reach (python3 scripts/anchor-site-prune.py --help).
 ENTRIES=(
@@ -110,14 +120,16 @@ for p in 2_5 2_17 2_24 2_26 2_27 2_28 2_31 2_34 2_35; do
   plat+=(--platform "manylinux_${p}_x86_64")
 done
 plat+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64)
-reqs=("${ANCHORS[@]}" "${DEPS[@]}" "${CUTLASS[@]}" "${SGL_KERNEL[@]}")
+reqs=("${ANCHORS[@]}" "${DEPS[@]}" "${CUTLASS[@]}" "${SGL_KERNEL[@]}" "${QLA_PKGS[@]}")
 
 mkdir -p "$WHEELS"
 python3 -m pip download -q --no-deps "${plat[@]}" -d "$WHEELS" "${reqs[@]}"
 rm -rf "$SITE"
 python3 -m pip install -q --no-deps --no-compile --no-index --find-links "$WHEELS" \
   "${plat[@]}" --target "$SITE" "${reqs[@]}"
-rm -rf "$SITE/bin"  # console scripts
+rm -rf "$SITE/bin"  # console scripts (and z3's 22 MB executable)
+# TVM's C++ sources and CUTLASS's tools: TileLang compiles against headers.
+rm -rf "$SITE/tilelang/3rdparty/tvm/src" "$SITE/tilelang/3rdparty/cutlass/tools"
 
 prune=(--prune sglang --prune flashinfer --prune sgl_kernel)
 for e in "${ENTRIES[@]}"; do prune+=(--entry "$e"); done
@@ -150,10 +162,16 @@ site_entries() {
 }
 mapfile -t sg < <(site_entries "${SGLANG_ONLY[@]}")
 mapfile -t sk < <(site_entries "${SGL_KERNEL_ONLY[@]}")
+mapfile -t ql < <(site_entries "${QLA_ONLY[@]}")
 (cd "$SITE" && tar -cf - "${sg[@]}") | xz > "$OUTDIR/anchors-sglang.txz"
 (cd "$SITE" && tar -cf - "${sk[@]}") | xz > "$OUTDIR/anchors-sglkernel.txz"
+if [ ${#ql[@]} -gt 0 ]; then
+  (cd "$SITE" && tar -cf - "${ql[@]}") | xz > "$OUTDIR/anchors-qla.txz"
+else
+  rm -f "$OUTDIR/anchors-qla.txz"
+fi
 excl=(--exclude='*/_mlir_libs/_cutlass_ir.*.so')
-for f in "${sg[@]}" "${sk[@]}"; do excl+=(--exclude="./$f"); done
+for f in "${sg[@]}" "${sk[@]}" "${ql[@]}"; do excl+=(--exclude="./$f"); done
 (cd "$SITE" && tar "${excl[@]}" -cf - .) | xz > "$OUTDIR/anchors.txz"
 # The compiler extension (the slow part to compress) is packed again only
 # when it changed: its sha256 is kept beside the part.
@@ -181,9 +199,11 @@ a=$(stat -c %s "$OUTDIR/anchors.txz")
 g=$(stat -c %s "$OUTDIR/anchors-sglang.txz")
 k=$(stat -c %s "$OUTDIR/anchors-sglkernel.txz")
 c=$(stat -c %s "$OUTDIR/anchors-cutedsl.txz" 2>/dev/null || echo 0)
+x=$(stat -c %s "$OUTDIR/anchors-qla.txz" 2>/dev/null || echo 0)
 fits() { [ "$1" -le "$limit" ] && echo "fits" || echo "does NOT fit"; }
 echo "working tree: $tree bytes; .carry/libGDNCAPI.so.xz: $lib bytes; limit: $limit bytes a call"
-echo "one call with everything: $((tree + lib + a + g + k + c)) bytes: $(fits $((tree + lib + a + g + k + c)))"
+echo "one call with everything: $((tree + lib + a + g + k + c + x)) bytes: $(fits $((tree + lib + a + g + k + c + x)))"
 echo "call 1 (anchors-cutedsl.txz): $((tree + c)) bytes: $(fits $((tree + c)))"
 echo "call 2 (anchors.txz + anchors-sglang.txz): $((tree + a + g)) bytes: $(fits $((tree + a + g)))"
-echo "call 3 (libGDNCAPI.so.xz + anchors-sglkernel.txz): $((tree + lib + k)) bytes: $(fits $((tree + lib + k)))"
+echo "call 3 (anchors-sglkernel.txz + anchors-qla.txz): $((tree + k + x)) bytes: $(fits $((tree + k + x)))"
+echo "call 4 (libGDNCAPI.so.xz, the run): $((tree + lib)) bytes: $(fits $((tree + lib)))"

@@ -3,7 +3,8 @@
 # Python package over the carried static libGDNCAPI.so, its GPU tests (vs the
 # fp64 reference, vs FLA and SGLang, CUDA graphs, 1000 repeats,
 # torch.compile), the compile-time benchmark and the side-by-side benchmark
-# against FLA, SGLang, FlashInfer and a device copy. Needs
+# against FLA, SGLang, FlashInfer and a device copy (or, with BENCH, the
+# prefill benchmark against FLA, FlashQLA and FlashInfer). Needs
 # .carry/libGDNCAPI.so.xz and the anchor site's parts .carry/anchors*.txz
 # (scripts/anchor-site.sh). Writes logs and tables under $OUT.
 #
@@ -54,6 +55,12 @@ if [ "${PYTEST:-1}" != 0 ]; then
   python3 -m pytest -q -rs ${PYTEST_ARGS:-python/tests} 2>&1 | tee "$out/pytest-h200.log" | tail -15
   python3 bench/bench_compile.py --out "$out/compile-h200.md"
 fi
+# BENCH: the benchmark script (default bench/bench_gdn.py; bench/bench_prefill.py
+# for the prefill grid, whose points can be split over calls with its --Ns,
+# --Ts, --hv and --mixes and joined with its --from-json).
 bout=${BENCH_OUT:-$out}
 mkdir -p "$bout"
-python3 bench/bench_gdn.py --out "$bout" ${BENCH_ARGS:-} 2>&1 | tee "$bout/bench.log" | tail -40
+bench=${BENCH:-bench/bench_gdn.py}
+log=bench.log
+[ "$bench" = bench/bench_gdn.py ] || log=$(basename "$bench" .py).log
+python3 "$bench" --out "$bout" ${BENCH_ARGS:-} 2>&1 | tee "$bout/$log" | tail -40

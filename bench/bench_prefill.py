@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Prefill side by side (issue 23's grid): gdn's chunked forms against the
+anchors' chunked prefill kernels, on the same inputs in one process.
+
+Implementations, one row each per point (an anchor that cannot be imported
+or fails on a point is an "error: ..." cell, never a dropped row):
+  - gdn: gdn.ops.chunk_gated_delta_rule (FLA's signature; the cost model
+    picks the form, docs/cost-model.md);
+  - FLA chunk: fla.ops.gated_delta_rule.chunk_gated_delta_rule with
+    FLA_FLASH_QLA=0, FLA's own Triton kernels (fla-core 0.6.0 otherwise
+    hands the call to flash_qla whenever that package imports);
+  - FlashQLA: flash_qla.chunk_gated_delta_rule (TileLang; its automatic
+    context parallelism, auto_cp, on);
+  - FlashInfer prefill: flashinfer.gdn_prefill.chunk_gated_delta_rule
+    (CuTe DSL, sm_90a; packed tokens, alpha = exp(g), vk state).
+
+Shapes: H = 16, K = V = 128, HV = 32 (Qwen3-Next on one rank) and 64
+(Qwen3.5); bf16 q, k, v; f32 log-space g = logsigmoid(N(0, 1)); bf16 beta =
+sigmoid(N(0, 1)); an f32 initial state N(0, 1); o and the f32 final state;
+qk L2 norm in the kernel. Fixed batches N x T over NS x TS while N * T is at
+most --max-tokens (the points past it are listed, not run), and the varlen
+mixes MIXES (cu_seqlens; sequences of any length, 0 included).
+
+Time: the median of 20 CUDA-graph replays of one call, or, where the call
+cannot be captured (a host read-back, such as a context-parallel plan), of
+20 calls between CUDA events; the row names which. TFLOP/s counts
+4 * tokens * HV * K * V (FlashInfer's convention). Accuracy: o and the final
+state RMS-relative (docs/math.md §3) against gdn's token loop
+(solve = token_by_token) run on the same values widened to f32, so that its
+o is f32 too; the table's header gives that proxy's own error against the
+fp64 reference (python/tests/reference.py) at a small point.
+
+    python3 bench/bench_prefill.py [--site DIR] [--Ns 1,4] [--Ts 512,2048]
+        [--hv 32,64] [--mixes 'NAME;...' | --no-mixes] [--anchors 'NAME;...']
+        [--max-tokens 262144] [--out DIR]
+    python3 bench/bench_prefill.py --from-json A.json,B.log [--out DIR]
+    python3 bench/bench_prefill.py --device cpu --Ns 1,2 --Ts 20,70 --hv 4 \\
+        --H 2 --K 16 --V 16 --out /tmp/bp   (gdn's CPU lowering: a dry run)
+
+Writes bench_prefill.md and bench_prefill.json under --out (default
+bench/results/prefill/anchors) after every point, and a JSON line a row to
+stdout (--from-json joins the parts of a grid run in several calls)."""
+import argparse
+import contextlib
+import functools
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python", "tests"))
+import bench_gdn as bg  # noqa: E402  (sets GDN_LIBRARY, imports gdn.ops)
+from reference import recurrent as ref_recurrent, rms_rel  # noqa: E402
+
+ops = bg.ops
+NS, TS, HVS = (1, 4, 16, 64), (512, 2048, 8192, 32768), (32, 64)
+MAX_TOKENS = 1 << 18
+# name -> sequence lengths (a varlen batch, packed along T)
+MIXES = {
+    "varlen, 8 sequences log-uniform in [64, 8192]": "loguniform:8:64:8192",
+    "varlen, 1 x 16384 + 31 x 64": [16384] + [64] * 31,
+    "varlen, 64 x 256": [256] * 64,
+    # Runs last: an anchor that faults on empty sequences (an illegal
+    # address ends the process's CUDA context) then costs no other point.
+    "varlen, lengths 0, 1, 63, 64, 65, 1000, 0, 4096": [0, 1, 63, 64, 65, 1000, 0, 4096],
+}
+REPS = 20
+
+
+def mix_lengths(spec, seed=0):
+    """A mix's sequence lengths: a list, or "loguniform:N:LO:HI" (N lengths
+    log-uniform in [LO, HI], seeded)."""
+    if not isinstance(spec, str):
+        return list(spec)
+    _, n, lo, hi = spec.split(":")
+    g = np.random.default_rng(seed)
+    return [int(round(math.exp(x))) for x in
+            g.uniform(math.log(int(lo)), math.log(int(hi)), int(n))]
+
+
+@contextlib.contextmanager
+def _env(name, value):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
+
+
+def _fla_signature(f, s, **kw):
+    """FLA's chunk signature (gdn, FLA, FlashQLA): (o, final state [N, HV, K, V])."""
+    return f(s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
+             output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=s["cu"], **kw)
+
+
+def _fla_triton(f, s):
+    with _env("FLA_FLASH_QLA", "0"):
+        return _fla_signature(f, s)
+
+
+def _flashinfer(f, s):
+    """FlashInfer's prefill: tokens packed along T, alpha = exp(g) and beta in
+    f32, the vk state; (o [total, HV, V], final state [N, HV, V, K])."""
+    p = s.get("_packed")
+    if p is None:  # built once a set, at the untimed first call
+        flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
+        N = s["state_kv"].shape[0]
+        T = s["q"].shape[1]
+        p = s["_packed"] = dict(
+            q=flat(s["q"]), k=flat(s["k"]), v=flat(s["v"]), alpha=flat(s["g"]).exp(),
+            beta=flat(s["beta"]).float(), state=s["state_kv"].transpose(-1, -2).contiguous(),
+            cu=s["cu"] if s["cu"] is not None else
+            torch.arange(0, N * T + 1, T, dtype=torch.int64, device=s["q"].device))
+    return f(p["q"], p["k"], p["v"], g=p["alpha"], beta=p["beta"], initial_state=p["state"],
+             output_final_state=True, cu_seqlens=p["cu"], use_qk_l2norm_in_kernel=True)
+
+
+def _fla_path(anchor, call, s):
+    with _env("FLA_FLASH_QLA", "0"):
+        return bg.fla_backend_path(call)
+
+
+ANCHORS = {a.name: a for a in [
+    bg.Anchor("FLA chunk", "fla-core", "fla.ops.gated_delta_rule", "chunk_gated_delta_rule",
+              _fla_path),
+    bg.Anchor("FlashQLA", "flash_qla", "flash_qla", "chunk_gated_delta_rule",
+              "tilelang, auto_cp"),
+    bg.Anchor("FlashInfer prefill", "flashinfer-python", "flashinfer.gdn_prefill",
+              "chunk_gated_delta_rule", "cute-dsl sm_90a"),
+]}
+CALLS = {"FLA chunk": _fla_triton, "FlashQLA": _fla_signature, "FlashInfer prefill": _flashinfer}
+
+
+def make_set(lengths, fixed, H, HV, K, V, dev, seed=0):
+    """Inputs of one point: a fixed batch [N, T] (fixed = (N, T)) or the
+    varlen batch of `lengths` packed into [1, sum]."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    B, T = fixed if fixed else (1, sum(lengths))
+    N = B if fixed else len(lengths)
+    bf = torch.bfloat16
+    s = dict(q=r(B, T, H, K).to(bf), k=r(B, T, H, K).to(bf), v=r(B, T, HV, V).to(bf),
+             g=torch.nn.functional.logsigmoid(r(B, T, HV)), beta=torch.sigmoid(r(B, T, HV)).to(bf),
+             state_kv=r(N, HV, K, V))
+    s = {n: t.to(dev) for n, t in s.items()}
+    s["cu"] = None if fixed else torch.tensor([0] + list(np.cumsum(lengths)), dtype=torch.int64,
+                                              device=dev)
+    return s
+
+
+def outputs(result, kind):
+    """(o [tokens, HV, V], final state [N, HV, K, V]) as f64 numpy, whatever
+    the implementation's layout."""
+    o, state = result
+    if kind == "FlashInfer prefill":
+        state = state.transpose(-1, -2)
+    o = o.reshape(-1, *o.shape[-2:])
+    return o.double().cpu().numpy(), state.double().cpu().numpy()
+
+
+def reference(s):
+    """gdn's token loop on the set's values widened to f32: (o, state)."""
+    wide = {**s, **{n: s[n].float() for n in ("q", "k", "v", "beta")}}
+    ops.set_schedule(solve="token_by_token")
+    try:
+        return outputs(_fla_signature(ops.chunk_gated_delta_rule, wide), "gdn")
+    finally:
+        ops.set_schedule()
+
+
+def proxy_error(dev, H, HV, K, V, T):
+    """The token-loop reference's own RMS-relative error (o, state) against
+    the fp64 reference at one sequence of T tokens."""
+    s = make_set(None, (1, T), H, HV, K, V, dev, seed=1)
+    o, state = reference(s)
+    n64 = lambda t: t.double().cpu().numpy()  # noqa: E731
+    ro, rs = ref_recurrent(n64(s["q"]), n64(s["k"]), n64(s["v"]), g=n64(s["g"]),
+                           beta=n64(s["beta"]), initial_state=n64(s["state_kv"]), qk_l2norm=True)
+    return rms_rel(o, ro.reshape(o.shape)), rms_rel(state, rs)
+
+
+def time_call(fn, dev):
+    """(median µs of one call, "graph" or "events")."""
+    if dev.type != "cuda":
+        fn()
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return sorted(times)[1], "wall clock (cpu)"
+    fn()  # warm-up: compile, autotune, allocate
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    try:
+        graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+            fn()
+        torch.cuda.synchronize()
+        run, method = graph.replay, "graph"
+    except Exception:  # noqa: BLE001 - not capturable: time the calls themselves
+        torch.cuda.synchronize()
+        run, method = fn, "events"
+    run()
+    times = []
+    for _ in range(REPS):
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return sorted(times)[len(times) // 2], method
+
+
+def point(name, s, impls, tokens, HV, K, V, dev):
+    """Runs every implementation on the set: the rows of one point."""
+    try:
+        ref = reference(s)
+    except Exception as e:  # noqa: BLE001 - the rows keep their times, no errors
+        ref = None
+        print(f"# the reference failed on {name}: {bg._error(e)}", flush=True)
+    flops = 4 * tokens * HV * K * V
+    rows = []
+    for impl, (fn, anchor) in impls.items():
+        row = {"impl": impl, "version": None, "path": None, "us": None, "timing": None,
+               "tflops": None, "o_err": None, "state_err": None, "error": None}
+        if anchor is not None:
+            row["version"], row["error"] = anchor.version, anchor.error
+        try:
+            if row["error"] is None:
+                if anchor is not None:
+                    row["path"] = anchor.path(lambda: fn(s), s)
+                o, state = outputs(fn(s), impl)
+                if ref is not None:
+                    row["o_err"] = rms_rel(o, ref[0].reshape(o.shape))
+                    row["state_err"] = rms_rel(state, ref[1])
+                row["us"], row["timing"] = time_call(lambda: fn(s), dev)
+                row["tflops"] = flops / row["us"] / 1e6
+        except Exception as e:  # noqa: BLE001 - the cell shows it
+            row["error"] = bg._error(e)
+            print(f"# {impl} failed on {name}: {row['error']}", flush=True)
+            if dev.type == "cuda":
+                try:
+                    torch.cuda.synchronize()
+                except Exception:  # noqa: BLE001 - a broken context fails the next calls too
+                    pass
+        rows.append(row)
+    return rows
+
+
+def run(args):
+    dev = torch.device(args.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("bench_prefill.py times on a CUDA GPU (none here); --device cpu is a dry run "
+                 "of gdn's CPU lowering, --from-json redraws the table")
+    H, K, V = args.H, args.K, args.V
+    Ns = [int(x) for x in args.Ns.split(",")] if args.Ns else NS
+    Ts = [int(x) for x in args.Ts.split(",")] if args.Ts else TS
+    HVs = [int(x) for x in args.hv.split(",")] if args.hv else HVS
+    mixes = {} if args.no_mixes else {
+        n: m for n, m in MIXES.items()
+        if not args.mixes or any(t in n for t in args.mixes.split(";"))}
+    anchors = {} if dev.type != "cuda" else {
+        n: a.load() for n, a in ANCHORS.items()
+        if not args.anchors or any(t in n for t in args.anchors.split(";"))}
+    impls = {"gdn": (lambda s: _fla_signature(ops.chunk_gated_delta_rule, s), None)}
+    for n, a in anchors.items():
+        impls[n] = (functools.partial(CALLS[n], a.fn), a)
+    meta = {"device": bg._device_name() if dev.type == "cuda" else "cpu", "H": H, "K": K, "V": V,
+            "proxy": proxy_error(dev, H, HVs[0], K, V, args.proxy_T),
+            "skipped": [], "anchors": {n: {"version": a.version, "error": a.error}
+                                       for n, a in anchors.items()}}
+    print(json.dumps({"meta": meta}), flush=True)
+    points = [(f"fixed, N = {N}", (N, T), None, HV) for HV in HVs for N in Ns for T in Ts]
+    last = list(MIXES)[-1]
+    points += [(name, None, mix_lengths(spec), HV) for HV in HVs
+               for name, spec in mixes.items() if name != last]
+    points += [(last, None, mix_lengths(mixes[last]), HV) for HV in HVs if last in mixes]
+    results = []
+    for name, fixed, lengths, HV in points:
+        tokens = fixed[0] * fixed[1] if fixed else sum(lengths)
+        if fixed and tokens > args.max_tokens:
+            meta["skipped"].append(f"{name}, T = {fixed[1]}, HV = {HV}")
+            continue
+        s = make_set(lengths, fixed, H, HV, K, V, dev)
+        res = {"workload": name, "N": fixed[0] if fixed else len(lengths),
+               "T": fixed[1] if fixed else None, "tokens": tokens, "HV": HV,
+               "rows": point(name, s, impls, tokens, HV, K, V, dev)}
+        results.append(res)
+        print(json.dumps(res), flush=True)
+        del s
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        report(results, meta, args.out)
+    return results, meta
+
+
+def _f(x, fmt):
+    return "—" if x is None else format(x, fmt)
+
+
+def report(results, meta, out):
+    os.makedirs(out, exist_ok=True)
+    po, ps = meta["proxy"]
+    lines = [f"# Prefill: gdn vs the anchors' chunked kernels on {meta['device']}", "",
+             f"bench/bench_prefill.py (its docstring: shapes, timing, accuracy). "
+             f"H = {meta['H']}, K = {meta['K']}, V = {meta['V']}, bf16 q/k/v/beta, f32 log-space g, f32 initial and final state, "
+             "qk L2 norm. us: median of one call (graph: CUDA-graph replays; events: calls "
+             "between CUDA events, a call that reads back to the host). TFLOP/s = "
+             "4 tokens HV K V / time. o / state error: RMS-relative against gdn's token "
+             "loop on the values widened to f32, which is itself "
+             f"{po:.1e} (o) and {ps:.1e} (state) off the fp64 reference. "
+             "fastest anchor / gdn > 1: gdn is faster.", ""]
+    if meta["skipped"]:
+        lines += ["Not run (tokens over --max-tokens): " + "; ".join(meta["skipped"]) + ".", ""]
+    lines += ["| workload | N | T | tokens | HV | implementation, version, path | us | TFLOP/s | "
+              "o error | state error | timing | fastest anchor / gdn |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        gdn = next((x for x in r["rows"] if x["impl"] == "gdn"), None)
+        timed = [x for x in r["rows"] if x["impl"] != "gdn" and x["us"]]
+        best = min(timed, key=lambda x: x["us"]) if timed else None
+        for x in r["rows"]:
+            label = ", ".join(str(v) for v in (x["impl"], x["version"], x["path"]) if v)
+            if x["error"]:
+                cells = ["error: " + x["error"].replace("|", "\\|")] + ["—"] * 5
+            else:
+                ratio = "—"
+                if x is gdn and best and gdn["us"]:
+                    ratio = f"{best['us'] / gdn['us']:.2f} ({best['impl']})"
+                elif x is not gdn and gdn and gdn["us"] and x["us"]:
+                    ratio = f"{x['us'] / gdn['us']:.2f}"
+                cells = [_f(x["us"], ".1f"), _f(x["tflops"], ".1f"), _f(x["o_err"], ".1e"),
+                         _f(x["state_err"], ".1e"), x["timing"] or "—", ratio]
+            lines.append(f"| {r['workload']} | {r['N']} | {r['T'] or '—'} | {r['tokens']} | "
+                         f"{r['HV']} | {label} | " + " | ".join(cells) + " |")
+    lines += [""] + targets(results)
+    with open(os.path.join(out, "bench_prefill.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out, "bench_prefill.json"), "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1)
+    return "\n".join(lines)
+
+
+def targets(results):
+    """Issue 23's targets, each with the rows it covers: met or not, and the
+    worst row's figure."""
+    def rows_of(r):
+        by = {x["impl"]: x for x in r["rows"]}
+        return by.get("gdn"), {n: x for n, x in by.items() if n != "gdn"}
+
+    def speed(pick, anchors, factor, label):
+        worst, n, met = None, 0, 0
+        for r in results:
+            gdn, others = rows_of(r)
+            if not pick(r) or not gdn or not gdn["us"]:
+                continue
+            timed = [x for n_, x in others.items() if n_ in anchors and x["us"]]
+            if not timed:
+                continue
+            best = min(timed, key=lambda x: x["us"])
+            ratio = best["us"] / gdn["us"]
+            n, met = n + 1, met + (ratio >= factor)
+            if worst is None or ratio < worst[0]:
+                worst = (ratio, r, best["impl"])
+        if not n:
+            return f"- {label}: no row timed"
+        r = worst[1]
+        where = f"{r['workload']}, T = {r['T'] or '—'}, HV = {r['HV']}"
+        return (f"- {label}: {met} of {n} rows; the least {worst[0]:.2f} ({where}, "
+                f"against {worst[2]})")
+
+    every = set(ANCHORS)
+    lines = ["Targets (issue 23), gdn's time against the fastest of the anchors named:", "",
+             speed(lambda r: r["T"] and r["N"] >= 4 and r["T"] >= 2048, every, 1.2,
+                   "N >= 4, T >= 2048: >= 1.2x the fastest anchor"),
+             speed(lambda r: r["T"] and r["N"] == 1 and r["T"] >= 8192, every, 1.2,
+                   "N = 1, T >= 8192: >= 1.2x the fastest anchor"),
+             speed(lambda r: r["T"] and r["N"] == 1 and r["T"] >= 8192, {"FLA chunk"}, 4.0,
+                   "N = 1, T >= 8192: >= 4x FLA chunk"),
+             speed(lambda r: True, {"FLA chunk", "FlashQLA"}, 1.0,
+                   "every row: faster than FLA chunk and FlashQLA")]
+    errs = [(r, gdn) for r in results for gdn in [rows_of(r)[0]] if gdn and gdn["o_err"] is not None]
+    if errs:
+        o = max(errs, key=lambda e: e[1]["o_err"])
+        st = max(errs, key=lambda e: e[1]["state_err"])
+        lines.append(f"- accuracy (o <= 3.7e-3, state <= 2.5e-3, the chunked anchors' own): "
+                     f"gdn's largest o error {o[1]['o_err']:.1e} ({o[0]['workload']}, "
+                     f"HV = {o[0]['HV']}), state {st[1]['state_err']:.1e} "
+                     f"({st[0]['workload']}, HV = {st[0]['HV']})")
+    return lines
+
+
+def join(paths):
+    """The results of several runs (bench_prefill.json or logs of JSON lines);
+    a later run's point replaces an earlier one's (workload, N, T, HV)."""
+    meta, joined = None, {}
+    for path in paths:
+        text = open(path).read()
+        if path.endswith(".json"):
+            data = json.loads(text)
+            items = [{"meta": data["meta"]}] + data["results"]
+        else:
+            items = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+        for item in items:
+            if "meta" in item:
+                if meta is None:
+                    meta = item["meta"]
+                else:
+                    meta["skipped"] = sorted(set(meta["skipped"]) | set(item["meta"]["skipped"]))
+            else:
+                joined[(item["workload"], item["N"], item["T"], item["HV"])] = item
+    if meta is None:
+        raise SystemExit("--from-json: no meta line in " + ", ".join(paths))
+    return list(joined.values()), meta
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda", help="cuda (default), or cpu for a dry run")
+    p.add_argument("--Ns", help="comma-separated N of the fixed batches (default 1,4,16,64)")
+    p.add_argument("--Ts", help="comma-separated T of the fixed batches "
+                                "(default 512,2048,8192,32768)")
+    p.add_argument("--hv", help="comma-separated HV (default 32,64)")
+    p.add_argument("--H", type=int, default=16)
+    p.add_argument("--K", type=int, default=128)
+    p.add_argument("--V", type=int, default=128)
+    p.add_argument("--mixes", help="only the varlen mixes whose name contains one of these "
+                                   "semicolon-separated texts")
+    p.add_argument("--no-mixes", action="store_true", help="no varlen mixes")
+    p.add_argument("--anchors", help="only the anchors whose name contains one of these "
+                                     "semicolon-separated texts")
+    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
+                   help="fixed batches with N * T above this are listed, not run")
+    p.add_argument("--proxy-T", type=int, default=512,
+                   help="tokens of the point where the reference is checked against fp64")
+    p.add_argument("--site", help="an anchor site (scripts/anchor-site.sh), first on sys.path")
+    p.add_argument("--from-json", help="no GPU: join comma-separated bench_prefill.json files "
+                                       "or logs of this script and redraw the table")
+    p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(
+        HERE, "results", "prefill", "anchors"))
+    a = p.parse_args()
+    if a.site:
+        bg.add_site(a.site)
+    if a.from_json:
+        print(report(*join(a.from_json.split(",")), a.out))
+    else:
+        print(report(*run(a), a.out))
