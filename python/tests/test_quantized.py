@@ -246,16 +246,50 @@ def test_refusals_name_the_argument():
     with pytest.raises(ValueError, match="whole pool"):
         ops.attach_state_scale(bare[1:], torch.zeros(5, 4, 16))
     pool, _ = ops.quantize_state(x["state"])
-    with pytest.raises(NotImplementedError, match="packed decode"):
+    with pytest.raises(ValueError, match="initial_state: this float8_e4m3fn state has no row "
+                                         "scales attached"):
         qkv = torch.cat([x["q"].flatten(1), x["k"].flatten(1), x["v"].flatten(1)], 1)
         ops.fused_recurrent_gated_delta_rule_packed_decode(
-            qkv, x["a"][:, 0], x["b"][:, 0], x["A_log"], x["dt_bias"], None, pool,
+            qkv, x["a"][:, 0], x["b"][:, 0], x["A_log"], x["dt_bias"], None, bare,
             torch.empty_like(x["v"]), idx)
     with pytest.raises(TypeError, match="must have dtype"):
         ops.fused_recurrent_gated_delta_rule(x["q"], x["k"], x["v"], initial_state=pool[:2])
     ops.detach_state_scale(pool)
     with pytest.raises(ValueError, match="no row scales attached"):
         ops.state_scale_of(pool)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("stochastic", [False, True])
+def test_packed_decode_on_an_fp8_pool(device, stochastic):
+    """SGLang's packed decode (q, k, v read in place from mixed_qkv) on an
+    fp8 pool stores the same e4m3 bytes and row scales, and the same out, as
+    fused_sigmoid_gating_delta_rule_update on dense q, k, v (one kernel form
+    on one pool dtype: bit for bit); a padding row touches nothing."""
+    x = make(3, 1, device=device, seed=11)
+    B, HV, V = 3, 4, 16
+    idx = torch.tensor([4, -1, 1], dtype=torch.int32, device=device)
+    pools = []
+    for _ in range(2):
+        p = ops.quantized_state(x["state"].shape, device=device, stochastic_rounding=stochastic)
+        q, sc = ops.quantize_state(x["state"])
+        p.copy_(q)
+        ops.state_scale_of(p).copy_(sc)
+        pools.append(p)
+    before = bits(pools[0]).clone()
+    qkv = torch.cat([x["q"].flatten(1), x["k"].flatten(1), x["v"].flatten(1)], 1)
+    out = torch.full((B, 1, HV, V), float("nan"), dtype=torch.bfloat16, device=device)
+    o, s = ops.fused_recurrent_gated_delta_rule_packed_decode(
+        qkv, x["a"][:, 0], x["b"][:, 0], x["A_log"], x["dt_bias"], None, pools[0], out, idx,
+        use_qk_l2norm_in_kernel=True)
+    assert o is out and s is pools[0]
+    o2 = sglang(x, pools[1], idx)
+    assert torch.equal(out[[0, 2]], o2[[0, 2]]) and torch.count_nonzero(out[1]) == 0
+    assert torch.equal(bits(pools[0]), bits(pools[1]))
+    assert torch.equal(ops.state_scale_of(pools[0]), ops.state_scale_of(pools[1]))
+    for slot in (0, 2, 3, 5):  # untouched slots
+        assert torch.equal(bits(pools[0])[slot], before[slot])
+    assert not torch.equal(bits(pools[0])[4], before[4])
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -191,16 +191,19 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     GDN decode, one token a row, fused gating): mixed_qkv [B, 2 H K + HV V],
     the conv1d output read as SGLang's kernel reads it: q = columns
     [0, H K) as [H, K], k = [H K, 2 H K), v = [2 H K, 2 H K + HV V) as
-    [HV, V] (H inferred from the width; the column slices are copied today,
-    until the kernels take strides); a, b [B, HV]; A_log, dt_bias [HV]
-    (float32, bfloat16 or float16, converted to float32); scale (None:
-    K^-0.5); initial_state the pool [slots, HV, V, K] (HV, V, K are read from
-    it) updated in place at ssm_state_indices [B] (int32/int64; < 0: padding,
-    no slot touched, output row 0); out [B, 1, HV, V] (mixed_qkv's dtype)
-    written in place. g = -exp(A_log) softplus(a + dt_bias) (threshold 20),
-    beta = sigmoid(b). Returns (out, initial_state), as SGLang. SGLang's
-    ValueErrors for malformed shapes are kept; a strided pool or out
-    (written in place) is not supported yet. B = 0: nothing is launched."""
+    [HV, V] (H inferred from the width; the column slices are read in
+    place, no copy); a, b [B, HV]; A_log, dt_bias [HV] (float32, bfloat16
+    or float16, converted to float32); scale (None: K^-0.5); initial_state
+    the pool [slots, HV, V, K] (HV, V, K are read from it; float32,
+    bfloat16, float16, or float8_e4m3fn with its row scales attached,
+    gdn.ops.quantized_state, rounded stochastically if it was allocated so;
+    slots may have a pitch) updated in place at ssm_state_indices [B]
+    (int32/int64; < 0: padding, no slot touched, output row 0); out
+    [B, 1, HV, V] (mixed_qkv's dtype) written in place. g = -exp(A_log)
+    softplus(a + dt_bias) (threshold 20), beta = sigmoid(b). Returns (out,
+    initial_state), as SGLang. SGLang's ValueErrors for malformed shapes are
+    kept; an out that is not dense is a ValueError. B = 0: nothing is
+    launched."""
     def tensor(name, t):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -255,10 +258,7 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     v = mixed_qkv[:, qk_dim:].reshape(B, 1, HV, V)
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     pool = _check_pool("initial_state", initial_state, dev, HV, V, K, B)
-    if pool.dtype == torch.float8_e4m3fn:
-        raise NotImplementedError("gdn: a float8_e4m3fn initial_state in the packed decode is "
-                                  "not supported yet (fused_sigmoid_gating_delta_rule_update "
-                                  "takes one)")
+    state_scale = _state_scale_of(pool, "initial_state")
     indices = _check_indices("ssm_state_indices", ssm_state_indices, dev, B,
                              pool.shape[0] if _validate_indices() else None)
     A_log, a, dt_bias, b = _check_fused_gating(dev, B, 1, HV, A_log, a, dt_bias, b)
@@ -267,8 +267,9 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     if B == 0:
         return out, initial_state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
-                            None, pool, None, None, out, None, None, None, None, None, None,
-                            None, None, scale, bool(use_qk_l2norm_in_kernel), "vk")
+                            None, pool, None, None, out, None, None, None, None, state_scale,
+                            None, None, None, scale, bool(use_qk_l2norm_in_kernel), "vk",
+                            stochastic_rounding=_stochastic_rounding(pool))
     return out, initial_state
 
 
