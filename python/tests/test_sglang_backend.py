@@ -181,7 +181,8 @@ def test_gdn_extend(device):
     """forward_extend's prefill call: g [1, T, HV] float32 (log decay) and
     beta [1, T, HV] as fused_gdn_gating gives them, varlen sequences of 3, 0
     and 5 tokens and a padding row: each sequence starts from its slot and
-    its final state is written back; returns (o, None, None)."""
+    its final state is written back (not with inplace_update=False);
+    returns (o, None, None)."""
     r = gen(3)
     lens, idx_l, slots = [3, 0, 5, 2], [2, 4, 0, -1], 6
     cu_l = np.concatenate([[0], np.cumsum(lens)]).tolist()
@@ -210,6 +211,16 @@ def test_gdn_extend(device):
     assert_state_close(pool[[2, 0]], np.stack([finals[0], finals[2]]))
     for s in (1, 3, 4, 5):  # 4: the empty sequence keeps its state
         assert torch.equal(pool[s], p0[s])
+    # inplace_update=False (GDN multi-item scoring): the same o from the
+    # same starting slots, the pool only read.
+    after = pool.clone()
+    pool.copy_(p0)
+    with torch.no_grad():
+        o2, _, _ = gdn_sglang.GDNKernel().extend(
+            q, k, v, g, beta, ssm_states=pool, cache_indices=idx, query_start_loc=cu,
+            inplace_update=False, track_state=None)
+    assert torch.equal(pool, p0) and torch.equal(o2[0, real], o[0, real])
+    assert not torch.equal(after, p0)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -23,7 +23,8 @@ import gdn.ops as ops  # noqa: E402
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "anchors.md")
 
 # (anchor name in the table, top package, module file inside the package's
-# parent directory, function)
+# parent directory, function[, gdn.ops's name for it where the anchors'
+# names collide: two chunk_gated_delta_rule besides FLA's])
 ANCHORS = [
     ("FLA", "fla", "fla/ops/gated_delta_rule/fused_recurrent.py",
      "fused_recurrent_gated_delta_rule"),
@@ -41,7 +42,12 @@ ANCHORS = [
     ("FlashInfer", "flashinfer", "flashinfer/gdn_decode.py", "gated_delta_rule_replayssm_commit"),
     ("SGLang", "sglang", "sglang/kernels/ops/attention/linear/gdn_replayssm_spec_fold.py",
      "commit_gdn_replayssm_fold_all_layers"),
+    ("SGLang", "sglang", "sglang/kernels/ops/attention/fla/chunk.py", "chunk_gated_delta_rule",
+     "sglang_chunk_gated_delta_rule"),
+    ("FlashInfer", "flashinfer", "flashinfer/gdn_prefill.py", "chunk_gated_delta_rule",
+     "flashinfer_chunk_gated_delta_rule"),
 ]
+ANCHORS = [a if len(a) == 5 else (*a, a[3]) for a in ANCHORS]
 REQUIRED = "—"  # the table's default for a parameter without one
 KWARGS = "**kwargs"
 
@@ -128,7 +134,7 @@ def gdn_parameters(function):
 
 
 def doc_table():
-    """{(function, argument): (anchor, default text, gdn's behaviour)} from the
+    """{(anchor, function, argument): (default text, gdn's behaviour)} from the
     argument table of docs/anchors.md (rows of five cells whose first cell
     is an anchor name)."""
     rows = {}
@@ -141,9 +147,9 @@ def doc_table():
             if len(cells) != 5 or cells[0] not in {a for a, *_ in ANCHORS}:
                 continue
             anchor, function, argument, default, behaviour = cells
-            key = (function.strip("`"), argument.strip("`"))
+            key = (anchor, function.strip("`"), argument.strip("`"))
             assert key not in rows, f"docs/anchors.md lists {key} twice"
-            rows[key] = (anchor, default.strip("`"), behaviour)
+            rows[key] = (default.strip("`"), behaviour)
     return rows
 
 
@@ -155,12 +161,13 @@ def same_default(a, b):
     return type(a) is type(b) and a == b
 
 
-@pytest.mark.parametrize("anchor,package,relpath,function", ANCHORS,
-                         ids=[f for *_, f in ANCHORS])
-def test_gdn_accepts_every_parameter_of_the_installed_anchor(anchor, package, relpath, function):
+@pytest.mark.parametrize("anchor,package,relpath,function,name", ANCHORS,
+                         ids=[n for *_, n in ANCHORS])
+def test_gdn_accepts_every_parameter_of_the_installed_anchor(anchor, package, relpath, function,
+                                                             name):
     node, path = anchor_function(package, relpath, function)
     theirs = anchor_parameters(node)
-    ours = gdn_parameters(function)
+    ours = gdn_parameters(name)
     where = f"{function} ({path})"
     # The same names, in the same order (**kwargs where the anchor has it).
     assert [(n, k) for n, k, *_ in theirs] == [(n, k) for n, k, _ in ours], (
@@ -180,21 +187,21 @@ def test_gdn_accepts_every_parameter_of_the_installed_anchor(anchor, package, re
                 f"{where}: {name} defaults to {text} in the anchor, {default!r} in gdn")
 
 
-@pytest.mark.parametrize("anchor,package,relpath,function", ANCHORS,
-                         ids=[f for *_, f in ANCHORS])
-def test_docs_table_lists_every_anchor_parameter(anchor, package, relpath, function):
+@pytest.mark.parametrize("anchor,package,relpath,function,name", ANCHORS,
+                         ids=[n for *_, n in ANCHORS])
+def test_docs_table_lists_every_anchor_parameter(anchor, package, relpath, function, name):
     node, path = anchor_function(package, relpath, function)
     rows = doc_table()
-    for name, kind, text, _ in anchor_parameters(node):
-        key = (function, doc_name(name, kind))
+    for param, kind, text, _ in anchor_parameters(node):
+        key = (anchor, function, doc_name(param, kind))
         assert key in rows, f"docs/anchors.md has no row for {key} ({path})"
-        doc_anchor, doc_default, behaviour = rows[key]
-        assert doc_anchor == anchor, f"{key}: anchor {doc_anchor}, expected {anchor}"
+        doc_default, behaviour = rows[key]
         assert doc_default == text, f"{key}: documented default {doc_default}, anchor's {text}"
         assert behaviour, f"{key}: no behaviour documented"
 
 
-ENTRY_POINTS = sorted({f for *_, f in ANCHORS})
+# (anchor, anchor function, gdn.ops name)
+ENTRY_POINTS = sorted({(a, f, n) for a, _, _, f, n in ANCHORS})
 
 
 def test_docs_table_lists_every_parameter_of_gdns_entry_points():
@@ -202,21 +209,22 @@ def test_docs_table_lists_every_parameter_of_gdns_entry_points():
     gdn's default (REQUIRED for none), and every row of those functions names
     one of them."""
     rows = doc_table()
-    for function in ENTRY_POINTS:
-        assert function in ops.__all__, f"{function} is not exported by gdn.ops"
+    for anchor, function, ours in ENTRY_POINTS:
+        assert ours in ops.__all__, f"{ours} is not exported by gdn.ops"
         names = set()
-        for name, kind, default in gdn_parameters(function):
-            key = (function, doc_name(name, kind))
-            names.add(key[1])
+        for name, kind, default in gdn_parameters(ours):
+            key = (anchor, function, doc_name(name, kind))
+            names.add(key[2])
             assert key in rows, f"docs/anchors.md has no row for {key}"
             expected = REQUIRED if default is inspect.Parameter.empty else repr(default)
-            assert rows[key][1] == expected, (
-                f"{key}: documented default {rows[key][1]}, gdn's {expected}")
-            behaviour = rows[key][2]
+            assert rows[key][0] == expected, (
+                f"{key}: documented default {rows[key][0]}, gdn's {expected}")
+            behaviour = rows[key][1]
             assert any(word in behaviour for word in (
                 "supported", "ignored", "NotImplementedError", "ValueError")), (
                 f"{key}: the behaviour names none of supported / ignored / "
                 f"NotImplementedError: {behaviour!r}")
-        stale = {arg for (fn, arg) in rows if fn == function} - names
-        assert not stale, f"docs/anchors.md lists arguments {function} does not take: {stale}"
-    assert {fn for fn, _ in rows} == set(ENTRY_POINTS)
+        stale = {arg for (a, fn, arg) in rows if (a, fn) == (anchor, function)} - names
+        assert not stale, (f"docs/anchors.md lists arguments {anchor}'s {function} does not "
+                           f"take: {stale}")
+    assert {(a, fn) for a, fn, _ in rows} == {(a, fn) for a, fn, _ in ENTRY_POINTS}

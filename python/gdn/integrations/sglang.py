@@ -34,9 +34,9 @@ What runs (the SGLang entry point semantics of gdn.ops, docs/anchors.md):
 - GDN verify (chain and EAGLE tree): fused_sigmoid_gating_delta_rule_update
   with the per-token buffer, disable_state_update=True (SGLang itself commits
   the accepted prefix after verify).
-- GDN prefill: gdn has no chunked kernel; extend runs the recurrence token by
-  token (gdn.ops.fused_recurrent_gated_delta_rule on the gathered slots, then
-  a scatter back): exact, slower for long prompts, synchronises with the host.
+- GDN prefill: extend -> gdn.ops.sglang_chunk_gated_delta_rule (SGLang's
+  chunk_gated_delta_rule) on the pool in place, in the cost model's varlen
+  form (tensor cores for prefills of at least 8 tokens a sequence).
 - KDA (Kimi Linear) decode, verify and prefill:
   fused_sigmoid_gating_delta_rule_update(is_kda=True), the pool updated in
   place (prefill too: SGLang passes the raw gates).
@@ -45,17 +45,16 @@ KDA safe gate (lower_bound: SGLang's KDA dispatcher refuses it for decode and
 verify and sends that prefill to Triton), ReplaySSM (SGLang allows it with
 Triton/Helion decode only), per-chunk prefill states for the mamba radix
 track (--mamba-radix-cache-strategy extra_buffer; the default no_buffer
-works), GDN multi-item scoring (SGLang requires Triton prefill for it), a
-page-major (strided) state pool (SGLang refuses gdn with
---enable-page-major-kv-layout).
+works), a page-major (strided) state pool (SGLang refuses gdn with
+--enable-page-major-kv-layout). GDN multi-item scoring (extend with
+inplace_update=False) runs on gdn's kernel, though SGLang's server asks for
+its Triton prefill there.
 
 Importing this module imports neither gdn.ops nor any sglang module other
 than the kernel base class (when sglang is installed); the kernels load
 gdn.ops when built."""
 import functools
 import logging
-
-import torch
 
 try:  # SGLang's abstract kernel base, where sglang is installed and imports
     from sglang.srt.layers.attention.linear.kernels.kernel_backend import (
@@ -145,29 +144,21 @@ class GDNKernel(_KernelBase):
         """Prefill: q, k [1, T, H, K], v [1, T, HV, V], g [1, T, HV] float32
         (the log-space decay SGLang's fused_gdn_gating computed), beta
         [1, T, HV] (sigmoid(b)). Sequence n starts from slot
-        cache_indices[n] (SGLang zeroes a new request's slot) and its final
-        state is written back. Runs token by token (gdn has no chunked
-        kernel) and synchronises with the host (the padding rows are found
-        there). Returns (o, None, None): no per-chunk states h, so the
-        mamba radix track (extra_buffer strategy) cannot snapshot; SGLang's
-        own assertion stops such a batch."""
-        if not inplace_update:  # GDN multi-item scoring (SGLang requires Triton)
-            raise NotImplementedError(
-                "gdn: SGLang argument 'inplace_update=False' (GDN multi-item scoring) is not "
-                "supported by the gdn kernel backend yet")
+        cache_indices[n] (SGLang zeroes a new request's slot; < 0: a padding
+        row) and its final state is written back unless inplace_update is
+        False (GDN multi-item scoring), as SGLang's Triton extend does:
+        gdn.ops.sglang_chunk_gated_delta_rule on the pool in place (the cost
+        model's varlen form, no copy of the slots, no host
+        synchronisation). Returns (o, None, None): no per-chunk states h, so
+        the mamba radix track (extra_buffer strategy) cannot snapshot;
+        SGLang's own assertion stops such a batch."""
         _refuse(track_state=kwargs.get("track_state"),
                 num_state_checkpoints=kwargs.get("num_state_checkpoints") or None)
         N = _rows(query_start_loc)
-        HV, V, K = ssm_states.shape[1:]
-        idx = cache_indices[:N]
-        rows = torch.nonzero(idx >= 0).squeeze(1)
-        slots = idx[rows].long()
-        initial = ssm_states.new_zeros(N, HV, V, K)
-        initial[rows] = ssm_states[slots]
-        o, final = self.ops.fused_recurrent_gated_delta_rule(
-            q, k, v, g=g, beta=beta, initial_state=initial, output_final_state=True,
-            use_qk_l2norm_in_kernel=True, state_v_first=True, cu_seqlens=query_start_loc)
-        ssm_states[slots] = final[rows].to(ssm_states.dtype)
+        o, _, _ = self.ops.sglang_chunk_gated_delta_rule(
+            q, k, v, g, beta, initial_state=ssm_states, initial_state_indices=cache_indices[:N],
+            cu_seqlens=query_start_loc, use_qk_l2norm_in_kernel=True,
+            inplace_update=inplace_update)
         return o, None, None
 
     def target_verify(self, A_log, dt_bias, q, k, v, a, b, *, ssm_states, cache_indices,

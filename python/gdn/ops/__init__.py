@@ -6,8 +6,8 @@ does with it).
 - `fused_recurrent_gated_delta_rule`        FLA 0.6.0 (fla.ops.gated_delta_rule)
 - `fused_recurrent_kda`                     FLA 0.6.0 (fla.ops.kda)
 - `chunk_gated_delta_rule`, `chunk_kda`      FLA 0.6.0's prefill signatures
-                                             (run token by token until the
-                                             chunked lowering exists)
+                                             (the cost model's chunked forms
+                                             for long T)
 - `gated_delta_rule_decode_pretranspose`     FlashInfer 0.7.2 (flashinfer.gdn_decode)
 - `gated_delta_rule_decode`                  FlashInfer 0.7.2 (K-major state)
 - `gated_delta_rule_mtp`                     FlashInfer 0.7.2 (verify, T > 1)
@@ -22,6 +22,10 @@ does with it).
 - `fused_sigmoid_gating_delta_rule_update`   SGLang 0.5.23 (decode and verify)
 - `fused_recurrent_gated_delta_rule_packed_decode`
                                              SGLang 0.5.23 (packed mixed_qkv decode)
+- `sglang_chunk_gated_delta_rule`            SGLang 0.5.23's prefill
+                                             (sglang.kernels.ops.attention
+                                             .fla.chunk.chunk_gated_delta_rule,
+                                             on the pool in place)
 - `gated_delta_rule_replayssm_commit`        FlashInfer 0.7.2 (ReplaySSM commit)
 - `commit_gdn_replayssm_fold_all_layers`     SGLang 0.5.23 (ReplaySSM commit)
 - `commit_accepted`                          after verify: each row's accepted
@@ -77,7 +81,7 @@ The package, one concern a module: _custom_ops (the custom ops
 gdn::recurrent, gdn::commit and gdn::replay_commit, their kernel caches,
 set_schedule), _checks (the argument checks the entry points share), fla,
 sglang, flashinfer (each anchor's entry points; fla_chunk: FLA's chunk
-signatures), accepted (commit_accepted), replay (replay_commit) and
+signatures; sglang_chunk: SGLang's), accepted (commit_accepted), replay (replay_commit) and
 quantized (float8_e4m3fn states). No backward pass yet: an input that requires grad (with
 grad enabled) is a NotImplementedError naming it. Import the entry
 points from gdn.ops, which re-exports them.
@@ -97,6 +101,7 @@ from .replay import replay_commit
 from .sglang import (commit_gdn_replayssm_fold_all_layers,
                      fused_recurrent_gated_delta_rule_packed_decode,
                      fused_sigmoid_gating_delta_rule_update)
+from .sglang_chunk import chunk_gated_delta_rule as sglang_chunk_gated_delta_rule
 
 __all__ = [
     "fused_recurrent_gated_delta_rule",
@@ -110,6 +115,7 @@ __all__ = [
     "flashinfer_chunk_gated_delta_rule",
     "fused_sigmoid_gating_delta_rule_update",
     "fused_recurrent_gated_delta_rule_packed_decode",
+    "sglang_chunk_gated_delta_rule",
     "commit_gdn_replayssm_fold_all_layers",
     "commit_accepted",
     "replay_commit",

@@ -1,0 +1,135 @@
+"""gdn.ops.sglang_chunk_gated_delta_rule: SGLang 0.5.23's prefill entry point
+(sglang.kernels.ops.attention.fla.chunk.chunk_gated_delta_rule) on a pool
+read and written in place, against the fp64 reference, and SGLang's own
+argument rules."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gdn.ops as ops  # noqa: E402
+from reference import recurrent, rms_rel  # noqa: E402
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+H, HV, K, V = 2, 4, 32, 16
+bf16 = torch.bfloat16
+
+
+def np64(t):
+    return t.detach().double().cpu().numpy()
+
+
+def inputs(lens, slots, device, seed=0, state_dtype=torch.float32):
+    """Packed varlen q, k, v [1, T, ...] bf16, g [1, T, HV] float32 log
+    decay, beta [1, T, HV] float32 (as SGLang's fused_gdn_gating gives
+    them), cu_seqlens, and a vk pool."""
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    T = sum(lens)
+    x = dict(q=r(1, T, H, K).to(bf16), k=r(1, T, H, K).to(bf16), v=r(1, T, HV, V).to(bf16),
+             g=torch.nn.functional.logsigmoid(r(1, T, HV) + 2), beta=torch.sigmoid(r(1, T, HV)),
+             cu=torch.tensor(np.concatenate([[0], np.cumsum(lens)]), dtype=torch.int32),
+             pool=r(slots, HV, V, K).to(state_dtype))
+    return {n: t.to(device) for n, t in x.items()}
+
+
+def reference(x, lens, starts):
+    """fp64 o [T, HV, V] and final states of each sequence from starts[n]
+    (a vk state or None: zeros)."""
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    o, finals = np.zeros((cu[-1], HV, V)), []
+    for n, s0 in enumerate(starts):
+        seg = lambda t: np64(t[:, cu[n]:cu[n + 1]])  # noqa: E731
+        on, sn = recurrent(seg(x["q"]), seg(x["k"]), seg(x["v"]), g=seg(x["g"]),
+                           beta=seg(x["beta"]),
+                           initial_state=None if s0 is None else np64(s0)[None],
+                           qk_l2norm=True, layout="vk")
+        o[cu[n]:cu[n + 1]] = on[0]
+        finals.append(sn[0])
+    return o, finals
+
+
+def call(x, **kw):
+    return ops.sglang_chunk_gated_delta_rule(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                             cu_seqlens=x["cu"], use_qk_l2norm_in_kernel=True,
+                                             **kw)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("state_dtype", [torch.float32, torch.bfloat16])
+def test_pool_in_place(device, state_dtype):
+    """Each sequence starts from its slot and its final state is written
+    back (rounded once to the pool's dtype); a padding row (index -1)
+    touches nothing and its o rows are zero; an empty sequence keeps its
+    slot; other slots are untouched; returns (o, None, None)."""
+    lens, idx, slots = [5, 0, 40, 3], [3, 0, -1, 1], 6
+    x = inputs(lens, slots, device, state_dtype=state_dtype)
+    p0 = x["pool"].clone()
+    indices = torch.tensor(idx, dtype=torch.int32, device=device)
+    o, none, h = call(x, initial_state=x["pool"], initial_state_indices=indices)
+    assert none is None and h is None and o.shape == x["v"].shape and o.dtype == bf16
+    ro, finals = reference(x, lens, [p0[3], p0[0], None, p0[1]])
+    real = np.r_[0:5, 45:48]  # the padding row's 40 tokens are zero
+    assert rms_rel(np64(o[0])[real], ro[real]) < 1e-2
+    assert torch.count_nonzero(o[0, 5:45]) == 0
+    tol = 1e-5 if state_dtype == torch.float32 else 1e-2
+    for slot, final in ((3, finals[0]), (1, finals[3]), (0, finals[1])):
+        assert rms_rel(np64(x["pool"][slot]), final) < tol
+    for slot in (2, 4, 5):
+        assert torch.equal(x["pool"][slot], p0[slot])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_read_only_and_per_sequence_states(device):
+    """inplace_update=False (SGLang's multi-item scoring) reads the pool
+    only, with the same o; without indices initial_state holds one state a
+    sequence, updated in place; without initial_state every sequence starts
+    from zero and nothing is written."""
+    lens = [7, 12]
+    x = inputs(lens, 4, device, seed=1)
+    p0 = x["pool"].clone()
+    idx = torch.tensor([2, 0], dtype=torch.int32, device=device)
+    o_ro, _, _ = call(x, initial_state=x["pool"], initial_state_indices=idx,
+                      inplace_update=False)
+    assert torch.equal(x["pool"], p0)
+    o, _, _ = call(x, initial_state=x["pool"], initial_state_indices=idx)
+    assert torch.equal(o_ro, o)
+    states = p0[[2, 0]].clone()
+    o2, _, _ = call(x, initial_state=states)
+    assert torch.equal(o2, o) and torch.equal(states, x["pool"][[2, 0]])
+    o3, _, _ = call(x)
+    ro, _ = reference(x, lens, [None, None])
+    assert rms_rel(np64(o3[0]), ro) < 1e-2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fp8_pool(device):
+    """A float8_e4m3fn pool with its row scales attached: the e4m3 state
+    read, the final state stored with new scales."""
+    lens = [9, 4]
+    x = inputs(lens, 3, device, seed=2)
+    pool, _ = ops.quantize_state(x["pool"])
+    start = ops.dequantize_state(pool).clone()
+    idx = torch.tensor([1, 2], dtype=torch.int32, device=device)
+    o, _, _ = call(x, initial_state=pool, initial_state_indices=idx)
+    ro, finals = reference(x, lens, [start[1], start[2]])
+    assert rms_rel(np64(o[0]), ro) < 1e-2
+    back = ops.dequantize_state(pool)
+    assert rms_rel(np64(back[1]), finals[0]) < 5e-2 and rms_rel(np64(back[2]), finals[1]) < 5e-2
+    assert torch.equal(back[0], start[0])
+
+
+def test_sglang_rules():
+    """SGLang's own refusals, with its messages: head_first, B != 1 with
+    cu_seqlens, an index table that is not one entry a sequence."""
+    x = inputs([3, 2], 3, "cpu")
+    with pytest.raises(DeprecationWarning, match="head_first is deprecated"):
+        call(x, head_first=True)
+    two = {n: (t.expand(2, *t.shape[1:]) if n in ("q", "k", "v", "g", "beta") else t)
+           for n, t in x.items()}
+    with pytest.raises(ValueError, match="batch size is expected to be 1"):
+        call(two, initial_state=x["pool"][:2])
+    with pytest.raises(ValueError, match="initial_state_indices"):
+        call(x, initial_state=x["pool"],
+             initial_state_indices=torch.tensor([0, 1, 2], dtype=torch.int32))
+    with pytest.raises(ValueError, match="one state a sequence"):
+        call(x, initial_state=x["pool"])
