@@ -84,8 +84,10 @@ typedef enum gdnStateLayout {
  * not in place)
  *   o
  * States are state_dtype, [N, HV, ...] or, with a pool, [num_slots, HV, ...]:
- * padding rows (index < 0) touch no slot and output zeros; an index >=
- * num_slots is undefined. gdnKernelArgumentName/Bytes describe each argument.
+ * padding rows (index < 0, and an index >= num_slots) touch no slot and
+ * output zeros; likewise an intermediate_state_indices entry outside
+ * [0, intermediate_rows) writes no row. gdnKernelArgumentName/Bytes describe
+ * each argument.
  */
 #define GDN_ABI_VERSION 7 /* of gdnRecurrentDesc; raised on every change */
 

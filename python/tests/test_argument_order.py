@@ -11,10 +11,12 @@ from gdn.ops._custom_ops import _in_kernel_order  # noqa: E402
 
 
 class _Named:
-    """A kernel as _in_kernel_order sees it: its argument names."""
+    """A kernel as _in_kernel_order sees it: its argument names, each a
+    float32 [4] (gdnDType, shape, strides)."""
 
     def __init__(self, *names):
         self.arguments = [(n, 0) for n in names]
+        self._types = [(0, (4,), (1,)) for _ in names]
 
 
 def test_tensors_follow_the_kernels_order():

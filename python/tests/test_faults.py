@@ -126,16 +126,22 @@ def run_bad_cu_seqlens(entry):
     print("done", flush=True)
 
 
-@pytest.mark.parametrize("entry", ["fla", "sglang"])
-def test_bad_cu_seqlens_without_validation_do_not_crash(entry):
+def run_isolated(call):
+    """Runs test_faults.<call> in a fresh interpreter without
+    GDN_VALIDATE_INDICES (so the kernels meet the bad values), where a crash
+    fails the test instead of ending pytest; it must print "done" last."""
     env = {k_: v_ for k_, v_ in os.environ.items() if k_ != "GDN_VALIDATE_INDICES"}
     here = os.path.dirname(os.path.abspath(__file__))
-    code = (f"import sys; sys.path.insert(0, {here!r}); import test_faults; "
-            f"test_faults.run_bad_cu_seqlens({entry!r})")
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_faults; test_faults.{call}"
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, f"rc {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
     assert r.stdout.rstrip().endswith("done")
+
+
+@pytest.mark.parametrize("entry", ["fla", "sglang"])
+def test_bad_cu_seqlens_without_validation_do_not_crash(entry):
+    run_isolated(f"run_bad_cu_seqlens({entry!r})")
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
@@ -443,3 +449,110 @@ def test_unknown_keywords_as_the_anchors_treat_them():
     with pytest.raises(NotImplementedError, match="'foo'"):
         ops.commit_accepted(torch.zeros(2, 1, HV, V, K), torch.ones(2, dtype=torch.int32),
                             x["pool"], idx, foo=1)
+
+
+# ---------------------------------------------------------------------------
+# 5. Indices outside the pool or the buffer
+# ---------------------------------------------------------------------------
+
+BAD_SLOTS = {torch.int32: [-2 ** 31, 2 ** 31 - 1, 1000000],
+             torch.int64: [-2 ** 63, 2 ** 63 - 1, 2 ** 40]}
+
+
+def run_bad_indices():
+    """Every op that takes a slot or buffer row table, without
+    GDN_VALIDATE_INDICES, with slots and rows outside the pool or buffer
+    (past its end, and negative ones far below -1): each such row is a
+    padding row (no slot, row or window touched, output rows zero), the
+    other rows as with good indices. Run in a subprocess by the test
+    (before the kernels bounded the tables, a slot past the pool read and
+    wrote outside it, and replay_commit's CPU loop read the windows at a
+    padding row's slot: a segfault for -2^31)."""
+    B, T, S = 2, 3, 4
+    for dtype, bad_values in BAD_SLOTS.items():
+        for bad in bad_values:
+            print(f"bad slot {bad} {dtype}", flush=True)
+            x = inputs(B, T, slots=S, seed=3)
+            good = torch.tensor([1, 2], dtype=dtype)
+            idx = torch.tensor([1, bad], dtype=dtype)
+            # SGLang decode / verify on a pool: row 1 is padding.
+            pool = x["pool"].clone()
+            o = sglang(x, pool, idx)
+            ref_pool = x["pool"].clone()
+            ref_o = sglang(x, ref_pool, good)
+            assert torch.equal(o[0], ref_o[0]) and torch.count_nonzero(o[1]) == 0
+            assert torch.equal(pool[1], ref_pool[1])
+            assert torch.equal(pool[[0, 2, 3]], x["pool"][[0, 2, 3]])
+            buf = torch.full((S, T, HV, V, K), float("nan"))
+            o = sglang(x, x["pool"].clone(), good, intermediate_states_buffer=buf,
+                       intermediate_state_indices=idx, disable_state_update=True)
+            assert torch.isfinite(buf[1]).all()
+            assert torch.isnan(buf[[0, 2, 3]]).all(), "a buffer row past the table was written"
+            # commit_accepted: bad slots and bad buffer rows commit nothing.
+            buf = torch.randn(S, T, HV, V, K)
+            for kw in (dict(state_indices=idx, intermediate_state_indices=good),
+                       dict(state_indices=good, intermediate_state_indices=idx)):
+                pool = x["pool"].clone()
+                ops.commit_accepted(buf, torch.full((B,), T, dtype=torch.int32), pool, **kw)
+                assert torch.equal(pool[[0, 2, 3]], x["pool"][[0, 2, 3]])
+                assert torch.equal(pool[1], buf[1, T - 1])
+            # replay_commit: a bad slot replays nothing.
+            L = T
+            kw_ = torch.randn(S, H, L, K)
+            vw, gw = torch.randn(S, HV, L, V), -torch.rand(S, HV, L)
+            bw = torch.rand(S, HV, L)
+            acc = torch.full((B,), L, dtype=torch.int32)
+            pool, ref_pool = x["pool"].clone(), x["pool"].clone()
+            ops.replay_commit(kw_, vw, gw, bw, acc, pool, idx)
+            ops.replay_commit(kw_, vw, gw, bw, acc, ref_pool, good)
+            assert torch.equal(pool[1], ref_pool[1])
+            assert torch.equal(pool[[0, 2, 3]], x["pool"][[0, 2, 3]])
+    print("done", flush=True)
+
+
+def test_indices_outside_the_pool_are_padding_rows():
+    run_isolated("run_bad_indices()")
+
+
+# ---------------------------------------------------------------------------
+# 6. Tensors the kernel would address otherwise than they are laid out
+# ---------------------------------------------------------------------------
+
+def test_the_custom_op_checks_every_tensor_against_the_kernel():
+    """torch.ops.gdn.recurrent (public: it takes state_scale) passes bare
+    pointers: a tensor whose dtype, shape or strides differ from the
+    kernel's argument is a ValueError naming it, not an access outside it."""
+    x = inputs(2, 1)
+    pool = ops.quantized_state((3, HV, V, K))
+    scale = ops.state_scale_of(pool)
+    idx = torch.tensor([0, 2], dtype=torch.int32)
+    o = torch.empty_like(x["v"])
+
+    def run(state_scale, A_log=x["A_log"]):
+        torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"], A_log, x["dt_bias"],
+                                None, x["b"], idx, None, None, None, pool, None, None, o,
+                                None, None, None, None, state_scale, None, None, None, None,
+                                False, "vk")
+
+    run(scale)  # the right one
+    with pytest.raises(ValueError, match=r"argument 'state_scale' must be a torch.float32 "
+                                         r"tensor of shape \[3, 2, 16\]"):
+        run(scale[:2])
+    wide = torch.zeros(3, 2, HV, V)
+    with pytest.raises(ValueError, match=r"argument 'state_scale' .* strides \[64, 16, 1\]"):
+        run(wide[:, 0])
+    with pytest.raises(ValueError, match="argument 'A_log' must be a torch.float32"):
+        run(scale, A_log=x["A_log"].double())
+
+
+def test_flashinfer_buffer_with_a_row_pitch_is_refused_naming_it():
+    """FlashInfer's intermediate_states_buffer is addressed by flat steps
+    (n * T + t), which a view with a row pitch does not have: refused naming
+    it (it was torch's RuntimeError from .view)."""
+    from gdn.ops._checks import _StridedInPlace
+    B, T = 2, 3
+    x = inputs(B, T, slots=4)
+    whole = torch.zeros(B, 2, T, HV, V, K)
+    with pytest.raises(_StridedInPlace, match="argument 'intermediate_states_buffer'"):
+        mtp(x, x["pool"], torch.arange(B, dtype=torch.int32),
+            intermediate_states_buffer=whole[:, 0])

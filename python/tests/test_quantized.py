@@ -646,3 +646,44 @@ def test_a_tree_refuses_stochastically_rounded_parents():
                intermediate_states_buffer=inter,
                intermediate_state_indices=torch.zeros(1, dtype=torch.int32),
                retrieve_parent_token=torch.tensor([[-1, 0]], dtype=torch.int32))
+
+
+def test_a_pitched_fp8_pool_is_refused_not_scaled_at_other_slots():
+    """A slot-pitched view of an fp8 pool (one layer of a [slots, layers,
+    ...] cache) has row scales with the same pitch, which the kernels (dense
+    state_scale) cannot address: refused naming the argument, the cache
+    untouched (it used to read and write other slots' scales)."""
+    from gdn.ops._checks import _StridedInPlace
+    B, T, slots, layers, H, HV, K, V = 2, 1, 3, 2, 1, 2, 16, 16
+    g = torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = r(B, T, H, K), r(B, T, H, K), r(B, T, HV, V)
+    cache = ops.quantized_state((slots, layers, HV, V, K))
+    p, s = ops.quantize_state(r(slots, layers, HV, V, K))
+    cache.copy_(p)
+    ops.state_scale_of(cache).copy_(s)
+    before, scales = cache.clone(), ops.state_scale_of(cache).clone()
+    idx = torch.tensor([0, 2], dtype=torch.int32)
+    with pytest.raises(_StridedInPlace, match="argument 'initial_state_source' is a "
+                                              "float8_e4m3fn view whose row scales are strided"):
+        ops.fused_sigmoid_gating_delta_rule_update(
+            torch.rand(HV), r(B, T, HV), r(HV), 1.0, 20.0, q, k, v, r(B, T, HV), cache[:, 1],
+            idx)
+    assert torch.equal(cache.view(torch.uint8), before.view(torch.uint8))
+    assert torch.equal(ops.state_scale_of(cache), scales)
+
+
+def test_quantized_helpers_name_their_bad_arguments():
+    HV, V, K = 2, 16, 16
+    pool = torch.zeros(2, HV, V, K, dtype=torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match=r"state_scale \[0\] must hold one scale a row"):
+        ops.attach_state_scale(pool, torch.zeros(0))  # was a ZeroDivisionError
+    for call in (lambda: ops.quantize_state(torch.zeros(2, HV, V, K), layout="KV"),
+                 lambda: ops.dequantize_state(ops.quantized_state((2, HV, V, K)), layout="x"),
+                 lambda: ops.state_scale_of(ops.quantized_state((2, HV, V, K)), layout="")):
+        with pytest.raises(ValueError, match="layout must be 'vk' or 'kv'"):
+            call()
+    with pytest.raises(ValueError, match=r"pool must be a tensor \[\.\.\., HV, V, K\]"):
+        ops.state_scale_of(ops.quantized_state((2, HV, V, K)).flatten())
+    with pytest.raises(ValueError, match=r"state_scale must have shape \[2, 2, 16\]"):
+        ops.dequantize_state(ops.quantized_state((2, HV, V, K)), state_scale=torch.zeros(3))

@@ -127,9 +127,12 @@ public:
   Value gateDecay(RecurrentOp op, const GateInputs &in);
   Value gateBeta(RecurrentOp op, const GateInputs &in);
   /// The state row of sequence n: n itself, or with a pool its slot
-  /// state_indices[n] (as index) and `valid` = (slot >= 0), an i1; `valid`
-  /// is null without a pool. Padding rows (slot < 0) touch no state.
+  /// state_indices[n] (as index) and `valid` = (0 <= slot < slots), an i1;
+  /// `valid` is null without a pool. Padding rows (slot < 0) and slots past
+  /// the pool touch no state.
   std::pair<Value, Value> emitStateSlot(RecurrentOp op, Value n);
+  /// The i1 0 <= `i64Index` < dim 0 of `buffer` (one unsigned compare).
+  Value inRange(Value i64Index, Value buffer);
   /// Where sequence n's tokens are: the batch row of the token tensors and
   /// the token range [lo, hi) along T: (n, 0, T), or with cu_seqlens
   /// (0, lo, hi) with lo = clamp(cu[n], 0, T) and hi = clamp(cu[n + 1], lo,
@@ -138,7 +141,8 @@ public:
   std::tuple<Value, Value, Value> emitTokenRange(RecurrentOp op, Value n);
   /// The intermediate_states row of sequence n (n, or its
   /// intermediate_state_indices entry) and the i1 "write it" (null when
-  /// always): false for padding rows (`poolValid` false) and negative rows.
+  /// always): false for padding rows (`poolValid` false) and rows outside
+  /// [0, R).
   std::pair<Value, Value> emitIntermediateRow(RecurrentOp op, Value n,
                                               Value poolValid);
   /// Sequence n's rows of state_checkpoints, [lo, hi) with lo =
@@ -166,7 +170,8 @@ public:
   /// Where row n of a gdn.commit goes: the state row `slot` (n, or
   /// state_indices[n]), the buffer row `row` (n, or
   /// intermediate_state_indices[n]) and `step` = min(accepted[n], T) - 1, all
-  /// `index`, and `valid` (i1): slot >= 0, row >= 0 and accepted[n] >= 1.
+  /// `index`, and `valid` (i1): 0 <= slot < slots, 0 <= row < R and
+  /// accepted[n] >= 1.
   /// Only under `valid` are the others in range.
   struct CommitRow {
     Value slot, row, step, valid;

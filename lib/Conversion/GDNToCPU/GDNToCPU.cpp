@@ -172,8 +172,12 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
       loadInitialState();
       auto [tokenRow, lo, hi] = m.emitTokenRange(op, n);
       if (replay) {
-        tokenRow = row;
-        hi = count;
+        // A padding row (or one with nothing accepted) runs no token: its
+        // slot is no window row (as KernelContext::enterKernel on the GPU).
+        // (`valid` includes count > 0.)
+        tokenRow =
+            arith::SelectOp::create(rewriter, loc, valid, row, m.index(0));
+        hi = arith::SelectOp::create(rewriter, loc, valid, count, m.index(0));
       }
       Value tokens = tokenRow, first = lo; // (bindings cannot be captured)
       auto inter = m.emitIntermediateRow(op, n, valid);

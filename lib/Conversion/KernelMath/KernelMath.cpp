@@ -482,12 +482,10 @@ std::pair<Value, Value> KernelMath::emitIntermediateRow(RecurrentOp op, Value n,
   Value indices = op.getIntermediateStateIndices();
   if (!op.getIntermediateStates() || !indices)
     return {n, poolValid};
-  Value raw = memref::LoadOp::create(b, loc, indices, ValueRange{n});
-  Value row = raw;
-  if (!raw.getType().isInteger(64))
-    row = arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);
-  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
-  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
+  Value row = loadI64(indices, n);
+  // 0 <= row < R in one unsigned compare: a negative row or one past the
+  // buffer (a caller's bad index) writes nothing.
+  Value valid = inRange(row, op.getIntermediateStates());
   if (poolValid)
     valid = arith::AndIOp::create(b, loc, valid, poolValid);
   return {arith::IndexCastOp::create(b, loc, b.getIndexType(), row), valid};
@@ -575,13 +573,19 @@ std::pair<Value, Value> KernelMath::emitStateSlot(RecurrentOp op, Value n) {
   Value indices = op.getStateIndices();
   if (!indices)
     return {n, Value()};
-  Value raw = memref::LoadOp::create(b, loc, indices, ValueRange{n});
-  Value slot = raw;
-  if (!raw.getType().isInteger(64))
-    slot = arith::ExtSIOp::create(b, loc, b.getI64Type(), raw);
-  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
-  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, slot, zero);
+  Value slot = loadI64(indices, n);
+  // 0 <= slot < slots: a negative slot is padding, and so is one past the
+  // pool (a caller's bad index), never an access outside it.
+  Value pool = op.getInitialState() ? op.getInitialState() : op.getFinalState();
+  Value valid = inRange(slot, pool);
   return {arith::IndexCastOp::create(b, loc, b.getIndexType(), slot), valid};
+}
+
+Value KernelMath::inRange(Value i64Index, Value buffer) {
+  int64_t rows = cast<ShapedType>(buffer.getType()).getDimSize(0);
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, i64Index,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), rows));
 }
 
 Value KernelMath::betaOf(RecurrentOp op, Value x) {
@@ -625,18 +629,18 @@ KernelMath::CommitRow KernelMath::emitCommitRow(CommitOp op, Value n) {
                                       constant(1));
   CommitRow r;
   r.step = toIndex(arith::SubIOp::create(b, loc, a, constant(1)));
-  // A negative slot or buffer row is a padding row: nothing is touched.
-  auto indexOrN = [&](Value indices) -> Value {
+  // A negative slot or buffer row is a padding row: nothing is touched;
+  // so is one past the pool or the buffer (a caller's bad index).
+  auto indexOrN = [&](Value indices, Value buffer) -> Value {
     if (!indices)
       return n;
     Value x = loadI64(indices, n);
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x,
-                                     constant(0));
-    valid = arith::AndIOp::create(b, loc, valid, ok);
+    valid = arith::AndIOp::create(b, loc, valid, inRange(x, buffer));
     return toIndex(x);
   };
-  r.slot = indexOrN(op.getStateIndices());
-  r.row = indexOrN(op.getIntermediateStateIndices());
+  r.slot = indexOrN(op.getStateIndices(), op.getState());
+  r.row =
+      indexOrN(op.getIntermediateStateIndices(), op.getIntermediateStates());
   r.valid = valid;
   return r;
 }

@@ -72,11 +72,37 @@ def _in_kernel_order(kern, given, what):
     if extra or missing:  # the description and the tensors disagree: a bug here
         raise RuntimeError(f"{what}: the kernel takes ({', '.join(names)}); "
                            f"missing {missing}, not arguments {extra}")
-    for name in names:
+    for name, (dtype, shape, strides) in zip(names, kern._types):
         t = given[name]
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
             raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+        _check_layout(what, name, t, dtype, shape, strides)
     return [given[name] for name in names]
+
+
+# gdnDType -> torch dtype (gdnKernelArgumentDType).
+_TORCH_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64,
+                 torch.float8_e4m3fn]
+
+
+def _check_layout(what, name, t, dtype, shape, strides):
+    """Tensor t must be what the kernel addresses as argument `name`: its
+    dtype, shape and (on every dimension that is stepped) its strides. The
+    kernel takes a bare pointer, so anything else would be read or written
+    out of place or out of bounds (e.g. a pool's row scales viewed with a
+    slot pitch, or a tensor of another shape passed to torch.ops.gdn
+    directly): a ValueError naming the argument. (The usual case, the same
+    shape and strides, is two tuple comparisons.)"""
+    if t.dtype == _TORCH_DTYPES[dtype] and t.shape == shape and t.stride() == strides:
+        return
+    got = tuple(t.shape)
+    if (t.dtype != _TORCH_DTYPES[dtype] or got != shape or
+            (t.numel() and any(n != 1 and s != w
+                               for n, s, w in zip(got, t.stride(), strides)))):
+        raise ValueError(
+            f"{what}: argument '{name}' must be a {_TORCH_DTYPES[dtype]} tensor of shape "
+            f"{list(shape)} and strides {list(strides)} (elements) as the kernel addresses it, "
+            f"got {t.dtype}, shape {list(got)} and strides {list(t.stride())}")
 
 
 def _launch(kern, given, what, device):

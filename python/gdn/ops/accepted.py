@@ -40,8 +40,9 @@ def commit_accepted(intermediate_states, accepted, state, state_indices=None,
       it gets the e4m3 bits and the step's row scales unchanged, and any
       other pool gets e4m3 x scale rounded once.
 
-    Indices >= slots or >= R are undefined (GDN_VALIDATE_INDICES=1 checks
-    them on the host, which synchronises); two rows naming one slot race.
+    A slot >= slots or a row >= R is a padding row too (the kernels bound
+    them; GDN_VALIDATE_INDICES=1 refuses them on the host, which
+    synchronises); two rows naming one slot race.
     N = 0 commits nothing (no kernel is compiled or launched). Returns
     `state`."""
     _no_other_keywords(kwargs)

@@ -38,8 +38,10 @@ def _flashinfer_buffer(inter, dev, B, T, HV, V, K):
     if (not isinstance(inter, torch.Tensor) or inter.dim() != 5 or inter.shape[0] < B
             or inter.shape[1] < T):
         raise ValueError("intermediate_states_buffer must be [>= B, >= T, HV, V, K]")
+    # Contiguous: its flat steps are what FlashInfer's kernels address (a
+    # view with a row pitch has no flat steps).
     _check("intermediate_states_buffer", inter, dev, (inter.shape[0], inter.shape[1], HV, V, K),
-           _INPUT + (FP8,), written=True, layout="slots")
+           _INPUT + (FP8,), written=True)
     return inter.view(-1)[:B * T * HV * V * K].view(B, T, HV, V, K)
 
 

@@ -33,6 +33,13 @@ def _storage_key(t):
     return t.untyped_storage().data_ptr()
 
 
+def _check_layout(layout):
+    """"vk" or "kv", else a ValueError naming layout (another name would
+    silently be read as "kv")."""
+    if layout not in ("vk", "kv"):
+        raise ValueError(f"layout must be 'vk' or 'kv', got {layout!r}")
+
+
 def attach_state_scale(pool, state_scale, stochastic_rounding=False):
     """Attaches `state_scale` as the row scales of `pool`'s storage and
     returns pool. pool: float8_e4m3fn, [..., HV, V, K] ("vk") or
@@ -54,7 +61,8 @@ def attach_state_scale(pool, state_scale, stochastic_rounding=False):
         raise TypeError(f"state_scale must be float32, got {state_scale.dtype}")
     if state_scale.device != pool.device:
         raise ValueError(f"state_scale is on {state_scale.device}, pool on {pool.device}")
-    if pool.dim() < 3 or pool.numel() == 0 or pool.numel() % state_scale.numel() != 0:
+    if (pool.dim() < 3 or pool.numel() == 0 or state_scale.numel() == 0
+            or pool.numel() % state_scale.numel() != 0):
         raise ValueError(f"state_scale {list(state_scale.shape)} must hold one scale a row "
                          f"of pool {list(pool.shape)} ([..., HV, V] for [..., HV, V, K])")
     K = pool.numel() // state_scale.numel()
@@ -92,6 +100,10 @@ def state_scale_of(pool, layout="vk"):
     """The row scales of a float8_e4m3fn `pool` or a view of one (its slots
     or a layer): float32 [..., HV, V] viewing the attached scales, so
     writing them writes the pool's. ValueError when none are attached."""
+    _check_layout(layout)
+    if not isinstance(pool, torch.Tensor) or pool.dim() < 3:
+        raise ValueError(f"pool must be a tensor [..., HV, V, K] ('vk') or [..., HV, K, V] "
+                         f"('kv'), got {list(pool.shape) if isinstance(pool, torch.Tensor) else pool!r}")
     entry = _scales.get(_storage_key(pool))
     if entry is None:
         raise ValueError("this float8_e4m3fn state has no row scales attached: allocate it "
@@ -132,9 +144,19 @@ def _state_scale_of(state, name, layout="vk"):
     if state is None or state.dtype != FP8:
         return None
     try:
-        return state_scale_of(state, layout)
+        scale = state_scale_of(state, layout)
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
+    if not scale.is_contiguous():
+        # The kernels take the scales dense [rows, HV, V]: a view with a
+        # slot (row) pitch, e.g. one layer of a [slots, layers, ...] pool,
+        # would have them read and written at other slots' scales.
+        from ._checks import _StridedInPlace
+        raise _StridedInPlace(
+            f"gdn: argument '{name}' is a float8_e4m3fn view whose row scales are strided "
+            f"(strides {list(scale.stride())}); the kernels take a quantized state's scales "
+            "dense, so a float8_e4m3fn state with a slot pitch is not supported yet")
+    return scale
 
 
 def quantize_state(state, layout="vk"):
@@ -145,6 +167,7 @@ def quantize_state(state, layout="vk"):
     zeros, or of amax below 2^-119: elements 0). The pool comes with the scales attached."""
     if not isinstance(state, torch.Tensor) or state.dim() < 3:
         raise ValueError("state must be a tensor [..., HV, V, K]")
+    _check_layout(layout)
     s = state.float()
     k_dim = -1 if layout == "vk" else -2
     amax = s.abs().amax(dim=k_dim, keepdim=True)
@@ -160,7 +183,17 @@ def quantize_state(state, layout="vk"):
 
 def dequantize_state(pool, layout="vk", state_scale=None):
     """float32 e4m3 x the row scale, [..., HV, V, K] ("vk") or
-    [..., HV, K, V] ("kv"); the scales attached to pool unless given."""
+    [..., HV, K, V] ("kv"); the scales attached to pool unless given
+    (float32 [..., HV, V], pool's leading dimensions)."""
+    _check_layout(layout)
+    if state_scale is not None:
+        if not isinstance(state_scale, torch.Tensor):
+            raise TypeError(f"state_scale must be a torch.Tensor, got "
+                            f"{type(state_scale).__name__}")
+        rows = tuple(pool.shape[:-2]) + (pool.shape[-2] if layout == "vk" else pool.shape[-1],)
+        if tuple(state_scale.shape) != rows:
+            raise ValueError(f"state_scale must have shape {list(rows)} (one scale a row of "
+                             f"pool {list(pool.shape)}, {layout}), got {list(state_scale.shape)}")
     scale = state_scale_of(pool, layout) if state_scale is None else state_scale
     k_dim = -1 if layout == "vk" else -2
     return pool.float() * scale.unsqueeze(k_dim)

@@ -64,8 +64,9 @@ def replay_commit(k_window, v_window, g_window, beta_window, accepted, state,
     Errors (before any launch): TypeError for a non-tensor or a wrong dtype,
     ValueError for shapes, devices, contiguity, a layout other than "vk" /
     "kv", and state sharing memory with a window; each names the argument.
-    Indices >= slots are undefined (GDN_VALIDATE_INDICES=1 checks them on
-    the host, which synchronises); two rows naming one slot race. N = 0
+    A slot >= slots is a padding row too (the kernels bound it;
+    GDN_VALIDATE_INDICES=1 refuses it on the host, which synchronises);
+    two rows naming one slot race. N = 0
     replays nothing (no kernel is compiled or launched). Returns `state`."""
     return _replay(k_window, v_window, g_window, beta_window, accepted, state, state_indices,
                    qk_l2norm, layout, _NAMES, retrieve_parent_token)

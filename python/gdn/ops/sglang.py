@@ -197,7 +197,7 @@ def fused_recurrent_gated_delta_rule_packed_decode(
     the pool [slots, HV, V, K] (HV, V, K are read from it; float32,
     bfloat16, float16, or float8_e4m3fn with its row scales attached,
     gdn.ops.quantized_state, rounded stochastically if it was allocated so;
-    slots may have a pitch) updated in place at ssm_state_indices [B]
+    the slots of a float pool may have a pitch) updated in place at ssm_state_indices [B]
     (int32/int64; < 0: padding, no slot touched, output row 0); out
     [B, 1, HV, V] (mixed_qkv's dtype) written in place. g = -exp(A_log)
     softplus(a + dt_bias) (threshold 20), beta = sigmoid(b). Returns (out,

@@ -31,7 +31,8 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
       channel [B, T, HV, V]); any float dtype.
     - scale: None is K^-0.5.
     - initial_state [slots, HV, V, K] (float32, bfloat16, float16, or
-      float8_e4m3fn with its row scales attached; slots may have a pitch):
+      float8_e4m3fn with its row scales attached; the slots of a float pool
+      may have a pitch):
       with initial_state_indices [N] (int32/int64) a pool, sequence n
       starting from slot initial_state_indices[n] (an index < 0 is a padding
       row: it starts from zero, touches no slot and its o rows are zero,

@@ -5,7 +5,8 @@
 
 // SGLang: a pool and a pool-scoped bf16 buffer into an f32 pool (vk). The
 // count is clamped to T = 4, the row commits when count >= 1 and both indices
-// are >= 0, and the step read is count - 1.
+// are in range (0 <= slot < 7, 0 <= row < 5: one unsigned compare each), and
+// the step read is count - 1.
 // CHECK-LABEL: func.func @pool
 // CHECK-NOT: gdn.commit
 // CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
@@ -16,11 +17,13 @@
 // CHECK: %[[STEP:.*]] = arith.index_cast %[[STEP64]] : i64 to index
 // CHECK: %[[RAW:.*]] = memref.load %arg2[%[[N]]] : memref<3xi32>
 // CHECK: %[[SLOT64:.*]] = arith.extsi %[[RAW]] : i32 to i64
-// CHECK: %[[SLOTOK:.*]] = arith.cmpi sge, %[[SLOT64]], %{{.*}} : i64
+// CHECK: %[[SLOTS:.*]] = arith.constant 7 : i64
+// CHECK: %[[SLOTOK:.*]] = arith.cmpi ult, %[[SLOT64]], %[[SLOTS]] : i64
 // CHECK: %[[V1:.*]] = arith.andi %[[SOME]], %[[SLOTOK]] : i1
 // CHECK: %[[SLOT:.*]] = arith.index_cast %[[SLOT64]] : i64 to index
 // CHECK: %[[ROW64:.*]] = memref.load %arg3[%[[N]]] : memref<3xi64>
-// CHECK: %[[ROWOK:.*]] = arith.cmpi sge, %[[ROW64]], %{{.*}} : i64
+// CHECK: %[[ROWS:.*]] = arith.constant 5 : i64
+// CHECK: %[[ROWOK:.*]] = arith.cmpi ult, %[[ROW64]], %[[ROWS]] : i64
 // CHECK: %[[VALID:.*]] = arith.andi %[[V1]], %[[ROWOK]] : i1
 // CHECK: %[[ROW:.*]] = arith.index_cast %[[ROW64]] : i64 to index
 // CHECK: scf.if %[[VALID]] {

@@ -36,17 +36,24 @@ func.func @verify(%q: memref<3x4x1x16xbf16>, %k: memref<3x4x1x16xbf16>, %v: memr
 
 // Commit: a loop over the 3 layers, each viewing its windows as token
 // operands ([slots, L, heads, ...]) and its state, then per row the count
-// clamped to [0, L], the row skipped when it is 0 or the slot < 0, and that
-// many tokens read from the slot's window row. Nothing is written but the
-// state.
+// clamped to [0, L], the row skipped when it is 0 or the slot is outside
+// [0, 6), and that many tokens read from the slot's window row. A skipped row
+// runs no token at all (count and window row 0): its slot, e.g. -2^31, is no
+// row of the windows. Nothing is written but the state.
 // CHECK-LABEL: func.func @commit
 // CHECK-NOT: gdn.replay_commit
 // CHECK: scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [6, 4, 2, 16], strides: [128, 16, 64, 1]
 // CHECK: memref.load %arg4[%{{.*}}] : memref<2xi64>
 // CHECK: arith.maxsi
-// CHECK: arith.minsi
-// CHECK: arith.cmpi sgt
+// CHECK: %[[COUNT:.*]] = arith.minsi
+// CHECK: %[[SOME:.*]] = arith.cmpi sgt, %[[COUNT]]
+// CHECK: %[[SLOTS:.*]] = arith.constant 6 : i64
+// CHECK: %[[INPOOL:.*]] = arith.cmpi ult, %{{.*}}, %[[SLOTS]] : i64
+// CHECK: %[[RUNS:.*]] = arith.andi %[[INPOOL]], %[[SOME]] : i1
+// CHECK: arith.select %[[RUNS]], %{{.*}}, %{{.*}} : index
+// CHECK: %[[HI:.*]] = arith.select %[[RUNS]], %[[COUNT]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[HI]] step
 // CHECK-NOT: memref.store {{.*}}, %arg0[
 // CHECK-NOT: memref.store {{.*}}, %arg1[
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<6x4x16x16xf32, strided<[1024, 256, 16, 1], offset: ?>>

@@ -57,10 +57,12 @@ func.func @vk(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memref<1
 // -----
 
 // A pool: the slot comes from state_indices, state reads and the final store
-// sit under `slot >= 0`, and padding rows output zeros.
+// sit under `0 <= slot < 3` (one unsigned compare: a slot past the pool is
+// padding too), and padding rows output zeros.
 // CHECK-LABEL: func.func @pool
 // CHECK: %[[RAW:.*]] = memref.load %arg5[%{{.*}}] : memref<2xi64>
-// CHECK: %[[VALID:.*]] = arith.cmpi sge, %[[RAW]], %{{.*}} : i64
+// CHECK: %[[SLOTS:.*]] = arith.constant 3 : i64
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %[[RAW]], %[[SLOTS]] : i64
 // CHECK: scf.if %[[VALID]] -> (f32)
 // CHECK: arith.select %[[VALID]]
 // CHECK: scf.if %[[VALID]] {

@@ -23,13 +23,14 @@
 // CHECK: %[[A:.*]] = arith.minsi %{{.*}}, %{{.*}} : i64
 // CHECK: %[[SOME:.*]] = arith.cmpi sge, %[[A]], %{{.*}} : i64
 // CHECK: %[[STEP:.*]] = arith.index_cast %{{.*}} : i64 to index
-// Slot and buffer row, each >= 0 or the row is skipped.
+// Slot and buffer row, each in range (0 <= x < slots or rows, unsigned) or
+// the row is skipped.
 // CHECK: memref.load %arg2[%[[N]]] : memref<8xi32>
-// CHECK: %[[SLOTOK:.*]] = arith.cmpi sge
+// CHECK: %[[SLOTOK:.*]] = arith.cmpi ult
 // CHECK: %[[V1:.*]] = arith.andi %[[SOME]], %[[SLOTOK]] : i1
 // CHECK: %[[SLOT:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK: memref.load %arg3[%[[N]]] : memref<8xi32>
-// CHECK: %[[ROWOK:.*]] = arith.cmpi sge
+// CHECK: %[[ROWOK:.*]] = arith.cmpi ult
 // CHECK: %[[VALID:.*]] = arith.andi %[[V1]], %[[ROWOK]] : i1
 // CHECK: %[[ROW:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK: scf.if %[[VALID]] {

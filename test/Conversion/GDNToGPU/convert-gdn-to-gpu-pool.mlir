@@ -1,7 +1,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4>}" -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<columns_per_lane = 4>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=BF16
 // A state pool: the kernel reads sequence n's slot from state_indices; a
-// padding row (slot < 0) starts from zeros, stores nothing and writes zero
+// padding row (slot < 0, or past the pool's 6 slots) starts from zeros, stores nothing and writes zero
 // outputs. One token (decode): the token's inputs load first, then the state
 // without a branch (slot 0 read for a padding row, then zeros selected), so
 // every load is issued before any math waits on one.
@@ -9,7 +9,7 @@
 // CHECK: %[[N:.*]] = gpu.block_id z
 // CHECK: %[[RAW:.*]] = memref.load %{{.*}}[%[[N]]] : memref<4xi32>
 // CHECK: %[[SLOT:.*]] = arith.extsi %[[RAW]] : i32 to i64
-// CHECK: %[[VALID:.*]] = arith.cmpi sge, %[[SLOT]], %{{.*}} : i64
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %[[SLOT]], %{{.*}} : i64
 // CHECK: %[[ROW:.*]] = arith.index_cast %[[SLOT]] : i64 to index
 // CHECK: memref<4x1x1x128xbf16>, vector<4xbf16>
 // CHECK: memref<4x1x2x16xbf16>

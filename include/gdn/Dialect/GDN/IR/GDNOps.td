@@ -106,8 +106,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       pool [S, HV, ...] (any S >= 1) and sequence n reads and writes slot
       state_indices[n]. Padding contract (SGLang's): an index < 0 marks a
       padding row: no slot is read or written for it and its output rows are
-      zero. An index >= S is undefined behaviour (the Python entry points can
-      validate indices on the host); two rows with the same slot race.
+      zero. An index >= S is a padding row too (the kernels compare
+      0 <= index < S, so no table reaches outside the pool; the Python
+      entry points can also validate indices on the host); two rows with
+      the same slot race.
     - `cu_seqlens` (optional, varlen): [N + 1], i32 or i64, non-decreasing
       from 0. The token tensors are then packed, [1, total, ...], and
       sequence n owns tokens [cu_seqlens[n], cu_seqlens[n + 1]); empty
@@ -387,7 +389,7 @@ def GDN_CommitOp : GDN_Op<"commit", [
       touched, so the rest of the pool stays bit-identical;
     - accepted[n] > T is clamped to T (the last stored step is committed), so
       no count can make the op read past the buffer;
-    - slot >= slots or irow >= R is undefined behaviour, as for
+    - slot >= slots or irow >= R skips the row like a negative one, as for
       `gdn.recurrent` (the Python entry point can validate on the host); two
       rows naming the same slot race; `state` must not overlap
       `intermediate_states`;
@@ -551,8 +553,9 @@ def GDN_ReplayCommitOp : GDN_Op<"replay_commit", [
       row names; window entries past a row's prefix are never read (NaN
       there changes nothing);
     - accepted[n] > L is clamped to L;
-    - slot >= slots is undefined behaviour, as for `gdn.recurrent`; two rows
-      naming the same slot race; `state` must not overlap the windows.
+    - slot >= slots skips the row like a negative one, as for
+      `gdn.recurrent`; two rows naming the same slot race; `state` must not
+      overlap the windows.
 
     Nothing depends on host-side values, so one compiled op serves every
     step and can be captured in a CUDA graph.
