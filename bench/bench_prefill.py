@@ -12,7 +12,11 @@ or fails on a point is an "error: ..." cell, never a dropped row):
   - FlashQLA: flash_qla.chunk_gated_delta_rule (TileLang; its automatic
     context parallelism, auto_cp, on);
   - FlashInfer prefill: flashinfer.gdn_prefill.chunk_gated_delta_rule
-    (CuTe DSL, sm_90a; packed tokens, alpha = exp(g), vk state).
+    (CuTe DSL, sm_90a; packed tokens, alpha = exp(g), vk state);
+  - SGLang chunk: sglang.kernels.ops.attention.fla.chunk
+    .chunk_gated_delta_rule, the extend of SGLang's Triton backend (its own
+    copy of FLA's chunk kernels; a vk pool read and written in place at the
+    indices).
 
 Shapes: H = 16, K = V = 128, HV = 32 (Qwen3-Next on one rank) and 64
 (Qwen3.5); bf16 q, k, v; f32 log-space g = logsigmoid(N(0, 1)); bf16 beta =
@@ -125,6 +129,31 @@ def _flashinfer(f, s):
              output_final_state=True, cu_seqlens=p["cu"], use_qk_l2norm_in_kernel=True)
 
 
+def _sglang_chunk(f, s):
+    """SGLang's prefill (its Triton backend's extend): the vk pool read and
+    written in place at the indices, query_start_loc int32; (o, the pool's
+    rows, the final states). The pool is a copy of the set's initial states,
+    restored before the call whose result is checked (s["_resets"])."""
+    p = s.get("_sglang")
+    if p is None:
+        N = s["state_kv"].shape[0]
+        T = s["q"].shape[1]
+        vk = s["state_kv"].transpose(-1, -2).contiguous()
+        cu = s["cu"] if s["cu"] is not None else torch.arange(
+            0, N * T + 1, T, dtype=torch.int64, device=s["q"].device)
+        p = s["_sglang"] = dict(pool=vk.clone(), idx=torch.arange(N, dtype=torch.int32,
+                                                                 device=vk.device),
+                                cu=cu.to(torch.int32))
+        flat = lambda x: x.reshape(1, -1, *x.shape[2:])  # noqa: E731  (B = 1, packed)
+        p.update(q=flat(s["q"]), k=flat(s["k"]), v=flat(s["v"]), g=flat(s["g"]),
+                 beta=flat(s["beta"]))
+        s.setdefault("_resets", []).append(lambda: p["pool"].copy_(vk))
+    o, _, _ = f(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["pool"],
+                initial_state_indices=p["idx"], cu_seqlens=p["cu"], head_first=False,
+                use_qk_l2norm_in_kernel=True)
+    return o, p["pool"]
+
+
 def _fla_path(anchor, call, s):
     with _env("FLA_FLASH_QLA", "0"):
         return bg.fla_backend_path(call)
@@ -137,8 +166,12 @@ ANCHORS = {a.name: a for a in [
               "tilelang, auto_cp"),
     bg.Anchor("FlashInfer prefill", "flashinfer-python", "flashinfer.gdn_prefill",
               "chunk_gated_delta_rule", "cute-dsl sm_90a"),
+    bg.Anchor("SGLang chunk", "sglang", "sglang.kernels.ops.attention.fla.chunk",
+              "chunk_gated_delta_rule", "triton, pool in place"),
 ]}
-CALLS = {"FLA chunk": _fla_triton, "FlashQLA": _fla_signature, "FlashInfer prefill": _flashinfer}
+CALLS = {"FLA chunk": _fla_triton, "FlashQLA": _fla_signature, "FlashInfer prefill": _flashinfer,
+         "SGLang chunk": _sglang_chunk}
+VK_STATE = {"FlashInfer prefill", "SGLang chunk"}  # final states [N, HV, V, K]
 
 
 def make_set(lengths, fixed, H, HV, K, V, dev, seed=0):
@@ -162,7 +195,7 @@ def outputs(result, kind):
     """(o [tokens, HV, V], final state [N, HV, K, V]) as f64 numpy, whatever
     the implementation's layout."""
     o, state = result
-    if kind == "FlashInfer prefill":
+    if kind in VK_STATE:
         state = state.transpose(-1, -2)
     o = o.reshape(-1, *o.shape[-2:])
     return o.double().cpu().numpy(), state.double().cpu().numpy()
@@ -240,6 +273,8 @@ def point(name, s, impls, tokens, HV, K, V, dev):
             if row["error"] is None:
                 if anchor is not None:
                     row["path"] = anchor.path(lambda: fn(s), s)
+                for reset in s.get("_resets", []):  # in-place anchors: their states again
+                    reset()
                 o, state = outputs(fn(s), impl)
                 if ref is not None:
                     row["o_err"] = rms_rel(o, ref[0].reshape(o.shape))
@@ -381,7 +416,8 @@ def targets(results):
                 f"against {worst[2]})")
 
     every = set(ANCHORS)
-    lines = ["Targets (issue 23), gdn's time against the fastest of the anchors named:", "",
+    lines = ["Targets (issue 23), gdn's time against the fastest of the anchors named "
+             "(every anchor: FLA chunk, FlashQLA, FlashInfer prefill, SGLang chunk):", "",
              speed(lambda r: r["T"] and r["N"] >= 4 and r["T"] >= 2048, every, 1.2,
                    "N >= 4, T >= 2048: >= 1.2x the fastest anchor"),
              speed(lambda r: r["T"] and r["N"] == 1 and r["T"] >= 8192, every, 1.2,
