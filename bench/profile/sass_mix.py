@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The SASS instruction mix of gdn's pool-decode kernel, per state element a
+thread holds, for several pool dtypes side by side: a GPU-free look at why a
+kernel is issue-bound (docs/cost-model.md, "Decode 16-byte slices").
+
+Compiles the Qwen3-Next pool decode (H = 16, HV = 32, K = V = 128, fused
+gating, qk L2 norm, vk pool updated in place) for sm_90a under the cost
+model's schedule, assembles it with ptxas and disassembles it with nvdisasm,
+then counts the instructions of the kernel by opcode (a straight count of
+the code, not of executed instructions: the decode kernel has no loop over
+state elements, so the count is what every thread issues once). A thread
+holds columns_per_lane x K / (32 / lanes_along_v) state elements (the
+schedule, read with gdn-opt --gdn-select-schedule).
+
+    python3 bench/profile/sass_mix.py [--N 64] [--dtypes bfloat16,float8_e4m3fn]
+        [--ptxas PATH] [--nvdisasm PATH] [--gdn-opt build/bin/gdn-opt]"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import gdn  # noqa: E402
+
+H, HV, K, V = 16, 32, 128, 128
+MLIR = {"bfloat16": "bf16", "float8_e4m3fn": "f8E4M3FN", "float32": "f32"}
+
+
+def op_text(N, dtype):
+    """The same kernel as a .mlir function (for the schedule gdn-opt picks)."""
+    S = f"memref<{N}x{HV}x{V}x{K}x{MLIR[dtype]}>"
+    tok = lambda w, d: f"memref<{N}x1x{w}x{d}>"  # noqa: E731
+    args = [("q", tok(H, f"{K}xbf16")), ("k", tok(H, f"{K}xbf16")), ("v", tok(HV, f"{V}xbf16")),
+            ("a", tok(HV, "bf16")), ("A_log", f"memref<{HV}xf32>"),
+            ("dt_bias", f"memref<{HV}xf32>"), ("b", tok(HV, "bf16")),
+            ("state_indices", f"memref<{N}xi32>"), ("initial_state", S)]
+    if dtype == "float8_e4m3fn":
+        args.append(("state_scale", f"memref<{N}x{HV}x{V}xf32>"))
+    args += [("final_state", S), ("o", tok(HV, f"{V}xbf16"))]
+    params = ", ".join(f"%{n}: {t}" for n, t in args if n != "final_state")
+    ops = " ".join(f"{n}(%{'initial_state' if n == 'final_state' else n} : {t})"
+                   for n, t in args)
+    return (f"func.func @decode({params}) {{\n  gdn.recurrent {ops} "
+            "{qk_l2norm, state_layout = #gdn.layout<vk>}\n  return\n}\n")
+
+
+def elements_a_thread(gdn_opt, N, dtype, tmp):
+    path = os.path.join(tmp, f"{dtype}.mlir")
+    with open(path, "w") as f:
+        f.write(op_text(N, dtype))
+    out = subprocess.run([gdn_opt, "--gdn-select-schedule=chip=sm_90a", path],
+                         capture_output=True, text=True, check=True).stdout
+    s = dict(re.findall(r"(columns_per_lane|lanes_along_v) = (\d+)", out))
+    cpl, lav = int(s["columns_per_lane"]), int(s["lanes_along_v"])
+    return cpl * K // (32 // lav), f"columns_per_lane = {cpl}, lanes_along_v = {lav}"
+
+
+def mix(compiler, N, dtype, tmp, ptxas, nvdisasm):
+    kern = compiler.compile(N=N, T=1, H=H, HV=HV, K=K, V=V, decay="fused_gating",
+                            beta="logits", qk_l2norm=True, layout="vk", initial_state=True,
+                            final_state=True, state_in_place=True, num_slots=N,
+                            state_dtype=dtype, target="cuda")
+    ptx, cubin = os.path.join(tmp, f"{dtype}.ptx"), os.path.join(tmp, f"{dtype}.cubin")
+    with open(ptx, "w") as f:
+        f.write(kern.ptx)
+    subprocess.run([ptxas, "-arch=sm_90a", ptx, "-o", cubin], check=True)
+    text = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True,
+                          check=True).stdout
+    ops = collections.Counter()
+    for line in text.splitlines():
+        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(.*?);", line)
+        if not m:
+            continue
+        ins = m.group(1)
+        if ins.startswith("@"):  # a predicate
+            ins = ins.split(None, 1)[1]
+        ops[ins.split()[0].split(".")[0]] += 1
+    return ops
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--N", type=int, default=64)
+    p.add_argument("--dtypes", default="bfloat16,float8_e4m3fn")
+    p.add_argument("--ptxas", default="ptxas")
+    p.add_argument("--nvdisasm", default="nvdisasm")
+    p.add_argument("--gdn-opt", default=os.path.join(HERE, "..", "..", "build", "bin", "gdn-opt"))
+    a = p.parse_args()
+    c = gdn.Compiler()
+    dtypes = a.dtypes.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        res = {d: (mix(c, a.N, d, tmp, a.ptxas, a.nvdisasm), *elements_a_thread(a.gdn_opt, a.N,
+                                                                               d, tmp))
+               for d in dtypes}
+    print(f"SASS of the pool decode, N = {a.N}, sm_90a (ptxas + nvdisasm): instructions in "
+          "the kernel, and per state element a thread holds\n")
+    for d, (ops, n, sched) in res.items():
+        print(f"- {d}: {sched}, {n} elements a thread, {sum(ops.values())} instructions, "
+              f"{sum(ops.values()) / n:.1f} an element")
+    print("\n| opcode | " + " | ".join(f"{d} (an element)" for d in dtypes) + " |")
+    print("|---|" + "---|" * len(dtypes))
+    keys = sorted({k for ops, *_ in res.values() for k in ops},
+                  key=lambda k: -sum(ops[k] for ops, *_ in res.values()))
+    for k in keys:
+        print(f"| {k} | " + " | ".join(f"{ops[k]} ({ops[k] / n:.2f})"
+                                       for ops, n, _ in res.values()) + " |")
