@@ -311,22 +311,23 @@ def run(args):
     impls = {"gdn": (lambda s: _fla_signature(ops.chunk_gated_delta_rule, s), None)}
     for n, a in anchors.items():
         impls[n] = (functools.partial(CALLS[n], a.fn), a)
-    meta = {"device": bg._device_name() if dev.type == "cuda" else "cpu", "H": H, "K": K, "V": V,
-            "proxy": proxy_error(dev, H, HVs[0], K, V, args.proxy_T),
-            "skipped": [], "anchors": {n: {"version": a.version, "error": a.error}
-                                       for n, a in anchors.items()}}
-    print(json.dumps({"meta": meta}), flush=True)
     points = [(f"fixed, N = {N}", (N, T), None, HV) for HV in HVs for N in Ns for T in Ts]
+    skipped = [f"{name}, T = {fixed[1]}, HV = {HV}" for name, fixed, _, HV in points
+               if fixed[0] * fixed[1] > args.max_tokens]
+    points = [p for p in points if p[1][0] * p[1][1] <= args.max_tokens]
     last = list(MIXES)[-1]
     points += [(name, None, mix_lengths(spec), HV) for HV in HVs
                for name, spec in mixes.items() if name != last]
     points += [(last, None, mix_lengths(mixes[last]), HV) for HV in HVs if last in mixes]
+    # The meta line comes first in the log, whole (--from-json reads it).
+    meta = {"device": bg._device_name() if dev.type == "cuda" else "cpu", "H": H, "K": K, "V": V,
+            "proxy": proxy_error(dev, H, HVs[0], K, V, args.proxy_T),
+            "skipped": skipped, "anchors": {n: {"version": a.version, "error": a.error}
+                                            for n, a in anchors.items()}}
+    print(json.dumps({"meta": meta}), flush=True)
     results = []
     for name, fixed, lengths, HV in points:
         tokens = fixed[0] * fixed[1] if fixed else sum(lengths)
-        if fixed and tokens > args.max_tokens:
-            meta["skipped"].append(f"{name}, T = {fixed[1]}, HV = {HV}")
-            continue
         s = make_set(lengths, fixed, H, HV, K, V, dev)
         res = {"workload": name, "N": fixed[0] if fixed else len(lengths),
                "T": fixed[1] if fixed else None, "tokens": tokens, "HV": HV,
@@ -458,6 +459,8 @@ def join(paths):
                 joined[(item["workload"], item["N"], item["T"], item["HV"])] = item
     if meta is None:
         raise SystemExit("--from-json: no meta line in " + ", ".join(paths))
+    run_ = {f"{w}, T = {T}, HV = {HV}" for w, _, T, HV in joined}  # run by another part
+    meta["skipped"] = [p for p in meta["skipped"] if p not in run_]
     return list(joined.values()), meta
 
 

@@ -1,0 +1,97 @@
+"""The benchmark scripts' GPU-free paths, so that a script broken here is
+found before a device session spends its time on it: bench_prefill.py's
+CPU dry run and its --from-json join, bench_gdn.py's --from-json redraw of
+the committed table, fp8_error_model.py on a small case (its model against
+its own simulation), and sass_mix.py where ptxas and nvdisasm are installed.
+No timing is asserted."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BENCH = os.path.join(ROOT, "bench")
+
+
+def run(script, *args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, os.path.join(BENCH, script), *args], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{script} {args}: rc {r.returncode}\n{r.stdout[-3000:]}\n" \
+                              f"{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def test_bench_prefill_cpu_dry_run_and_join(tmp_path):
+    """Two parts of a small grid on the CPU lowering (a fixed batch, then a
+    varlen mix), joined: every point has a gdn row with its time and its
+    errors against the token-loop reference (0 for the state on the CPU,
+    which is that loop; o's bf16 rounding), the proxy's error against fp64
+    in the header, and the targets section."""
+    small = ["--device", "cpu", "--hv", "2", "--H", "1", "--K", "16", "--V", "16",
+             "--proxy-T", "16"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    run("bench_prefill.py", *small, "--Ns", "2", "--Ts", "20", "--no-mixes", "--out", str(a))
+    log = run("bench_prefill.py", *small, "--Ns", "1", "--Ts", "1", "--mixes", "64 x 256",
+              "--max-tokens", "0", "--out", str(b))
+    (tmp_path / "b.log").write_text(log)
+    # A third part runs the point the second skipped: it leaves "Not run".
+    c = tmp_path / "c"
+    run("bench_prefill.py", *small, "--Ns", "1", "--Ts", "1", "--no-mixes", "--out", str(c))
+    joined = tmp_path / "joined"
+    run("bench_prefill.py", "--from-json", f"{a}/bench_prefill.json,{tmp_path}/b.log",
+        "--out", str(joined))
+    rejoined = tmp_path / "rejoined"
+    run("bench_prefill.py", "--from-json", f"{joined}/bench_prefill.json,{c}/bench_prefill.json",
+        "--out", str(rejoined))
+    again = json.loads((rejoined / "bench_prefill.json").read_text())
+    assert again["meta"]["skipped"] == [] and len(again["results"]) == 3
+    data = json.loads((joined / "bench_prefill.json").read_text())
+    po, ps = data["meta"]["proxy"]
+    assert po < 1e-5 and ps < 1e-5  # the f32 token loop against fp64
+    assert data["meta"]["skipped"] == ["fixed, N = 1, T = 1, HV = 2"]  # over --max-tokens 0
+    points = {(r["workload"], r["N"], r["T"]) for r in data["results"]}
+    assert points == {("fixed, N = 2", 2, 20), ("varlen, 64 x 256", 64, None)}
+    for r in data["results"]:
+        (gdn,) = [x for x in r["rows"] if x["impl"] == "gdn"]
+        assert gdn["error"] is None and gdn["us"] > 0 and gdn["timing"] == "wall clock (cpu)"
+        assert gdn["state_err"] == 0.0 and 1e-4 < gdn["o_err"] < 1e-2
+    md = (joined / "bench_prefill.md").read_text()
+    assert "| varlen, 64 x 256 | 64 | — | 16384 | 2 | gdn |" in md
+    assert "Targets (issue 23)" in md and "Not run (tokens over --max-tokens)" in md
+
+
+def test_bench_gdn_redraws_the_committed_table(tmp_path):
+    src = os.path.join(BENCH, "results", "anchors", "bench_gdn.json")
+    rows = json.load(open(src))
+    run("bench_gdn.py", "--from-json", src, "--out", str(tmp_path))
+    md = (tmp_path / "bench_gdn.md").read_text()
+    body = [line for line in md.splitlines() if line.startswith("| ") and " | " in line
+            and line.split(" | ")[1].strip().isdigit()]
+    assert len(body) >= len(rows)  # a row per point, more with several anchors
+
+
+def test_fp8_error_model_small(tmp_path):
+    """Its model of the stored state's error against its own simulation
+    (8 heads, K = V = 32, 400 steps): within 25 % on every head."""
+    run("fp8_error_model.py", "--steps", "400", "--HV", "8", "--K", "32", "--V", "32",
+        "--out", str(tmp_path))
+    md = (tmp_path / "error-model.md").read_text()
+    per_head = [line.split(" | ") for line in md.splitlines()
+                if line.startswith("| float8_e4m3fn | ") and "all" not in line]
+    assert len(per_head) == 2  # heads 0 and 4
+    for cells in per_head:
+        measured, model = float(cells[4]), float(cells[5])
+        assert 0.75 < measured / model < 1.25, cells
+
+
+@pytest.mark.skipif(not (shutil.which("ptxas") and shutil.which("nvdisasm")),
+                    reason="sass_mix.py needs ptxas and nvdisasm on PATH")
+def test_sass_mix():
+    out = run(os.path.join("profile", "sass_mix.py"), "--N", "8")
+    assert "an element" in out and "| FFMA |" in out
