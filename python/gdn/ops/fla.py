@@ -96,10 +96,11 @@ def fused_recurrent_gated_delta_rule(
     As FLA: unknown keyword arguments are ignored (Hugging Face transformers
     passes use_cache=..., output_router_logits=...); transpose_state_layout is
     FLA's deprecated alias of state_v_first (DeprecationWarning); without
-    use_gate_in_kernel, A_log and dt_bias are ignored. Read-only inputs that
-    are strided views (q, k, v of a fused projection, g, gk, beta, A_log,
-    dt_bias, cu_seqlens, initial_state) are accepted and copied to contiguous
-    tensors today, until the kernels take strides. gv, and gk together with
+    use_gate_in_kernel, A_log and dt_bias are ignored. Strided views are
+    accepted: q, k, v of a fused projection, g, gk and beta are read in
+    place where the kernels can address them (innermost dimension dense),
+    initial_state too when only its rows have a pitch; other views (A_log,
+    dt_bias, cu_seqlens, odd strides) are copied. gv, and gk together with
     g, raise NotImplementedError.
     Nothing to compute (B = 0, T = 0 or cu_seqlens = [0]): nothing is
     compiled or launched; o is the empty (or, for cu_seqlens = [0],
@@ -162,8 +163,8 @@ def fused_recurrent_kda(
     the deprecated alias of state_v_first; A_log, dt_bias and lower_bound are
     ignored without use_gate_in_kernel. lower_bound with use_gate_in_kernel
     (FLA's safe gate, lower_bound * sigmoid(exp(A_log) (g + dt_bias))) raises
-    NotImplementedError. Strided read-only inputs are copied today, as in
-    fused_recurrent_gated_delta_rule."""
+    NotImplementedError. Strided views: as fused_recurrent_gated_delta_rule
+    (read in place where the kernels can address them, else copied)."""
     state_v_first = _transpose_state_layout(state_v_first, kwargs)
     # Any other keyword is ignored, as FLA ignores it.
     if allow_neg_eigval and not use_beta_sigmoid_in_kernel:

@@ -145,8 +145,10 @@ def gated_delta_rule_decode_pretranspose(
     Returns (output, the state or the pool). A split read/write pool
     (output_state_indices other than initial_state_indices) and a uGPU pool
     (5-D initial_state) raise NotImplementedError; strided views of q, k, v,
-    a, b, A_log, dt_bias are copied today; a strided state, pool, buffer or
-    output (written in place) is not supported yet.
+    a and b are read in place where the kernels can address them (else
+    copied, as A_log and dt_bias); a pool whose slots have a pitch is
+    written in place; another strided state, buffer or output (written in
+    place) is an error naming it (NotImplementedError and ValueError).
     B = 0 (or T = 0): nothing is compiled or launched, the state or pool is
     untouched, output is the empty [B, T, HV, V] (the given one, if any).
     A pool of 0 slots with B > 0 is a ValueError."""
@@ -198,8 +200,9 @@ def gated_delta_rule_decode(
     "auto" / "flashinfer" (gdn's kernel), "cake_gdn": NotImplementedError,
     anything else ValueError. Returns (output [B, T, HV, V] in v's dtype
     (the given one, written in place), state). A strided state (FlashInfer
-    copies it in and out) is not supported yet; strided q, k, v, a, b,
-    A_log, dt_bias are copied today. B = 0: nothing is launched."""
+    copies it in and out) is not supported yet; strided q, k, v, a and b
+    are read in place where the kernels can address them, else copied (as
+    A_log and dt_bias). B = 0: nothing is launched."""
     _flashinfer_backend(backend, ("auto", "flashinfer", "cake_gdn"))
     q, k, v, dev, B, T, H, K, HV, V = _check_qkv(q, k, v)
     if not isinstance(state, torch.Tensor) or state.dim() != 4:

@@ -58,8 +58,8 @@ def fused_sigmoid_gating_delta_rule_update(
     e.g. Kimi Linear's [1, 1, HV, 1]), dt_bias [HV] (float32, bfloat16 or
     float16, converted to float32), a, b [B, T, HV] or SGLang's 2-D
     [B * T, HV] (viewed as [B, T, HV]), q, k [B, T, H, K], v [B, T, HV, V]
-    (views of a packed projection are accepted and copied today, until the
-    kernels take strides). is_kda=True (Kimi Delta Attention): a
+    (views of a packed projection are read in place through their strides).
+    is_kda=True (Kimi Delta Attention): a
     [B, T, HV, K] (or [B * T, HV * K], [B, T, HV * K]) and dt_bias [HV * K]
     (SGLang's flattened bias; [HV, K] is accepted too), the decay per key
     channel; b may be [B, T, HV, V] (beta per value channel, a gdn
