@@ -61,11 +61,18 @@ def _kernel(device, fresh_early_inputs=False, **desc):
     return k
 
 
-def _in_kernel_order(kern, given, what):
+# The arguments with a token dimension (dimension 1 of [B, T, ...]).
+_TOKEN_ARGUMENTS = frozenset(("q", "k", "v", "g", "a", "beta", "b", "o"))
+
+
+def _in_kernel_order(kern, given, what, tokens=None):
     """The tensors of `given` (role name -> tensor or None) in the order of
     the kernel's arguments, which the kernel names (Kernel.arguments, the C
     API's gdnKernelArgumentName): every argument must be given, and every
-    tensor given must be an argument; each on the GPU 16-byte aligned."""
+    tensor given must be an argument; each on the GPU 16-byte aligned.
+    tokens: a varlen kernel compiled for a token capacity
+    (_prefill_capacity) takes token tensors [1, tokens, ...] of this many
+    tokens, no more than the capacity."""
     names = [name for name, _ in kern.arguments]
     extra = sorted(n for n, t in given.items() if t is not None and n not in names)
     missing = [n for n in names if given.get(n) is None]
@@ -76,6 +83,8 @@ def _in_kernel_order(kern, given, what):
         t = given[name]
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
             raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
+        if tokens is not None and name in _TOKEN_ARGUMENTS and tokens <= shape[1]:
+            shape = (shape[0], tokens) + shape[2:]
         _check_layout(what, name, t, dtype, shape, strides)
     return [given[name] for name in names]
 
@@ -105,16 +114,67 @@ def _check_layout(what, name, t, dtype, shape, strides):
             f"got {t.dtype}, shape {list(got)} and strides {list(t.stride())}")
 
 
-def _launch(kern, given, what, device):
+def _launch(kern, given, what, device, tokens=None):
     """Launches `kern` on `given` (argument name -> tensor or None) on the
     current stream of `device` (CUDA) or runs it on the host (CPU)."""
-    tensors = _in_kernel_order(kern, given, what)
+    tensors = _in_kernel_order(kern, given, what, tokens)
     ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
     if device.type == "cuda":
         kern.launch_raw(ptrs, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
     else:
         from .._capi import check, lib
         check(lib.gdnKernelRunHost(kern._h, ptrs, len(tensors)))
+
+
+def _token_capacity(T):
+    """The token count a varlen prefill kernel is compiled for: T rounded up
+    to the next quarter octave (64, 80, 96, 112, 128, 160, ...; at most 25 %
+    above T), 64 below 64."""
+    if T <= 64:
+        return 64
+    step = 1 << (T.bit_length() - 3)
+    return -(-T // step) * step
+
+
+def _row_capacity(N):
+    """The sequence count a pool prefill kernel is compiled for: the next
+    power of two."""
+    return 1 << (N - 1).bit_length() if N > 1 else N
+
+
+def _prefill_capacity(T, N, cu_seqlens, state_indices, rows_tables):
+    """Varlen prefills compile for a capacity, not their exact shape: T
+    rounded up to a quarter octave (at most 25 % more) and, with a pool
+    (state_indices), N to a power of two, so that a server's batches of
+    every length share a few dozen kernels instead of compiling one (50 to
+    150 ms) per batch (docs/DESIGN.md, "Token capacity"). The kernel then
+    sees [1, T', ...] token tensors of which only the T given are read: the
+    caller's cu_seqlens, clamped to [.., T] on the device (one small kernel,
+    so that no contract-breaking entry makes the kernel read or write past
+    the T tokens), bound every sequence; rows N..N'-1 are padding
+    (cu_seqlens repeats its last entry, the index tables hold -1). Only
+    prefills: varlen calls with more tokens than sequences and no per-token
+    states (a verify's and a decode's shapes are few; their extra launches
+    would cost more than they save). rows_tables: {name: table [N, ...]}
+    of the pool's other row tables (padded with -1) and checkpoint_offsets
+    ([N + 1], padded with its last entry). Returns (T', N', cu_seqlens,
+    state_indices, rows_tables), unchanged where not a prefill."""
+    if cu_seqlens is None or T <= N or T == 0:
+        return T, N, cu_seqlens, state_indices, rows_tables
+    cu_seqlens = torch.clamp(cu_seqlens, max=T)
+    N_cap = _row_capacity(N) if state_indices is not None else N
+    pad = N_cap - N
+    if pad:
+        cu_seqlens = torch.cat([cu_seqlens, cu_seqlens[-1:].expand(pad)])
+        state_indices = torch.cat([state_indices, state_indices.new_full((pad,), -1)])
+        for name, t in list(rows_tables.items()):
+            if t is None:
+                continue
+            if name == "checkpoint_offsets":
+                rows_tables[name] = torch.cat([t, t[-1:].expand(pad)])
+            else:
+                rows_tables[name] = torch.cat([t, t.new_full((pad,) + tuple(t.shape[1:]), -1)])
+    return _token_capacity(T), N_cap, cu_seqlens, state_indices, rows_tables
 
 
 @torch.library.custom_op("gdn::recurrent",
@@ -181,8 +241,16 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     attribute), GDNError from the compiler where nothing is."""
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
+    tokens = None
     if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
         N = cu_seqlens.shape[0] - 1
+        if intermediate_states is None and k_window is None:
+            tables = dict(checkpoint_offsets=checkpoint_offsets)
+            T_cap, N, cu_seqlens, state_indices, tables = _prefill_capacity(
+                T, N, cu_seqlens, state_indices, tables)
+            if T_cap != T:
+                tokens, T, fresh_early_inputs = T, T_cap, True
+                checkpoint_offsets = tables["checkpoint_offsets"]
     gate = g if g is not None else a
     bt = beta if beta is not None else b
     # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
@@ -250,6 +318,10 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         if strides is False:
             raise ValueError(f"gdn::recurrent: the kernels cannot address {name} with "
                              f"strides {list(t.stride())}")
+        if strides and layout == "tokens" and tokens is not None:
+            # [1, T', ...] in a kernel for the capacity T': the unit batch
+            # dimension's stride is never stepped (T' tokens a batch row).
+            strides = (T * strides[1],) + strides[1:]
         if strides:
             desc[field] = strides[0] if layout == "slots" else strides
     if (initial_state is not None and final_state is not None
@@ -266,7 +338,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale,
              "checkpoint_offsets": checkpoint_offsets, "state_checkpoints": state_checkpoints,
              "intermediate_state_scale": intermediate_state_scale}
-    _launch(kern, given, "gdn::recurrent", q.device)
+    _launch(kern, given, "gdn::recurrent", q.device, tokens)
 
 
 @recurrent.register_fake
