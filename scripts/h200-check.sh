@@ -80,7 +80,7 @@ for f in examples/*.mlir; do
   # decode examples, staged (a chunk of 8 rows holding one token: padding
   # rows).
   case $(basename "$f") in
-    qwen3_next_mtp.mlir|kv_k128_v64.mlir|sglang_varlen_extend.mlir) extra=chunked ;;
+    qwen3_next_mtp.mlir|kv_k128_v64.mlir|sglang_varlen_extend*.mlir) extra=chunked ;;
     sglang_verify_t4.mlir|sglang_verify_tree.mlir|kimi_linear_kda_verify_t4.mlir) extra=ws ;;
     qwen3_next_decode.mlir|qwen35_27b_gqa3.mlir|sglang_pool_decode*.mlir) extra=decode ;;
     *) extra= ;;

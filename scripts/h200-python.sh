@@ -57,7 +57,9 @@ if [ "${PYTEST:-1}" != 0 ]; then
 fi
 # BENCH: the benchmark script (default bench/bench_gdn.py; bench/bench_prefill.py
 # for the prefill grid, whose points can be split over calls with its --Ns,
-# --Ts, --hv and --mixes and joined with its --from-json).
+# --Ts, --hv and --mixes and joined with its --from-json; none: no benchmark,
+# e.g. a call that runs only the tests).
+[ "${BENCH:-}" = none ] && exit 0
 bout=${BENCH_OUT:-$out}
 mkdir -p "$bout"
 bench=${BENCH:-bench/bench_gdn.py}

@@ -18,10 +18,11 @@ def np64(t):
     return t.detach().double().cpu().numpy()
 
 
-def inputs(lens, slots, device, seed=0, state_dtype=torch.float32):
+def inputs(lens, slots, device, seed=0, state_dtype=torch.float32, dims=(H, HV, K, V)):
     """Packed varlen q, k, v [1, T, ...] bf16, g [1, T, HV] float32 log
     decay, beta [1, T, HV] float32 (as SGLang's fused_gdn_gating gives
-    them), cu_seqlens, and a vk pool."""
+    them), cu_seqlens, and a vk pool; dims = (H, HV, K, V)."""
+    H, HV, K, V = dims
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
     T = sum(lens)
@@ -36,7 +37,7 @@ def reference(x, lens, starts):
     """fp64 o [T, HV, V] and final states of each sequence from starts[n]
     (a vk state or None: zeros)."""
     cu = np.concatenate([[0], np.cumsum(lens)])
-    o, finals = np.zeros((cu[-1], HV, V)), []
+    o, finals = np.zeros((cu[-1],) + tuple(x["v"].shape[2:])), []
     for n, s0 in enumerate(starts):
         seg = lambda t: np64(t[:, cu[n]:cu[n + 1]])  # noqa: E731
         on, sn = recurrent(seg(x["q"]), seg(x["k"]), seg(x["v"]), g=seg(x["g"]),
@@ -133,3 +134,49 @@ def test_sglang_rules():
              initial_state_indices=torch.tensor([0, 1, 2], dtype=torch.int32))
     with pytest.raises(ValueError, match="one state a sequence"):
         call(x, initial_state=x["pool"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the tensor-core solve runs on CUDA")
+@pytest.mark.parametrize("precision", ["bf16", "tf32x3"])
+def test_fp8_pool_on_tensor_cores(precision):
+    """The chunked solve on tensor cores (its state in mma fragments) on a
+    float8_e4m3fn pool: the same o as the float32 pool e4m3 x scale under
+    the same schedule, each stored element within one e4m3 step of
+    quantize_state of that run's result, and against the fp64 reference.
+    Sequences around the chunk of 16: 1, 15, 16, 17, 40 tokens, and an
+    empty one; a padding row."""
+    ops.set_schedule(solve="tensor_cores", precision=precision)
+    try:
+        lens, idx = [1, 15, 0, 16, 17, 40, 3], [1, 2, 3, 4, 5, 6, -1]
+        x = inputs(lens, 8, "cuda", seed=3, dims=(2, 4, 32, 32))  # whole mma tiles
+        pool, _ = ops.quantize_state(x["pool"])
+        scale0 = ops.state_scale_of(pool).clone()
+        before = pool.view(torch.uint8).clone()
+        f32 = ops.dequantize_state(pool)
+        indices = torch.tensor(idx, dtype=torch.int32, device="cuda")
+        o8, _, _ = call(x, initial_state=pool, initial_state_indices=indices)
+        start = f32.clone()
+        o32, _, _ = call(x, initial_state=f32, initial_state_indices=indices)
+        assert torch.allclose(o8.float(), o32.float(), rtol=2 ** -7, atol=1e-5)
+        want, want_scale = ops.quantize_state(f32)
+        scale = ops.state_scale_of(pool)
+        rows = [1, 2, 4, 5, 6]  # the slots a non-empty sequence wrote
+        assert torch.allclose(scale[rows], want_scale[rows], rtol=1e-5, atol=0)
+        got = pool.float() * scale[..., None]
+        ref = want.float() * want_scale[..., None]
+        step = ref.abs() * 2 ** -3 + want_scale[..., None] * 2 ** -9
+        assert ((got - ref).abs()[rows] <= step[rows] * 1.01).all()
+        for slot in (0, 3, 7):  # unnamed, an empty sequence's, unnamed
+            assert torch.equal(pool.view(torch.uint8)[slot], before[slot])
+            assert torch.equal(scale[slot], scale0[slot])
+        ro, finals = reference(x, lens, [start[i] if i >= 0 else None for i in idx])
+        T = sum(lens)
+        real = np.r_[0:T - lens[-1]]
+        assert rms_rel(np64(o8[0])[real], ro[real]) < 1e-2
+        assert torch.count_nonzero(o8[0, T - lens[-1]:]) == 0
+        back = ops.dequantize_state(pool)
+        for n, slot in enumerate(idx):
+            if slot >= 0 and lens[n]:
+                assert rms_rel(np64(back[slot]), finals[n]) < 5e-2
+    finally:
+        ops.set_schedule()

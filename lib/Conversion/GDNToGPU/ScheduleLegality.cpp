@@ -54,17 +54,11 @@ LogicalResult checkTensorCoreMapping(RecurrentOp op, ScheduleAttr s,
                     << *s.getColumnsPerLane() << " and " << *s.getLanesAlongV();
 }
 
-/// An f8E4M3FN state converts pairs with cvt e4m3x2 (sm_89 on), and its
-/// row scales need the register tile (a row's keys in one warp): the
-/// tensor-core fragments have none.
-LogicalResult checkScaledState(RecurrentOp op, ScheduleAttr s,
+/// An f8E4M3FN state converts pairs with cvt e4m3x2 (sm_89 on).
+LogicalResult checkScaledState(RecurrentOp op, ScheduleAttr,
                                const GPUTarget &target) {
   if (!op.hasScaledState())
     return success();
-  if (s.tensorCores())
-    return refuse(op) << "solve = tensor_cores needs a state of f32, bf16 or "
-                         "f16 (its fragments take no row scales), not "
-                         "f8E4M3FN";
   if (!target.e4m3Conversions)
     return refuse(op) << "an f8E4M3FN state needs cvt with e4m3x2 operands "
                          "(sm_89 on), not "

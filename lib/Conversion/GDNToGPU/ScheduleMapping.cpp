@@ -93,9 +93,9 @@ bool prefersTensorCores(const ScheduleDraft &x) {
          !pins.getLanesAlongV() && pinOrZero(pins.getProducerStages()) == 0 &&
          pinOrZero(pins.getConsumerRegisters()) == 0 &&
          !op.getIntermediateStates() && !op.hasParentTable() &&
-         !op.hasScaledState() && !op.hasPerKeyDecay() &&
-         !op.hasPerChannelBeta() && d.K % 8 == 0 && d.K <= 128 &&
-         d.V % 32 == 0 && op.getCheckpointInterval().value_or(16) % 16 == 0;
+         !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
+         d.K <= 128 && d.V % 32 == 0 &&
+         op.getCheckpointInterval().value_or(16) % 16 == 0;
 }
 
 /// Whether neither columns_per_lane nor lanes_along_v is pinned: the

@@ -25,6 +25,13 @@ SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
                                     Value keep, SmallVector<Value> *rowScales) {
   if (s.tensorCores()) {
     SmallVector<Value> tile = loadFragments(src, prefix);
+    if (isScaled(src)) { // e4m3 x the scales of the lane's columns v0, v0 + 1
+      SmallVector<Value> scale =
+          extractAll(loadVector(scalesOf(src), scaleIndex(prefix), 2));
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t j = 0; j < kPerLane; ++j)
+          at(tile, r, j) = m.mul(at(tile, r, j), scale[r]);
+    }
     if (keep)
       for (Value &e : tile)
         e = arith::SelectOp::create(b, loc, keep, e, m.f32(0.0));
@@ -104,7 +111,12 @@ SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
     Value partial = m.f32(0.0);
     for (int64_t j = 0; j < kPerLane; ++j)
       partial = m.maxAbs(partial, at(tile, r, j));
-    amax.push_back(warpMaxAbs(partial));
+    // mma fragments: a column's keys are on the 4 lanes of a quad (lane % 4).
+    amax.push_back(s.tensorCores() ? butterfly(partial, 2, 1,
+                                               [&](Value a, Value c) {
+                                                 return m.maxAbs(a, c);
+                                               })
+                                   : warpMaxAbs(partial));
   }
   SmallVector<Value> scales, invs;
   // Spread over the lanes from 2 rows a lane: with one row (decode on the
@@ -188,8 +200,18 @@ void TileIO::storeTile(ValueRange results, Value dst,
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
-  if (s.tensorCores())
+  if (s.tensorCores()) {
+    if (!scales.empty()) { // lane 4g stores its columns' 2 scales
+      Value first = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(0));
+      auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inFirst(b);
+      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+      storeVector(scales, scalesOf(dst), scaleIndex(prefix));
+    }
     return storeFragments(tile, dst, prefix);
+  }
   // The lanes of key group 0 store the R scales. A tree reads a parent's
   // per-token state back (startState) with no barrier, each lane its own
   // stores: there every lane stores its rows' scales (the same values).
@@ -290,7 +312,7 @@ SmallVector<Value> TileIO::loadState(bool branchless,
       e = m.f32(0.0);
     return tile;
   }
-  if (!isScaled(init) || s.tensorCores())
+  if (!isScaled(init) || s.tensorCores()) // fragments are scaled on load
     rowScales = nullptr;
   if (!valid)
     return loadTile(init, {stateRow, hv}, Value(), rowScales);

@@ -73,7 +73,9 @@ protected:
 
   /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
   /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]
-  /// [column v0 + 8r] (v0 = the warp's first column + g).
+  /// [column v0 + r] (v0 = the warp's first column + 2g). A quantized state
+  /// is scaled by loadTile and quantized by storeTile, a column's max over
+  /// the 4 lanes of its quad.
   SmallVector<Value> loadFragments(Value src, SmallVector<Value> prefix);
   void storeFragments(ArrayRef<Value> tile, Value dst,
                       SmallVector<Value> prefix);

@@ -11,15 +11,3 @@ func.func @sm86(%q: memref<2x1x2x64xbf16>, %v: memref<2x1x4x64xbf16>, %g: memref
   return
 }
 
-// -----
-
-// The tensor-core solve holds the state as mma fragments: no row scales.
-func.func @tensor_cores(%q: memref<2x12x2x64xbf16>, %v: memref<2x12x4x64xbf16>, %g: memref<2x12x4xf32>,
-                        %s: memref<2x4x64x64xf8E4M3FN>, %sc: memref<2x4x64xf32>, %o: memref<2x12x4x64xbf16>) {
-  // expected-error @+1 {{cannot be lowered to the GPU: solve = tensor_cores needs a state of f32, bf16 or f16 (its fragments take no row scales), not f8E4M3FN}}
-  gdn.recurrent q(%q : memref<2x12x2x64xbf16>) k(%q : memref<2x12x2x64xbf16>) v(%v : memref<2x12x4x64xbf16>)
-      g(%g : memref<2x12x4xf32>) initial_state(%s : memref<2x4x64x64xf8E4M3FN>) state_scale(%sc : memref<2x4x64xf32>)
-      final_state(%s : memref<2x4x64x64xf8E4M3FN>) o(%o : memref<2x12x4x64xbf16>)
-      {gdn.schedule = #gdn.schedule<solve = tensor_cores, staged_tokens = 16>}
-  return
-}
