@@ -186,7 +186,8 @@ TEST(CAPIFaultsTest, DeeplyNestedTextIsADiagnostic) {
                            nullptr, &k),
             GDN_ERROR_COMPILE);
   EXPECT_TRUE(errorMentions("gdn-input:1:")) << gdnGetLastError();
-  EXPECT_TRUE(errorMentions("brackets nested deeper than 256")) << gdnGetLastError();
+  EXPECT_TRUE(errorMentions("nested deeper than 256 levels"))
+      << gdnGetLastError();
   std::string tuple = "func.func @f(%x: ";
   for (int i = 0; i < 20000; ++i)
     tuple += "tuple<";
@@ -194,7 +195,18 @@ TEST(CAPIFaultsTest, DeeplyNestedTextIsADiagnostic) {
   EXPECT_EQ(gdnCompileText(comp.c, tuple.c_str(), nullptr, GDN_TARGET_CUDA,
                            nullptr, &k),
             GDN_ERROR_COMPILE);
-  EXPECT_TRUE(errorMentions("brackets nested deeper than 256")) << gdnGetLastError();
+  EXPECT_TRUE(errorMentions("nested deeper than 256 levels"))
+      << gdnGetLastError();
+  // No deep brackets, but the affine parser recurses once an operator.
+  std::string terms = "func.func @f() attributes {a = affine_map<(d0) -> (d0";
+  for (int i = 0; i < 100000; ++i)
+    terms += " + 1";
+  terms += ")>} { return }";
+  EXPECT_EQ(gdnCompileText(comp.c, terms.c_str(), nullptr, GDN_TARGET_CPU,
+                           nullptr, &k),
+            GDN_ERROR_COMPILE);
+  EXPECT_TRUE(errorMentions("nested deeper than 256 levels"))
+      << gdnGetLastError();
 }
 
 // cu_seqlens that break the contract ([0] first, non-decreasing, last =

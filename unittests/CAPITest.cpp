@@ -286,8 +286,10 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   d.input_dtype = static_cast<gdnDType>(7);
   EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k),
             GDN_ERROR_INVALID_ARGUMENT);
+  std::string deep = std::string(30000, '[') + std::string(30000, ']');
   // Schedules that are not one (out of range, an unknown parameter or enum
-  // case, text past the attribute into the op's), and a producer warp the
+  // case, text past the attribute into the op's, nesting too deep to
+  // parse), and a producer warp the
   // kernel cannot take (its bulk copies need staged tokens): errors with
   // messages, not kernels.
   for (const char *bad :
@@ -295,7 +297,9 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
         "#gdn.schedule<producer_stages = -2>",
         "#gdn.schedule<consumer_registers = -8>",
         "#gdn.schedule<rows_per_warp = 2>", "{rows_per_warp = 2 : i64}",
-        "#gdn.schedule<warps = 2>} {x", "#gdn.layout<vk>"}) {
+        "#gdn.schedule<warps = 2>} {x", "#gdn.layout<vk>",
+        // nested past the parser's stack (ParseLimits.h)
+        deep.c_str()}) {
     d = smallDesc();
     d.schedule = bad;
     EXPECT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CUDA, nullptr, &k),

@@ -210,7 +210,16 @@ TEST(KernelCacheTest, EditedEntriesAreNotLoaded) {
   EXPECT_TRUE(refusedAfter(good.substr(0, good.size() / 2)));
   EXPECT_TRUE(refusedAfter(""));
   EXPECT_TRUE(refusedAfter("[1, 2, 3]"));
+  // Nested a million deep (2 MB): refused before the JSON parser, which
+  // recurses once a level, would overflow the stack.
+  EXPECT_TRUE(
+      refusedAfter(std::string(1000000, '[') + std::string(1000000, ']')));
   EXPECT_FALSE(refusedAfter(good));
+  // Brackets inside strings do not count.
+  GPUProgram brackets = goodProgram();
+  brackets.modules[0] += "// [[[[[[[[[[[[[[[[ \"[[[[\"\n";
+  cache.store("b", brackets);
+  EXPECT_TRUE(cache.load("b", 4).has_value());
 }
 
 // An entry of another format misses cleanly: format 1 (one kernel, the

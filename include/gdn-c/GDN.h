@@ -219,7 +219,10 @@ typedef struct gdnKernelImpl *gdnKernel;
 /* The library version, e.g. "0.1.0". */
 const char *gdnVersion(void);
 
-/* The last error of the calling thread ("" if none). */
+/* The last error of the calling thread ("" if none). The string is owned by
+ * the library and valid until this thread's next gdn* call (which may
+ * replace it): copy it before calling again, including in the same
+ * expression. */
 const char *gdnGetLastError(void);
 
 /* The chip name gdn builds for on a CUDA device of compute capability

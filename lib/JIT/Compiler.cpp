@@ -345,9 +345,22 @@ LogicalResult CPUProgram::run(ArrayRef<void *> buffers) {
   return success();
 }
 
+/// A module holding only a clone of `sig.function` (analyze checked that its
+/// body is the op and a return: it references no other symbol). The rest of
+/// the caller's module is not compiled: its llvm.mlir.global_ctors would run
+/// in the host process at the first gdnKernelRunHost, and its other
+/// functions would go through the lowering.
+static OwningOpRef<ModuleOp> onlyFunction(ModuleOp module,
+                                          const Signature &sig) {
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  auto func = module.lookupSymbol<func::FuncOp>(sig.function);
+  copy->getBody()->push_back(func->clone());
+  return copy;
+}
+
 FailureOr<std::unique_ptr<CPUProgram>>
 jit::compileForCPU(ModuleOp module, const Signature &sig) {
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  OwningOpRef<ModuleOp> copy = onlyFunction(module, sig);
   PassManager pm(module.getContext());
   buildLowerToCPUPipeline(pm);
   if (failed(pm.run(*copy)))
@@ -373,7 +386,7 @@ jit::compileForCPU(ModuleOp module, const Signature &sig) {
 
 FailureOr<GPUProgram> jit::compileForGPU(ModuleOp module, const Signature &sig,
                                          const GPUOptions &options) {
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  OwningOpRef<ModuleOp> copy = onlyFunction(module, sig);
   PassManager pm(module.getContext());
   // The pipeline verifies the IR where it must be valid (gdn-verify after
   // gdn's lowering and before LLVM translation); the pass manager's

@@ -123,6 +123,28 @@ std::optional<std::string> readRegularFile(StringRef path) {
   return out;
 }
 
+/// Whether the JSON `text` nests at most `maxDepth` arrays and objects
+/// (strings skipped): llvm::json::parse recurses once a level, so a garbled
+/// or hostile entry of "[[[[..." would overflow the caller's stack. Entries
+/// nest 4 deep.
+bool nestsAtMost(StringRef text, unsigned maxDepth) {
+  unsigned depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return false;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 /// Every field of a loaded launch in range for a program of `numModules`
 /// modules and a function of `numArguments` arguments and workspaces (the
 /// CUDA limits of grid and block).
@@ -211,7 +233,7 @@ std::optional<GPUProgram> KernelCache::load(StringRef key,
   llvm::SmallString<256> path(directory);
   llvm::sys::path::append(path, key + ".json");
   std::optional<std::string> text = readRegularFile(path);
-  if (!text)
+  if (!text || !nestsAtMost(*text, /*maxDepth=*/8))
     return std::nullopt;
   auto parsed = llvm::json::parse(*text);
   if (!parsed) {

@@ -68,9 +68,7 @@ int main(int argc, char **argv) {
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(ptr),
                            llvm::SourceMgr::DK_Error,
-                           "brackets nested deeper than " +
-                               llvm::Twine(gdn::kMaxNestingDepth) +
-                               " levels; gdn does not parse such input");
+                           gdn::deepNestingMessage());
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

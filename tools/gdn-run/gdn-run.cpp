@@ -584,6 +584,11 @@ static int run(int argc, char **argv) {
     return fail("unknown --target='" + targetOpt + "' (expected auto, cuda or cpu)");
   if (itersOpt < 1 || itersOpt > 100000)
     return fail("--iters must be in [1, 100000]");
+  for (auto [opt, name] :
+       {std::pair{&tolO, "--tol-o"}, {&tolState, "--tol-state"}})
+    if (!std::isfinite(double(*opt)) || *opt < 0)
+      return fail(std::string(name) + " must be a finite tolerance >= 0, got " +
+                  std::to_string(double(*opt)));
 
   DialectRegistry registry;
   registerGDNDialect(registry);

@@ -1,10 +1,14 @@
-//===- ParseLimits.h - bounds on the input the tools parse -------*- C++ -*-===//
+//===- ParseLimits.h - bounds on the input the tools parse -------*- C++
+//-*-===//
 //
-// MLIR's parser recurses once per nested bracket, so a deeply nested input
-// (an attribute or a `tuple<` thousands deep) overflows the stack of
-// gdn-opt, gdn-run or any host process calling gdnCompileText. Every entry
-// point that parses text checks its nesting first and answers with a
-// diagnostic at the offending bracket instead.
+// MLIR's parser recurses once per nested bracket, per operator of an
+// affine expression and, through an alias, per level of its definition, so
+// a deeply nested input (an attribute or a `tuple<` thousands deep, an
+// affine expression of thousands of terms) overflows the stack of gdn-opt,
+// gdn-run or any host process calling gdnCompileText. Every entry point
+// that parses text (files, gdnCompileText, schedule texts) checks its
+// nesting first and answers with a diagnostic at the offending place
+// instead.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_SUPPORT_PARSELIMITS_H
@@ -28,11 +32,17 @@ namespace gdn {
 /// a thread's stack holds.
 constexpr unsigned kMaxNestingDepth = 256;
 
-/// The offset in `text` of the first bracket nested deeper than `maxDepth`,
-/// or nothing. Brackets inside string literals and `//` comments do not
-/// count, nor the `>` of `->`.
+/// The offset in `text` of the first bracket, affine operator or alias use
+/// past `maxDepth` levels of the parser's recursion, or nothing: a level is a
+/// bracket, an operator of an affine expression (binary, or a unary minus),
+/// or a level of an alias's definition where the alias is used. Brackets
+/// inside string literals and `//` comments do not count, nor the `>` of
+/// `->` and `>=`.
 std::optional<size_t> findDeepNesting(StringRef text,
                                       unsigned maxDepth = kMaxNestingDepth);
+
+/// The diagnostic for such input: "nested deeper than 256 levels ...".
+std::string deepNestingMessage();
 
 /// Emits an error at that bracket of the main buffer of `sourceMgr`, through
 /// `context`'s diagnostic handler, and fails; succeeds otherwise.

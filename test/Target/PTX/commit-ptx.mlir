@@ -1,7 +1,9 @@
 // RUN: gdn-run --emit=ptx --function=verify %s | FileCheck %s
+// RUN: gdn-run --emit=ptx --function=convert %s | FileCheck %s --check-prefix=CONVERT
 // RUN: gdn-opt %s --gdn-lower-to-ptx | FileCheck %s --check-prefix=IR
 // gdn.commit through gdn-lower-to-ptx: one copy kernel per op in the module's
-// gdn_kernels binary (ptxas-commit.mlir assembles it).
+// gdn_kernels binary (ptxas-commit.mlir assembles it); gdn-run compiles
+// only the function it is given, so one kernel each.
 
 // IR: gpu.launch_func @gdn_kernels::@verify_commit
 // IR: gpu.launch_func @gdn_kernels::@convert_commit
@@ -25,10 +27,12 @@
 // CHECK: ret;
 // An f32 buffer into a bf16 pool: 16-byte loads, one rounding (cvt.rn),
 // 8-byte stores.
-// CHECK-LABEL: .visible .entry convert_commit(
-// CHECK: ld.global.v4.b32
-// CHECK: cvt.rn.bf16x2.f32
-// CHECK: st.global.v2.b32
+// CHECK-NOT: .entry
+// CONVERT-NOT: .entry verify_commit
+// CONVERT-LABEL: .visible .entry convert_commit(
+// CONVERT: ld.global.v4.b32
+// CONVERT: cvt.rn.bf16x2.f32
+// CONVERT: st.global.v2.b32
 func.func @verify(%buf: memref<9x4x32x128x128xbf16>, %acc: memref<8xi32>, %slots: memref<8xi32>,
                   %rows: memref<8xi32>, %pool: memref<64x32x128x128xbf16>) {
   gdn.commit intermediate_states(%buf : memref<9x4x32x128x128xbf16>) accepted(%acc : memref<8xi32>)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "gdn/Dialect/GDN/IR/GDNDialect.h"
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
+#include "gdn/Support/ParseLimits.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -37,6 +38,13 @@ FailureOr<std::optional<int64_t>> mlir::gdn::parseScheduleSize(AsmParser &parser
 ScheduleAttr ScheduleAttr::parseText(StringRef text, MLIRContext *context,
                                      std::string &error) {
   text = text.trim();
+  // Host text (--schedule, a pass option, gdnRecurrentDesc::schedule): the
+  // parser recurses once a bracket, so deep nesting would overflow the stack.
+  if (std::optional<size_t> at = findDeepNesting(text)) {
+    error = "the schedule text at offset " + std::to_string(*at) + " is " +
+            deepNestingMessage();
+    return {};
+  }
   std::string first;
   ScopedDiagnosticHandler handler(context, [&](Diagnostic &d) {
     if (first.empty())
