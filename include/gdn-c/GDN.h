@@ -38,9 +38,10 @@ typedef enum gdnDType {
   GDN_DTYPE_F16 = 2,
   GDN_DTYPE_I32 = 3, /* index tables (gdnKernelArgumentDType only) */
   GDN_DTYPE_I64 = 4,
-  GDN_DTYPE_F8E4M3 = 5 /* e4m3 (finite, max 448): state_dtype or
-                          intermediate_dtype only, with a scale a state
-                          row (state_scale, intermediate_state_scale) */
+  GDN_DTYPE_F8E4M3 = 5 /* e4m3 (finite, max 448): state_dtype,
+                          intermediate_dtype or checkpoint_dtype only, with
+                          a scale a state row (state_scale,
+                          intermediate_state_scale, checkpoint_scale) */
 } gdnDType;
 
 typedef enum gdnDecay {
@@ -78,6 +79,8 @@ typedef enum gdnStateLayout {
  * [intermediate_rows, intermediate_steps, HV, V], a stored row's scale)
  *   k_window, v_window, g_window, beta_window (replay_steps > 0)
  *   state_checkpoints        (checkpoint_interval > 0)
+ *   checkpoint_scale         (checkpoint_dtype == F8E4M3: f32
+ * [checkpoint_rows, HV, V], a stored row's scale)
  *   state_scale              (state_dtype == F8E4M3: f32 [N or num_slots, HV,
  * V], S = e4m3 x scale of its row; read, and written with the state; the state
  * is then in place or only initial or only final) final_state (when present,
@@ -180,7 +183,9 @@ typedef struct gdnRecurrentDesc {
      state_checkpoints): checkpoint_interval > 0 tokens adds the arguments
      checkpoint_offsets [N + 1] (int32 or int64: checkpoint_offset_bits 32
      or 64) and state_checkpoints [checkpoint_rows, HV, ...] in the state
-     layout, dense, in checkpoint_dtype (f32, bf16 or f16). Sequence n
+     layout, dense, in checkpoint_dtype (f32, bf16, f16, or F8E4M3 with
+     the argument checkpoint_scale after it, each row quantized as a final
+     state is, docs/math.md §6). Sequence n
      writes the state after its ((j + 1) * checkpoint_interval)-th token to
      row offsets[n] + j while that row is below offsets[n + 1], never a row
      outside [0, checkpoint_rows). GPU kernels that stage tokens need a
@@ -193,8 +198,9 @@ typedef struct gdnRecurrentDesc {
   /* Stochastic rounding (ABI 7; the op's stochastic_rounding): nonzero, an
      F8E4M3 final state or F8E4M3 intermediate states are rounded to one of
      the two neighbouring e4m3 values with the probability of its nearness,
-     unbiased on average, instead of to the nearest (docs/math.md §6); needs
-     one of them, else GDN_ERROR_COMPILE with the verifier's message. */
+     unbiased on average, instead of to the nearest (docs/math.md §6), and
+     so are F8E4M3 checkpoints; needs one of them, else GDN_ERROR_COMPILE
+     with the verifier's message. */
   int stochastic_rounding;
 } gdnRecurrentDesc;
 

@@ -237,6 +237,7 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
     GWindow,
     BetaWindow,
     StateCheckpoints,
+    CheckpointScale,
     StateScale,
     FinalState,
     O,
@@ -337,9 +338,15 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
           memref({d.intermediate_rows, d.intermediate_steps, d.HV, d.V},
                  b.getF32Type()));
   };
+  // f8E4M3FN checkpoints: their scales, a stored row's, [checkpoint_rows,
+  // HV, V] f32, dense, right after the buffer.
   auto addCheckpoints = [&]() {
-    if (cT)
-      add(StateCheckpoints, cT);
+    if (!cT)
+      return;
+    add(StateCheckpoints, cT);
+    if (d.checkpoint_dtype == GDN_DTYPE_F8E4M3)
+      add(CheckpointScale,
+          memref({d.checkpoint_rows, d.HV, d.V}, b.getF32Type()));
   };
   // A quantized state's scales: a row's, [rows, HV, V] f32, dense.
   auto addScale = [&]() {
@@ -387,7 +394,7 @@ OwningOpRef<ModuleOp> gdn::buildRecurrentModule(const gdnRecurrentDesc &d,
       arg(argOf[IntermediateStates]), arg(argOf[IntermediateStateScale]),
       arg(argOf[KWindow]), arg(argOf[VWindow]), arg(argOf[GWindow]),
       arg(argOf[BetaWindow]), arg(argOf[StateCheckpoints]),
-      arg(argOf[StateScale]), arg(argOf[FinalState]), arg(argOf[O]), scale,
+      arg(argOf[CheckpointScale]), arg(argOf[StateScale]), arg(argOf[FinalState]), arg(argOf[O]), scale,
       d.qk_l2norm != 0, d.allow_neg_eigval != 0,
       cT ? b.getI64IntegerAttr(d.checkpoint_interval) : IntegerAttr(),
       d.layout == GDN_LAYOUT_VK ? StateLayout::vk : StateLayout::kv,

@@ -51,6 +51,8 @@ StringRef jit::roleName(Role role) {
     return "checkpoint_offsets";
   case Role::StateCheckpoints:
     return "state_checkpoints";
+  case Role::CheckpointScale:
+    return "checkpoint_scale";
   }
   return "?";
 }
@@ -60,7 +62,8 @@ bool jit::isOutput(Role role) {
          role == Role::IntermediateStates || role == Role::KWindow ||
          role == Role::VWindow || role == Role::GWindow ||
          role == Role::BetaWindow || role == Role::StateScale ||
-         role == Role::IntermediateStateScale || role == Role::StateCheckpoints;
+         role == Role::IntermediateStateScale ||
+         role == Role::StateCheckpoints || role == Role::CheckpointScale;
 }
 
 int64_t Argument::numElements() const {
@@ -292,6 +295,7 @@ FailureOr<Signature> jit::analyze(ModuleOp module, StringRef function) {
       {op.getGWindow(), Role::GWindow},
       {op.getBetaWindow(), Role::BetaWindow},
       {op.getStateCheckpoints(), Role::StateCheckpoints},
+      {op.getCheckpointScale(), Role::CheckpointScale},
       {op.getStateScale(), Role::StateScale},
       {op.getFinalState(), Role::FinalState},
       {op.getO(), Role::O}};

@@ -293,7 +293,9 @@ class Compiler:
         [N + 1] (checkpoint_offset_dtype "int32" or "int64", required) after
         the index tables and state_checkpoints [checkpoint_rows >= 1, HV, ...]
         in the state layout, dense, in checkpoint_dtype ("float32",
-        "bfloat16", "float16"), after the replay windows: sequence n stores
+        "bfloat16", "float16", or "float8_e4m3fn", then followed by
+        checkpoint_scale [checkpoint_rows, HV, V] float32, a stored row's
+        scale, docs/math.md §6), after the replay windows: sequence n stores
         the state after its ((j + 1) * checkpoint_interval)-th token in row
         offsets[n] + j while that row is below offsets[n + 1], never a row
         outside [0, checkpoint_rows); padding rows write none. GPU kernels
@@ -301,7 +303,7 @@ class Compiler:
         staged_tokens (64 always is). checkpoint_rows, checkpoint_offset_dtype
         or checkpoint_dtype without checkpoint_interval > 0 are a ValueError
         naming them. stochastic_rounding (needs a "float8_e4m3fn" final
-        state or intermediate_dtype): every e4m3 store rounds to one of its
+        state, intermediate_dtype or checkpoint_dtype): every e4m3 store rounds to one of its
         two neighbours, unbiased on average (docs/math.md §6); without one
         of them, GDNError with the verifier's message."""
         flags = dict(qk_l2norm=qk_l2norm, initial_state=initial_state, final_state=final_state,
@@ -424,9 +426,9 @@ def _check_checkpoint_fields(interval, rows, offset_dtype, dtype):
     if offset_dtype not in (None, "int32", "int64"):
         raise ValueError(f"checkpoint_offset_dtype must be None, 'int32' or 'int64', "
                          f"got {offset_dtype!r}")
-    if dtype not in ("float32", "bfloat16", "float16"):
-        raise ValueError(f"checkpoint_dtype must be 'float32', 'bfloat16' or 'float16', "
-                         f"got {dtype!r}")
+    if dtype not in ("float32", "bfloat16", "float16", "float8_e4m3fn"):
+        raise ValueError(f"checkpoint_dtype must be 'float32', 'bfloat16', 'float16' or "
+                         f"'float8_e4m3fn', got {dtype!r}")
     if interval < 0:
         raise ValueError(f"checkpoint_interval must be >= 0 tokens (0: no checkpoints), "
                          f"got {interval}")

@@ -531,7 +531,7 @@ def test_the_custom_op_checks_every_tensor_against_the_kernel():
     def run(state_scale, A_log=x["A_log"]):
         torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"], A_log, x["dt_bias"],
                                 None, x["b"], idx, None, None, None, pool, None, None, o,
-                                None, None, None, None, state_scale, None, None, None, None,
+                                None, None, None, None, state_scale, None, None, None, None, None,
                                 False, "vk")
 
     run(scale)  # the right one

@@ -142,6 +142,51 @@ def test_varlen_checkpoints_match_reference(device, with_h0):
     check_checkpoints(buf, starts.cpu(), saved)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_fp8_checkpoints_with_row_scales(device):
+    """float8_e4m3fn state_checkpoints with gdn's row scales attached
+    (gdn.ops.quantized_state): each written row is the float32 checkpoint
+    quantized as a pool's state is (bit for bit on the CPU; within one e4m3
+    step on the GPU), with its scales; o and the final state are those of
+    the run with float32 checkpoints; rows no sequence owns keep their bytes
+    and scales."""
+    x = inputs(seed=4, device=device)
+    HV, V, K = 2, 32, 32
+    f32, starts = checkpoint_buffer(LENS, HV, V, K, device=device)
+    buf = ops.quantized_state(f32.shape, device=device)
+    buf.view(torch.uint8).fill_(0x3C)
+    scale = ops.state_scale_of(buf)
+    scale.fill_(7.0)
+    before, scale_before = buf.view(torch.uint8).clone(), scale.clone()
+    run = lambda ck: prefill(x["q"], x["k"], x["v"], x["g"], x["beta"],  # noqa: E731
+                             initial_state=x["h0"], output_final_state=True, cu_seqlens=x["cu"],
+                             use_qk_l2norm_in_kernel=True, state_checkpoints=ck,
+                             checkpoint_cu_starts=starts, checkpoint_every_n_tokens=EVERY)
+    o8, final8 = run(buf)
+    o32, final32 = run(f32)
+    assert torch.equal(o8, o32) and torch.equal(final8, final32)
+    written = f32[:, 0, 0, 0] != SENTINEL
+    assert 0 < int(written.sum()) < f32.shape[0]
+    want, want_scale = ops.quantize_state(f32[written])
+    if device == "cpu":
+        assert torch.equal(buf[written].view(torch.uint8), want.view(torch.uint8))
+        assert torch.equal(scale[written], want_scale)
+    else:
+        assert torch.allclose(scale[written], want_scale, rtol=1e-6, atol=0)
+        got = buf[written].float() * scale[written][..., None]
+        ref = want.float() * want_scale[..., None]
+        step = ref.abs() * 2 ** -3 + want_scale[..., None] * 2 ** -9
+        assert ((got - ref).abs() <= step * 1.01).all()
+    assert torch.equal(buf.view(torch.uint8)[~written], before[~written])
+    assert torch.equal(scale[~written], scale_before[~written])
+    _, _, saved = reference(x["q"], x["k"], x["v"], x["g"], x["beta"], x["cu"], h0=x["h0"],
+                            l2=True, every=EVERY)
+    back = ops.dequantize_state(buf)
+    rows = [int(starts[n]) + j for n, s in enumerate(saved) for j in range(len(s))]
+    for row, s in zip(rows, [s for seq in saved for s in seq]):
+        close(back[row], s, 4e-2)
+
+
 def test_checkpoints_do_not_change_the_result_and_int32_offsets():
     """The same call without checkpoints gives the same output and final
     state bit for bit; int32 checkpoint_cu_starts as int64; a checkpoint

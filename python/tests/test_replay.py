@@ -178,8 +178,9 @@ def test_windows_without_a_pool_take_row_n_and_the_given_gates():
     gw, bw = torch.full((N, HV, T), math.nan), torch.full((N, HV, T), math.nan)
     args = (q, k, v, g, None, None, None, beta, None, None, None, None, s0, None, None, None)
     torch.ops.gdn.recurrent(*args, o1, None, None, None, None, None, None, None, None, None,
-                            True, "kv")
-    torch.ops.gdn.recurrent(*args, o2, kw, vw, gw, bw, None, None, None, None, None, True, "kv")
+                            None, True, "kv")
+    torch.ops.gdn.recurrent(*args, o2, kw, vw, gw, bw, None, None, None, None, None, None, True,
+                            "kv")
     assert torch.equal(o1, o2)
     assert torch.equal(kw, k.permute(0, 2, 1, 3)) and torch.equal(vw, v.permute(0, 2, 1, 3))
     assert torch.equal(gw, g.transpose(1, 2)) and torch.equal(bw, beta.transpose(1, 2))

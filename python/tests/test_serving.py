@@ -134,7 +134,7 @@ def raw(x, state=None, idx=None, cu=None, o=None, layout="vk", a=None, initial_s
     torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"] if a is None else a,
                             x["A_log"], x["dt_bias"], None, x["b"], idx, cu, None,
                             initial_state, state, None, final_state, o, None, None, None,
-                            None, None, None, None, None, None, True, layout)
+                            None, None, None, None, None, None, None, True, layout)
     return o
 
 
@@ -774,7 +774,7 @@ def test_head_sizes_64_128_256_in_both_layouts(device, layout, K, V):
         o = torch.full_like(x["v"], NAN)
         torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"], x["A_log"], x["dt_bias"],
                                 None, x["b"], idx, None, None, None, pool, None, None, o, None,
-                                None, None, None, None, None, None, None, None, True, layout)
+                                None, None, None, None, None, None, None, None, None, True, layout)
         real = [0, 2]
         ro, rs = ref(x, pool0[[4, 1]].float(), n=real, layout=layout)
         assert_o_close(o[real], ro)

@@ -212,7 +212,7 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
   if (arg.role == Role::O || arg.role == Role::FinalState ||
       arg.role == Role::IntermediateStates ||
       arg.role == Role::IntermediateStateScale ||
-      arg.role == Role::StateCheckpoints)
+      arg.role == Role::StateCheckpoints || arg.role == Role::CheckpointScale)
     return buf;
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -773,6 +773,7 @@ static int run(int argc, char **argv) {
     case Role::Accepted: break; // gdn.commit (refused above)
     case Role::StateScale: break; // applied to the state above
     case Role::IntermediateStateScale:
+    case Role::CheckpointScale:
       break; // written only
     case Role::KWindow: case Role::VWindow: case Role::GWindow:
     case Role::BetaWindow: break; // written only
@@ -953,7 +954,10 @@ static int run(int argc, char **argv) {
           exitCode = 1;
         }
       } else if (arg.role == Role::StateCheckpoints) {
-        // Written rows against the reference, the others untouched.
+        // Written rows against the reference, the others untouched; e4m3
+        // rows times the scales the kernel stored with them.
+        if (int sc = roleIndex(Role::CheckpointScale); sc >= 0)
+          applyRowScales(arg, vk, got, widen(sig->arguments[sc], buffers[sc]));
         int64_t block = p.HV * p.K * p.V;
         int64_t blockBytes =
             block * arg.elementType.getIntOrFloatBitWidth() / 8;

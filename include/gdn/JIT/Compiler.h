@@ -57,7 +57,8 @@ enum class Role {
   StateScale, ///< scales of an f8E4M3FN state (read, written with the state)
   IntermediateStateScale, ///< scales of f8E4M3FN intermediate_states
   CheckpointOffsets, ///< first state_checkpoints row of each sequence [N + 1]
-  StateCheckpoints   ///< the state every checkpoint_interval tokens (written)
+  StateCheckpoints, ///< the state every checkpoint_interval tokens (written)
+  CheckpointScale   ///< scales of f8E4M3FN state_checkpoints (written)
 };
 StringRef roleName(Role role);
 bool isOutput(Role role);

@@ -244,7 +244,7 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
           OpBuilder::InsertionGuard g(rewriter);
           auto ifOp = scf::IfOp::create(rewriter, loc, where.second, false);
           rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          storeS(ck, {where.first}, hv);
+          storeS(ck, {where.first}, hv, op.getCheckpointScale());
         }
         // Verify: the state after this token into intermediate_states.
         Value buf = op.getIntermediateStates();

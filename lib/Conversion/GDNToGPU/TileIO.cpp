@@ -100,8 +100,11 @@ SmallVector<Value> TileIO::scaleIndex(ArrayRef<Value> prefix) {
 }
 
 Value TileIO::scalesOf(Value state) {
-  return state == op.getIntermediateStates() ? op.getIntermediateStateScale()
-                                             : op.getStateScale();
+  if (state == op.getIntermediateStates())
+    return op.getIntermediateStateScale();
+  if (state == op.getStateCheckpoints())
+    return op.getCheckpointScale();
+  return op.getStateScale();
 }
 
 SmallVector<Value> TileIO::quantizeRows(SmallVector<Value> &tile) {
@@ -362,7 +365,15 @@ void TileIO::storeCheckpoint(Value done, ValueRange tile) {
     return;
   auto [row, cond] =
       m.emitCheckpointRow(op, checkpointLo, checkpointHi, done, valid);
-  storeTile(tile, op.getStateCheckpoints(), {row, hv}, cond);
+  // The condition is the CTA's (one sequence, one token count): an e4m3
+  // checkpoint's row maxima and quotients are computed only where a row is
+  // stored, not after every token.
+  OpBuilder::InsertionGuard g(b);
+  if (cond) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  storeTile(tile, op.getStateCheckpoints(), {row, hv}, Value());
 }
 
 SmallVector<Value> TileIO::startState(Value source, ValueRange carried) {

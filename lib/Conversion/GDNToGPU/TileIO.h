@@ -58,7 +58,8 @@ protected:
   /// quantized (docs/math.md §6).
   static bool isScaled(Value state);
   /// The row scales of an f8E4M3FN state operand: intermediate_state_scale
-  /// for intermediate_states, else state_scale. A tile at `prefix` + (V, K
+  /// for intermediate_states, checkpoint_scale for state_checkpoints, else
+  /// state_scale. A tile at `prefix` + (V, K
   /// positions) has its R scales at `prefix` + v0.
   Value scalesOf(Value state);
   SmallVector<Value> scaleIndex(ArrayRef<Value> prefix);

@@ -181,7 +181,7 @@ def _prefill_capacity(T, N, cu_seqlens, state_indices, rows_tables):
                          mutates_args=("state", "intermediate_states", "final_state", "o",
                                        "k_window", "v_window", "g_window", "beta_window",
                                        "state_scale", "state_checkpoints",
-                                       "intermediate_state_scale"))
+                                       "intermediate_state_scale", "checkpoint_scale"))
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor], a: Optional[torch.Tensor],
               A_log: Optional[torch.Tensor], dt_bias: Optional[torch.Tensor],
@@ -197,6 +197,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               checkpoint_offsets: Optional[torch.Tensor],
               state_checkpoints: Optional[torch.Tensor],
               intermediate_state_scale: Optional[torch.Tensor],
+              checkpoint_scale: Optional[torch.Tensor],
               scale: Optional[float], qk_l2norm: bool, state_layout: str,
               allow_neg_eigval: bool = False,
               retrieve_parent_token: Optional[torch.Tensor] = None,
@@ -225,7 +226,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     state_checkpoints / checkpoint_cu_starts / checkpoint_every_n_tokens):
     checkpoint_interval > 0 tokens with checkpoint_offsets [N + 1]
     (int32/int64) and state_checkpoints [C >= 1, HV, ...] in the state
-    layout (float32, bfloat16 or float16, dense, written): sequence n stores
+    layout (float32, bfloat16 or float16, dense, written; or
+    float8_e4m3fn with checkpoint_scale [C, HV, V] float32, its rows'
+    scales, written with it): sequence n stores
     the state after its ((j + 1) * checkpoint_interval)-th token in row
     offsets[n] + j while that row is below offsets[n + 1] (rows clamped to
     [0, C); padding rows write none); checkpoint_interval 0 with both None:
@@ -296,10 +299,17 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                              f"checkpoint_interval = {checkpoint_interval}")
         if not state_checkpoints.is_contiguous():
             raise ValueError("gdn::recurrent: state_checkpoints must be dense (contiguous)")
+        if (state_checkpoints.dtype == torch.float8_e4m3fn) != (checkpoint_scale is not None):
+            raise ValueError("gdn::recurrent: checkpoint_scale goes with float8_e4m3fn "
+                             "state_checkpoints, and only with them; got state_checkpoints in "
+                             f"{state_checkpoints.dtype} and checkpoint_scale "
+                             f"{'given' if checkpoint_scale is not None else 'None'}")
         desc.update(checkpoint_interval=int(checkpoint_interval),
                     checkpoint_rows=state_checkpoints.shape[0],
                     checkpoint_offset_dtype=index_dtype(checkpoint_offsets),
                     checkpoint_dtype=_DTYPES[state_checkpoints.dtype])
+    elif checkpoint_scale is not None:
+        raise ValueError("gdn::recurrent: checkpoint_scale needs state_checkpoints")
     if intermediate_states is not None:
         desc.update(intermediate_rows=intermediate_states.shape[0],
                     intermediate_steps=intermediate_states.shape[1],
@@ -337,7 +347,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              "final_state": final_state, "o": o, "k_window": k_window, "v_window": v_window,
              "g_window": g_window, "beta_window": beta_window, "state_scale": state_scale,
              "checkpoint_offsets": checkpoint_offsets, "state_checkpoints": state_checkpoints,
-             "intermediate_state_scale": intermediate_state_scale}
+             "intermediate_state_scale": intermediate_state_scale,
+             "checkpoint_scale": checkpoint_scale}
     _launch(kern, given, "gdn::recurrent", q.device, tokens)
 
 
@@ -345,8 +356,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _(q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
       intermediate_state_indices, initial_state, state, intermediate_states, final_state, o,
       k_window, v_window, g_window, beta_window, state_scale, checkpoint_offsets,
-      state_checkpoints, intermediate_state_scale, scale, qk_l2norm, state_layout,
-      allow_neg_eigval=False,
+      state_checkpoints, intermediate_state_scale, checkpoint_scale, scale, qk_l2norm,
+      state_layout, allow_neg_eigval=False,
       retrieve_parent_token=None, fresh_early_inputs=False, checkpoint_interval=0,
       stochastic_rounding=False):
     return None

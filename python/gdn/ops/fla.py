@@ -68,7 +68,7 @@ def _fla_run(q, k, v, g, a, A_log, dt_bias, beta, b, scale, initial_state, outpu
                    if output_final_state else None)
     torch.ops.gdn.recurrent(q, k, v, g, a, A_log, dt_bias, beta, b, None, cu_seqlens, None,
                             initial_state, None, None, final_state, o, None, None, None,
-                            None, None, None, None, None, scale,
+                            None, None, None, None, None, None, scale,
                             bool(use_qk_l2norm_in_kernel), layout, bool(allow_neg_eigval),
                             fresh_early_inputs=fresh)
     return o, final_state

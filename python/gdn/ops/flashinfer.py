@@ -13,7 +13,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from .quantized import FP8, _state_scale_of, _stochastic_rounding
+from .quantized import FP8, _scales_attached, _state_scale_of, _stochastic_rounding
 from .replay import _null_blocks, _replay
 
 
@@ -76,7 +76,7 @@ def _run(q, k, v, state, indices, A_log, a, dt_bias, b, scale, output, buffer, r
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             state if read_only else None, None if read_only else state,
                             inter, None, output, kw, vw, gw, bw, state_scale, None, None,
-                            inter_scale, scale,
+                            inter_scale, None, scale,
                             bool(use_qk_l2norm),
                             "vk", stochastic_rounding=_stochastic_rounding(
                                 None if read_only else state, inter))
@@ -217,7 +217,7 @@ def gated_delta_rule_decode(
         return output, state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, None, None, None,
                             None, state, None, None, output, None, None, None, None,
-                            state_scale, None, None, None, scale, bool(use_qk_l2norm), "kv",
+                            state_scale, None, None, None, None, scale, bool(use_qk_l2norm), "kv",
                             stochastic_rounding=_stochastic_rounding(state))
     return output, state
 
@@ -427,31 +427,40 @@ def _checkpoint_interval(every, state_checkpoints, checkpoint_cu_starts):
 def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K):
     """FlashInfer's prefix-cache checkpoints (every: the checked
     checkpoint_every_n_tokens), checked (ValueError / TypeError naming the
-    argument; float8 buffers: NotImplementedError): returns
-    (checkpoint_offsets, state_checkpoints, interval, copied) for the op,
-    (None, None, 0, False) without checkpoints or with a buffer of 0 rows
-    (nothing can be written)."""
+    argument; unscaled float8 buffers: NotImplementedError): returns
+    (checkpoint_offsets, state_checkpoints, interval, copied,
+    checkpoint_scale) for the op, (None, None, 0, False, None) without
+    checkpoints or with a buffer of 0 rows (nothing can be written).
+    float8_e4m3fn checkpoints are gdn's, with row scales attached
+    (gdn.ops.quantized_state; checkpoint_scale their scales, written with
+    them); FlashInfer's unscaled float8 ones: NotImplementedError."""
     if every == 0:
-        return None, None, 0, False
+        return None, None, 0, False, None
     if not isinstance(state_checkpoints, torch.Tensor):
         raise TypeError(f"state_checkpoints must be a torch.Tensor, got "
                         f"{type(state_checkpoints).__name__}")
-    if state_checkpoints.dtype in _FP8:
-        raise NotImplementedError(f"gdn: argument 'state_checkpoints' in {state_checkpoints.dtype}"
-                                  " is not supported yet (float32, bfloat16 or float16)")
+    checkpoint_scale = None
+    if _scales_attached(state_checkpoints):
+        checkpoint_scale = _state_scale_of(state_checkpoints, "state_checkpoints")
+    elif state_checkpoints.dtype in _FP8:
+        raise NotImplementedError(
+            f"gdn: argument 'state_checkpoints' in {state_checkpoints.dtype} without row scales "
+            "(FlashInfer's unscaled float8) is not supported: gdn takes float32, bfloat16, "
+            "float16, or float8_e4m3fn with its row scales attached (gdn.ops.quantized_state)")
     if state_checkpoints.dim() != 4:
         raise ValueError(f"state_checkpoints must be 4D [total_checkpoints, num_sab_heads, "
                          f"head_size, head_size] ([C, HV, V, K]), got {state_checkpoints.dim()}D")
     _check("state_checkpoints", state_checkpoints, dev,
-           (state_checkpoints.shape[0], HV, V, K), _INPUT, written=True)
+           (state_checkpoints.shape[0], HV, V, K),
+           _INPUT + ((FP8,) if checkpoint_scale is not None else ()), written=True)
     if not isinstance(checkpoint_cu_starts, torch.Tensor) or checkpoint_cu_starts.dim() != 1:
         raise ValueError("checkpoint_cu_starts must be a 1-D tensor [num_seqs + 1]")
     given = checkpoint_cu_starts
     offsets = _check("checkpoint_cu_starts", checkpoint_cu_starts, dev, (N + 1,),
                      (torch.int32, torch.int64), copy=True)
     if state_checkpoints.shape[0] == 0:
-        return None, None, 0, False
-    return offsets, state_checkpoints, every, offsets is not given
+        return None, None, 0, False, None
+    return offsets, state_checkpoints, every, offsets is not given, checkpoint_scale
 
 
 def _same_view(a, b):
@@ -509,7 +518,11 @@ def chunk_gated_delta_rule(
     - Checkpoints (prefix caching): checkpoint_every_n_tokens > 0, a
       multiple of 64 (FlashInfer's chunk; else ValueError naming it), with
       state_checkpoints [C, HV, V, K] (float32, bfloat16 or float16, dense,
-      written) and checkpoint_cu_starts [N + 1] (int32/int64): sequence n
+      written; or float8_e4m3fn with row scales attached by
+      gdn.ops.quantized_state, each stored row quantized with its scale as
+      a pool's final state is, stochastically where the buffer asks for it;
+      FlashInfer's unscaled float8 buffers: NotImplementedError) and
+      checkpoint_cu_starts [N + 1] (int32/int64): sequence n
       stores its state after token (j + 1) * checkpoint_every_n_tokens in
       row checkpoint_cu_starts[n] + j while that row is below
       checkpoint_cu_starts[n + 1] (the caller sets their difference to
@@ -554,7 +567,7 @@ def chunk_gated_delta_rule(
     if N <= 0:
         raise ValueError("cu_seqlens must contain at least two entries")
     _check_max_seqlen(max_seqlen, total, N)
-    offsets, checkpoints, interval, copied = _prefill_checkpoints(
+    offsets, checkpoints, interval, copied, checkpoint_scale = _prefill_checkpoints(
         state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K)
     fresh = fresh or copied
     if g is not None:
@@ -630,13 +643,14 @@ def chunk_gated_delta_rule(
         g = None if g is None else g.new_zeros(1, 1, HV)
         beta = None if beta is None else beta.new_zeros(1, 1, HV)
         cu_seqlens, fresh = torch.zeros_like(cu_seqlens), True
-        offsets, checkpoints, interval = None, None, 0
+        offsets, checkpoints, interval, checkpoint_scale = None, None, 0, None
     torch.ops.gdn.recurrent(
         q, k, v, g, None, None, None, beta, None, indices, cu_seqlens, None,
         None if in_place else read, output_state if in_place else None, None,
         None if in_place else output_state, o, None, None, None, None, None, offsets,
-        checkpoints, None, scale, bool(use_qk_l2norm_in_kernel), "vk",
-        fresh_early_inputs=fresh, checkpoint_interval=interval)
+        checkpoints, None, checkpoint_scale, scale, bool(use_qk_l2norm_in_kernel), "vk",
+        fresh_early_inputs=fresh, checkpoint_interval=interval,
+        stochastic_rounding=_stochastic_rounding(checkpoints))
     if output_final_state:
         return output, output_state
     return output

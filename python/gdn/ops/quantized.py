@@ -132,6 +132,12 @@ def stochastic_rounding_of(state):
     return bool(entry and entry[3])
 
 
+def _scales_attached(t):
+    """Whether `t` is a float8_e4m3fn tensor (or a view of one) with row
+    scales attached (quantized_state, attach_state_scale)."""
+    return isinstance(t, torch.Tensor) and t.dtype == FP8 and _storage_key(t) in _scales
+
+
 def _stochastic_rounding(*written):
     """For the entry points: whether a call rounds its e4m3 stores
     stochastically: when any float8_e4m3fn buffer it writes asks for it."""

@@ -176,7 +176,7 @@ def fused_sigmoid_gating_delta_rule_update(
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, cu_seqlens,
                             inter_idx, pool if read_only else None,
                             None if read_only else pool, inter, None, o, *windows, state_scale,
-                            None, None, inter_scale, scale,
+                            None, None, inter_scale, None, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", False, parents,
                             fresh_early_inputs=fresh,
                             stochastic_rounding=_stochastic_rounding(
@@ -268,7 +268,7 @@ def fused_recurrent_gated_delta_rule_packed_decode(
         return out, initial_state
     torch.ops.gdn.recurrent(q, k, v, None, a, A_log, dt_bias, None, b, indices, None, None,
                             None, pool, None, None, out, None, None, None, None, state_scale,
-                            None, None, None, scale, bool(use_qk_l2norm_in_kernel), "vk",
+                            None, None, None, None, scale, bool(use_qk_l2norm_in_kernel), "vk",
                             stochastic_rounding=_stochastic_rounding(pool))
     return out, initial_state
 

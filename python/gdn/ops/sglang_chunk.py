@@ -82,7 +82,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     written = pool if inplace_update else None
     torch.ops.gdn.recurrent(q, k, v, g, None, None, None, beta, None, indices, cu_seqlens, None,
                             None if written is not None else pool, written, None, None, o,
-                            None, None, None, None, state_scale, None, None, None, scale,
+                            None, None, None, None, state_scale, None, None, None, None, scale,
                             bool(use_qk_l2norm_in_kernel), "vk", fresh_early_inputs=fresh,
                             stochastic_rounding=_stochastic_rounding(written))
     return o, None, None

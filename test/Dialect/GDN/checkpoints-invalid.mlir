@@ -97,3 +97,51 @@ func.func @tensor_form(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x1x32xf32>, %v: t
       {checkpoint_interval = 2 : i64} -> tensor<1x4x2x8xf32>
   return %r : tensor<1x4x2x8xf32>
 }
+
+// -----
+
+// f8E4M3FN checkpoints come with their row scales.
+func.func @e4m3_without_scales(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x2x8xf32>,
+                               %off: memref<2xi32>, %ck: memref<2x2x32x8xf8E4M3FN>, %o: memref<1x4x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op f8E4M3FN 'state_checkpoints' need their scales, operand 'checkpoint_scale' [C, HV, V] f32}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x2x8xf32>)
+      checkpoint_offsets(%off : memref<2xi32>) state_checkpoints(%ck : memref<2x2x32x8xf8E4M3FN>) o(%o : memref<1x4x2x8xf32>)
+      {checkpoint_interval = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @scales_of_a_float_buffer(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x2x8xf32>,
+                                    %off: memref<2xi32>, %ck: memref<2x2x32x8xf32>, %cks: memref<2x2x8xf32>,
+                                    %o: memref<1x4x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'state_checkpoints' expects element type f8E4M3FN (with 'checkpoint_scale'), got 'f32'}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x2x8xf32>)
+      checkpoint_offsets(%off : memref<2xi32>) state_checkpoints(%ck : memref<2x2x32x8xf32>)
+      checkpoint_scale(%cks : memref<2x2x8xf32>) o(%o : memref<1x4x2x8xf32>)
+      {checkpoint_interval = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @scales_shape(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x2x8xf32>,
+                        %off: memref<2xi32>, %ck: memref<2x2x32x8xf8E4M3FN>, %cks: memref<2x2x32xf32>,
+                        %o: memref<1x4x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'checkpoint_scale' expects shape [2, 2, 8] (C, HV, V), got [2, 2, 32]}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x2x8xf32>)
+      checkpoint_offsets(%off : memref<2xi32>) state_checkpoints(%ck : memref<2x2x32x8xf8E4M3FN>)
+      checkpoint_scale(%cks : memref<2x2x32xf32>) o(%o : memref<1x4x2x8xf32>)
+      {checkpoint_interval = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @scales_without_checkpoints(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x2x8xf32>,
+                                      %cks: memref<2x2x8xf32>, %o: memref<1x4x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'checkpoint_scale' needs 'state_checkpoints' to scale}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x2x8xf32>)
+      checkpoint_scale(%cks : memref<2x2x8xf32>) o(%o : memref<1x4x2x8xf32>)
+  return
+}

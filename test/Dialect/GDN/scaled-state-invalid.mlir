@@ -182,7 +182,7 @@ func.func @inter_scale_pitched(%q: memref<2x3x1x8xf32>, %inter: memref<2x3x1x8x8
 // Stochastic rounding with nothing stored in e4m3: the fp8 state only read.
 func.func @stochastic_rounding_nothing_quantized(%q: memref<2x1x1x8xf32>, %s: memref<2x1x8x8xf8E4M3FN>,
                                                  %sc: memref<2x1x8xf32>, %o: memref<2x1x1x8xf32>) {
-  // expected-error @+1 {{attribute 'stochastic_rounding' needs an f8E4M3FN 'final_state' (with 'state_scale') or f8E4M3FN 'intermediate_states': nothing else is rounded to e4m3}}
+  // expected-error @+1 {{attribute 'stochastic_rounding' needs an f8E4M3FN 'final_state' (with 'state_scale'), f8E4M3FN 'intermediate_states' or f8E4M3FN 'state_checkpoints': nothing else is rounded to e4m3}}
   gdn.recurrent q(%q : memref<2x1x1x8xf32>) k(%q : memref<2x1x1x8xf32>) v(%q : memref<2x1x1x8xf32>)
       initial_state(%s : memref<2x1x8x8xf8E4M3FN>) state_scale(%sc : memref<2x1x8xf32>)
       o(%o : memref<2x1x1x8xf32>) {stochastic_rounding}

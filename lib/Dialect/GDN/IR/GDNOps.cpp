@@ -131,6 +131,7 @@ SmallVector<std::pair<Value, StringRef>> namedOperands(RecurrentOp op) {
       {op.getGWindow(), "g_window"},
       {op.getBetaWindow(), "beta_window"},
       {op.getStateCheckpoints(), "state_checkpoints"},
+      {op.getCheckpointScale(), "checkpoint_scale"},
       {op.getStateScale(), "state_scale"},
       {op.getFinalState(), "final_state"},
       {op.getO(), "o"}};
@@ -198,7 +199,8 @@ void RecurrentOp::getEffects(
     bool window =
         operand.get() == getKWindow() || operand.get() == getVWindow() ||
         operand.get() == getGWindow() || operand.get() == getBetaWindow();
-    window = window || operand.get() == getStateCheckpoints();
+    window = window || operand.get() == getStateCheckpoints() ||
+             operand.get() == getCheckpointScale();
     bool perToken = operand.get() == getIntermediateStates() ||
                     operand.get() == getIntermediateStateScale();
     bool partial = hasStatePool() || isVarlen() || perToken || window;
@@ -429,8 +431,12 @@ static LogicalResult verifyReplayWindows(RecurrentOp op, int64_t slots) {
 static LogicalResult verifyCheckpoints(RecurrentOp op) {
   Value buf = op.getStateCheckpoints(), offsets = op.getCheckpointOffsets();
   std::optional<int64_t> interval = op.getCheckpointInterval();
-  if (!buf && !offsets && !interval)
+  if (!buf && !offsets && !interval) {
+    if (op.getCheckpointScale())
+      return op.emitOpError() << "operand 'checkpoint_scale' needs "
+                                 "'state_checkpoints' to scale";
     return success();
+  }
   if (!buf || !offsets || !interval)
     return op.emitOpError()
            << "checkpoints go together: operands 'state_checkpoints', "
@@ -466,15 +472,37 @@ static LogicalResult verifyCheckpoints(RecurrentOp op) {
   int64_t rows = type.getDimSize(0);
   SmallVector<int64_t> shape = vk ? SmallVector<int64_t>{rows, d.HV, d.V, d.K}
                                   : SmallVector<int64_t>{rows, d.HV, d.K, d.V};
-  return checkOperand(op, buf, "state_checkpoints", shape, dims, isStorageFloat,
-                      "f32, bf16 or f16");
+  // f8E4M3FN rows with their scales [C, HV, V] (docs/math.md §6).
+  Value scale = op.getCheckpointScale();
+  bool e4m3 = isa<Float8E4M3FNType>(type.getElementType());
+  if (e4m3 && !scale)
+    return op.emitOpError() << "f8E4M3FN 'state_checkpoints' need their "
+                               "scales, operand 'checkpoint_scale' [C, HV, "
+                               "V] f32";
+  if (failed(checkOperand(
+          op, buf, "state_checkpoints", shape, dims,
+          [&](Type t) {
+            return scale ? isa<Float8E4M3FNType>(t) : isStorageFloat(t);
+          },
+          scale ? "f8E4M3FN (with 'checkpoint_scale')" : "f32, bf16 or f16")))
+    return failure();
+  if (!scale)
+    return success();
+  if (!isa<MemRefType>(scale.getType()))
+    return op.emitOpError()
+           << "operand 'checkpoint_scale' is supported in the memref form only";
+  if (failed(checkStatic(op, scale, "checkpoint_scale")))
+    return failure();
+  return checkOperand(
+      op, scale, "checkpoint_scale", {rows, d.HV, d.V}, "C, HV, V",
+      [](Type t) { return t.isF32(); }, "f32");
 }
 
 LogicalResult RecurrentOp::verify() {
   Operation *op = getOperation();
   // Before any accessor reads past the operand list.
   static constexpr RequiredOperand kRequired[] = {
-      {0, "q"}, {1, "k"}, {2, "v"}, {24, "o"}};
+      {0, "q"}, {1, "k"}, {2, "v"}, {25, "o"}};
   if (failed(checkRequiredSegments(op, getProperties().operandSegmentSizes,
                                    kRequired)))
     return failure();
@@ -745,11 +773,12 @@ LogicalResult RecurrentOp::verify() {
   // Stochastic rounding applies to e4m3 stores: a quantized final state or
   // quantized per-token states.
   if (getStochasticRounding() && !(getFinalState() && getStateScale()) &&
-      !getIntermediateStateScale())
+      !getIntermediateStateScale() && !getCheckpointScale())
     return emitOpError() << "attribute 'stochastic_rounding' needs an "
-                            "f8E4M3FN 'final_state' (with 'state_scale') or "
-                            "f8E4M3FN 'intermediate_states': nothing else is "
-                            "rounded to e4m3";
+                            "f8E4M3FN 'final_state' (with 'state_scale'), "
+                            "f8E4M3FN 'intermediate_states' or f8E4M3FN "
+                            "'state_checkpoints': nothing else is rounded to "
+                            "e4m3";
   // A tree reads its e4m3 parents back: their random rounding would reach
   // o, which no reference could then replay (the random bits hash the f32
   // value, docs/math.md §6).

@@ -168,7 +168,7 @@ struct RecurrentOpInterface
         get(recurrent.getIntermediateStateScale()), get(recurrent.getKWindow()),
         get(recurrent.getVWindow()), get(recurrent.getGWindow()),
         get(recurrent.getBetaWindow()), get(recurrent.getStateCheckpoints()),
-        get(recurrent.getStateScale()), get(recurrent.getFinalState()),
+        get(recurrent.getCheckpointScale()), get(recurrent.getStateScale()), get(recurrent.getFinalState()),
         get(recurrent.getO()), recurrent.getScaleAttr(),
         recurrent.getQkL2normAttr(), recurrent.getAllowNegEigvalAttr(),
         recurrent.getCheckpointIntervalAttr(), recurrent.getStateLayoutAttr(),

@@ -181,7 +181,9 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       `checkpoint_interval` (all three together, memref form; prefix-cache
       checkpoints, FlashInfer's state_checkpoints / checkpoint_cu_starts /
       checkpoint_every_n_tokens): `state_checkpoints` is [C, HV, V, K] (vk)
-      or [C, HV, K, V] (kv), f32/bf16/f16, dense; `checkpoint_offsets` is
+      or [C, HV, K, V] (kv), f32/bf16/f16, or f8E4M3FN with
+      `checkpoint_scale` [C, HV, V] f32 (each stored row quantized as a
+      final state is, docs/math.md §6), dense; `checkpoint_offsets` is
       [N + 1], i32 or i64. Sequence n stores the state after its
       ((j + 1) · checkpoint_interval)-th token (j = 0, 1, ...) in row
       offsets[n] + j, for as long as that row is below offsets[n + 1]
@@ -272,6 +274,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of log decays [slots, HV, L] f32 (written)">:$g_window,
     Arg<Optional<GDN_TensorOrMemRef>, "replay window of betas [slots, HV, L] f32 (written)">:$beta_window,
     Arg<Optional<GDN_TensorOrMemRef>, "state every checkpoint_interval tokens [C, HV, ...] (written)">:$state_checkpoints,
+    Arg<Optional<GDN_TensorOrMemRef>, "scales of f8E4M3FN state_checkpoints [C, HV, V] f32 (written)">:$checkpoint_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "scales of an f8E4M3FN state [N or slots, HV, V] f32 (read, written with final_state)">:$state_scale,
     Arg<Optional<GDN_TensorOrMemRef>, "final state (destination)">:$final_state,
     Arg<GDN_TensorOrMemRef, "output [N, T, HV, V] (destination)">:$o,
@@ -309,6 +312,7 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     (`g_window` `(` $g_window^ `:` type($g_window) `)`)?
     (`beta_window` `(` $beta_window^ `:` type($beta_window) `)`)?
     (`state_checkpoints` `(` $state_checkpoints^ `:` type($state_checkpoints) `)`)?
+    (`checkpoint_scale` `(` $checkpoint_scale^ `:` type($checkpoint_scale) `)`)?
     (`state_scale` `(` $state_scale^ `:` type($state_scale) `)`)?
     (`final_state` `(` $final_state^ `:` type($final_state) `)`)?
     `o` `(` $o `:` type($o) `)`
@@ -327,11 +331,13 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     bool isVarlen() { return getCuSeqlens() != nullptr; }
     Dims getDims();
     /// A state operand is f8E4M3FN with a scale a (row, head, V column):
-    /// the state (`state_scale`) or the per-token states
-    /// (`intermediate_state_scale`).
+    /// the state (`state_scale`), the per-token states
+    /// (`intermediate_state_scale`) or the checkpoints
+    /// (`checkpoint_scale`).
     bool hasScaledState() {
       return getStateScale() != nullptr ||
-             getIntermediateStateScale() != nullptr;
+             getIntermediateStateScale() != nullptr ||
+             getCheckpointScale() != nullptr;
     }
     /// The scale applied to q: the `scale` attribute, or K^-0.5.
     float getScaleOrDefault();
