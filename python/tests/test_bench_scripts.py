@@ -90,8 +90,17 @@ def test_fp8_error_model_small(tmp_path):
         assert 0.75 < measured / model < 1.25, cells
 
 
-@pytest.mark.skipif(not (shutil.which("ptxas") and shutil.which("nvdisasm")),
-                    reason="sass_mix.py needs ptxas and nvdisasm on PATH")
+def gdn_opt():
+    """gdn-opt beside the library under test (build/bin next to build/lib),
+    which sass_mix.py asks for the schedule."""
+    lib = os.environ.get("GDN_LIBRARY", "")
+    path = os.path.join(os.path.dirname(lib), "..", "bin", "gdn-opt")
+    return path if lib and os.path.exists(path) else None
+
+
+@pytest.mark.skipif(not (shutil.which("ptxas") and shutil.which("nvdisasm") and gdn_opt()),
+                    reason="sass_mix.py needs ptxas and nvdisasm on PATH and gdn-opt beside "
+                           "GDN_LIBRARY")
 def test_sass_mix():
-    out = run(os.path.join("profile", "sass_mix.py"), "--N", "8")
+    out = run(os.path.join("profile", "sass_mix.py"), "--N", "8", "--gdn-opt", gdn_opt())
     assert "an element" in out and "| FFMA |" in out

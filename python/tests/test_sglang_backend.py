@@ -476,7 +476,8 @@ def _tree_parents(next_token, next_sibling, parents):
 @pytest.fixture
 def on_cpu_math(sg, monkeypatch):
     """On the CPU: SGLang's Triton conv1d (identity with the kit's weights)
-    and GDN gating replaced by their math."""
+    and GDN gating replaced by their math, and its fused qkv split by
+    torch.split (is_cuda() False, as on a machine without CUDA)."""
     def conv_update(x, *args, retrieve_next_token=None, retrieve_next_sibling=None,
                     retrieve_parent_token=None, **kwargs):
         if retrieve_parent_token is not None:
@@ -490,6 +491,9 @@ def on_cpu_math(sg, monkeypatch):
     def apply(device):
         if device == "cpu":
             mod = sg["gdn_backend"]
+            # On a CUDA machine SGLang would split a CPU prefill's qkv with
+            # its Triton kernel (is_cuda() asks the machine, not the tensor).
+            monkeypatch.setattr(mod, "is_cuda", lambda: False)
             monkeypatch.setattr(mod, "causal_conv1d_update", conv_update)
             monkeypatch.setattr(mod, "fused_gdn_gating", gating)
             monkeypatch.setattr(mod.GDNAttnBackend, "_convolve_prefill",
@@ -583,10 +587,16 @@ TRITON = dict(linear_attn_backend="triton", linear_attn_decode_backend="triton",
                                          ("extend", 1, 1)])
 def test_backend_matches_triton(sg, mode, T, topk):
     """The same GDNAttnBackend, batch, weights, pool and inputs run once
-    with every phase on SGLang's Triton kernels and once on gdn's: o,
-    the pool and (verify) the per-token state rows agree: o within two
-    bf16 roundings, the fp32 states within fp32 accumulation order."""
-    got = {}
+    with every phase on SGLang's Triton kernels and once on gdn's, both
+    judged against the fp64 reference of those inputs: gdn's o, pool and
+    (verify) per-token state rows are no less accurate than Triton's (its
+    error times 1.1, or o's bf16 rounding, 2e-3, and fp32 accumulation
+    order, 1e-5, where that is larger), and the two agree within the sum
+    of their errors. (On the H200 SGLang 0.5.23's packed decode left the
+    state 3e-4 off its inputs' exact result, where gdn's decode is within
+    1e-5 of the fp64 reference (test_backend_decode): compared directly
+    at fp32 tolerance, gdn took the blame for the anchor's error.)"""
+    got, ref = {}, None
     weights = None
     for name, config in (("triton", TRITON), ("gdn", dict(linear_attn_backend="gdn"))):
         c = _Case(sg, "cuda", mode, T=T, topk=topk, backend_config=config)
@@ -599,15 +609,36 @@ def test_backend_matches_triton(sg, mode, T, topk):
             else:
                 c.module.load_state_dict(weights)
             o = c.run()
+            meta = c.backend.forward_metadata
+            slots = meta.mamba_cache_indices.tolist()
             rows = (c.backend.verify_intermediate_state_indices[:3].tolist()
                     if mode == "verify" else None)
-            got[name] = (o, c.cache.temporal.clone(),
-                         None if rows is None else c.cache.intermediate_ssm[rows].clone())
+            if ref is None:  # the same inputs in both runs
+                m, parents = c.module, meta.retrieve_parent_token
+                starts = (list(range(len(slots) + 1)) if mode == "decode"
+                          else meta.query_start_loc.tolist())
+                ro, finals, steps = reference(
+                    c.mixed, c.a, c.b, m.A_log, m.dt_bias, starts, [c.p0[s] for s in slots],
+                    parents=None if parents is None else parents.tolist())
+                ref = (ro, np.stack(finals), None if rows is None else np.stack(steps))
+            got[name] = (o[0], c.cache.temporal[slots].clone(),
+                         None if rows is None else c.cache.intermediate_ssm[rows].clone(),
+                         c.cache.temporal.clone(), c.p0.clone())
         finally:
             c.close()
-    (o_t, pool_t, rows_t), (o_g, pool_g, rows_g) = got["triton"], got["gdn"]
+    ro, finals, steps = ref
+    (o_t, pool_t, rows_t, all_t, p0), (o_g, pool_g, rows_g, all_g, _) = got["triton"], got["gdn"]
     assert o_g.dtype == o_t.dtype == bf16
-    assert_o_close(o_g, np64(o_t), tol=4e-3)  # two bf16 roundings
-    assert_state_close(pool_g, np64(pool_t))
-    if rows_t is not None:
-        assert_state_close(rows_g, np64(rows_t))
+    ro_b = np64(torch.from_numpy(np.ascontiguousarray(ro)).to(bf16))
+    checks = [("o", np64(o_t), np64(o_g), ro_b, 2e-3)]
+    if mode == "verify":  # the pool is only read; the rows hold the steps
+        assert torch.equal(all_t, p0) and torch.equal(all_g, p0)
+        checks.append(("per-token states", np64(rows_t), np64(rows_g), steps, 1e-5))
+    else:
+        checks.append(("pool", np64(pool_t), np64(pool_g), finals, 1e-5))
+    for what, t, g, want, floor in checks:
+        err_t, err_g = rms_rel(t, want), rms_rel(g, want)
+        print(f"{mode} T={T} topk={topk} {what}: RMS-relative error vs fp64, "
+              f"Triton {err_t:.3g}, gdn {err_g:.3g}")
+        assert err_g <= max(floor, 1.1 * err_t), (what, err_g, err_t)
+        assert rms_rel(g, t) <= err_t + err_g + floor, (what, rms_rel(g, t), err_t, err_g)

@@ -128,10 +128,14 @@ def _launch(kern, given, what, device, tokens=None):
 
 def _token_capacity(T):
     """The token count a varlen prefill kernel is compiled for: T rounded up
-    to the next quarter octave (64, 80, 96, 112, 128, 160, ...; at most 25 %
-    above T), 64 below 64."""
-    if T <= 64:
-        return 64
+    to the next quarter octave (8, 10, 12, 14, 16, 20, ..., 64, 80, 96,
+    112, 128, 160, ...; at most 25 % above T), T itself below 8. No floor:
+    the cost model classes a varlen batch by its tokens a sequence
+    (docs/cost-model.md#varlen-prefill), which a floor of 64 would inflate
+    for a few short sequences (3 tokens in 2 sequences then took the
+    tensor-core prefill form)."""
+    if T < 8:
+        return T
     step = 1 << (T.bit_length() - 3)
     return -(-T // step) * step
 
