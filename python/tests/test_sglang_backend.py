@@ -627,12 +627,13 @@ def test_backend_matches_triton(sg, mode, T, topk):
         finally:
             c.close()
     ro, finals, steps = ref
-    (o_t, pool_t, rows_t, all_t, p0), (o_g, pool_g, rows_g, all_g, _) = got["triton"], got["gdn"]
+    (o_t, pool_t, rows_t, all_t, p0_t), (o_g, pool_g, rows_g, all_g, p0_g) = (got["triton"],
+                                                                              got["gdn"])
     assert o_g.dtype == o_t.dtype == bf16
     ro_b = np64(torch.from_numpy(np.ascontiguousarray(ro)).to(bf16))
     checks = [("o", np64(o_t), np64(o_g), ro_b, 2e-3)]
     if mode == "verify":  # the pool is only read; the rows hold the steps
-        assert torch.equal(all_t, p0) and torch.equal(all_g, p0)
+        assert torch.equal(all_t, p0_t) and torch.equal(all_g, p0_g)
         checks.append(("per-token states", np64(rows_t), np64(rows_g), steps, 1e-5))
     else:
         checks.append(("pool", np64(pool_t), np64(pool_g), finals, 1e-5))
