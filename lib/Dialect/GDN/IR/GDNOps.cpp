@@ -339,6 +339,17 @@ static std::function<bool(Type)> perTokenDtype(Value scale) {
   };
 }
 
+/// Row scales of an f8E4M3FN buffer (per-token states, checkpoints): memref
+/// form, f32 of `shape` (described by `dims`), dense.
+static LogicalResult checkRowScales(Operation *op, Value scale, StringRef name,
+                                    ArrayRef<int64_t> shape, StringRef dims) {
+  if (!isa<MemRefType>(scale.getType()))
+    return op->emitOpError()
+           << "operand '" << name << "' is supported in the memref form only";
+  return checkOperand(
+      op, scale, name, shape, dims, [](Type t) { return t.isF32(); }, "f32");
+}
+
 /// The scales of f8E4M3FN per-token states `inter` [R, steps, HV, ...]:
 /// memref form, f32 [R, steps, HV, V] dense (R and steps the buffer's), and
 /// present exactly when the buffer is f8E4M3FN. Shared by gdn.recurrent,
@@ -355,19 +366,13 @@ static LogicalResult verifyIntermediateScale(Operation *op, Value inter,
                 "steps, HV, V] f32";
     return success();
   }
-  if (!isa<MemRefType>(scale.getType()))
-    return op->emitOpError() << "operand 'intermediate_state_scale' is "
-                                "supported in the memref form only";
-  if (failed(checkStatic(op, scale, "intermediate_state_scale")))
-    return failure();
   // The row (V column) dimension: dim 3 in vk, 4 in kv.
   bool vk = isa<RecurrentOp>(op) ? cast<RecurrentOp>(op).isVKLayout()
                                  : cast<CommitOp>(op).isVKLayout();
   ArrayRef<int64_t> buf = type.getShape();
-  return checkOperand(
-      op, scale, "intermediate_state_scale",
-      {buf[0], buf[1], buf[2], vk ? buf[3] : buf[4]}, "R, steps, HV, V",
-      [](Type t) { return t.isF32(); }, "f32");
+  return checkRowScales(op, scale, "intermediate_state_scale",
+                        {buf[0], buf[1], buf[2], vk ? buf[3] : buf[4]},
+                        "R, steps, HV, V");
 }
 
 /// The replay windows (replayed verify): all four or none, memref form,
@@ -488,14 +493,8 @@ static LogicalResult verifyCheckpoints(RecurrentOp op) {
     return failure();
   if (!scale)
     return success();
-  if (!isa<MemRefType>(scale.getType()))
-    return op.emitOpError()
-           << "operand 'checkpoint_scale' is supported in the memref form only";
-  if (failed(checkStatic(op, scale, "checkpoint_scale")))
-    return failure();
-  return checkOperand(
-      op, scale, "checkpoint_scale", {rows, d.HV, d.V}, "C, HV, V",
-      [](Type t) { return t.isF32(); }, "f32");
+  return checkRowScales(op, scale, "checkpoint_scale", {rows, d.HV, d.V},
+                        "C, HV, V");
 }
 
 LogicalResult RecurrentOp::verify() {
