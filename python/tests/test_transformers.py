@@ -25,7 +25,9 @@ On CUDA, test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path
 model: gdn must be no less accurate than the path transformers bound (FLA
 0.6.0's Triton kernels where fla imports, else its torch reference); its
 docstring states the rule. Each model prints one line (run pytest with -s):
-the bound path and both errors."""
+the bound path and both errors. In that comparison the Qwen MoE routers send
+every token to all experts (dense_routing says why); test_bf16_rule_on_cpu
+runs the same comparison on the CPU."""
 import contextlib
 import functools
 import importlib
@@ -247,6 +249,32 @@ SLACK, FLOOR = 1.10, 1e-3
 
 
 @contextlib.contextmanager
+def dense_routing(model):
+    """Every MoE router of a Qwen model routes each token to all its
+    experts (router.top_k = num_experts), in every run of the comparison.
+    Their routers round the router logits to bf16, and with top-2 of 4
+    experts a token whose 2nd and 3rd logits are within a bf16 ulp flips its
+    expert choice on rounding luck (measured on these weights: Qwen3-Next
+    layer 1 token 31, a 4.7e-4 margin against a 4.9e-4 ulp). One flip then
+    dominates the logits' error (2/3 of its square, 8x the next token) and
+    decides the comparison whatever the recurrence's accuracy: FLA's Triton
+    path and gdn flipped (8.8e-3), FlashQLA did not (5.1e-3). Routed to
+    every expert, the logits are a continuous function of the recurrence's
+    output again. Kimi Linear's router computes in fp32 (its smallest margin
+    here is 1.9e-3) and keeps its grouped top-k."""
+    routers = [m for m in model.modules()
+               if type(m).__name__.endswith("TopKRouter") and hasattr(m, "num_experts")]
+    saved = [r.top_k for r in routers]
+    for r in routers:
+        r.top_k = r.num_experts
+    try:
+        yield len(routers)
+    finally:
+        for r, k in zip(routers, saved):
+            r.top_k = k
+
+
+@contextlib.contextmanager
 def exact_fp32():
     """fp32 matmuls and convolutions without TF32 (cuDNN allows it by
     default: the torch convolution of the models' short conv)."""
@@ -289,6 +317,9 @@ def compare_bf16(name, monkeypatch, device):
         "torch" if all(b == "torch reference" for b in bound.values()) else repr(bound))
     start = time.perf_counter()
     model = build(name).to(device)  # fp32, seeded
+    stack = contextlib.ExitStack()
+    dense = stack.enter_context(dense_routing(model))
+    assert bool(dense) == (name in ("qwen3_next", "qwen3_5_moe")), (name, dense)
     # The fp32 reference: transformers' torch reference of the recurrence,
     # whatever the wrapper bound, in fp32 without TF32: neither candidate.
     with monkeypatch.context() as mp, exact_fp32():
@@ -308,6 +339,7 @@ def compare_bf16(name, monkeypatch, device):
             zeroed_logits = model(FORCED.to(device)).logits.float()
     finally:
         gdn_transformers.disable(model)
+        stack.close()
     # the forward and generate's prefill: chunk; NEW - 1 decode steps: recurrent
     assert spy.calls == {chunk: 2, recurrent: NEW - 1}, spy.calls
     own, gdn = errors(own_logits, ref_logits), errors(gdn_logits, ref_logits)
@@ -335,7 +367,9 @@ def test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path(name, monkeyp
     recurrence, no TF32) are the reference. The same weights in bf16 run
     (a) the model's own path, whatever transformers bound (FLA 0.6.0's
     Triton kernels where fla imports, else its torch reference; printed) and
-    (b) gdn after enable(model). The rule: gdn's RMS-relative error against
+    (b) gdn after enable(model), both with the Qwen MoE routers dense
+    (dense_routing: a top-k expert flip on bf16 rounding luck would decide
+    the comparison). The rule: gdn's RMS-relative error against
     the reference <= the own path's * SLACK + FLOOR (1.10 and 1e-3). The
     slack is for bf16 rounding noise: both runs share every other bf16 layer
     and differ only in the recurrence's output, which each rounds to bf16,
@@ -345,3 +379,15 @@ def test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path(name, monkeyp
     gdn's output zeroed in the teacher-forced forward it does (on the CPU
     the zeroed error is 8 to 55 times the own path's)."""
     compare_bf16(name, monkeypatch, "cuda")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_bf16_rule_on_cpu(name, monkeypatch):
+    """The CUDA test's comparison and rule on the CPU, where the model's own
+    path is transformers' torch reference (fp32 inside, its output rounded
+    to bf16) and gdn runs its CPU lowering: so CI runs the dense routing of
+    the MoE models and every assertion of compare_bf16."""
+    _, module_name, routes = MODELS[name]
+    if any(binding(module_name, f)[0] is not binding(module_name, f)[1] for f in routes):
+        pytest.skip("transformers bound FLA's kernels here: they do not run on CPU tensors")
+    compare_bf16(name, monkeypatch, "cpu")
