@@ -37,7 +37,9 @@ constexpr unsigned kMaxNestingDepth = 256;
 /// bracket, an operator of an affine expression (binary, or a unary minus),
 /// or a level of an alias's definition where the alias is used. Brackets
 /// inside string literals and `//` comments do not count, nor the `>` of
-/// `->` and `>=`.
+/// `->` and `>=` or the `<` of `<=`. Names and number literals are read as
+/// MLIR's lexer reads them (`0x1e-1` is a literal, `-` and `1`), and an alias
+/// definition may span lines (`#map\n  = affine_map<...>`).
 std::optional<size_t> findDeepNesting(StringRef text,
                                       unsigned maxDepth = kMaxNestingDepth);
 
