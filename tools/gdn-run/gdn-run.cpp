@@ -913,6 +913,15 @@ static int run(int argc, char **argv) {
       if (!ok)
         exitCode = 1;
     };
+    // Whether block `b` (of `bytes` bytes) of buffer `arg` differs from
+    // before the run; false for no buffer (arg < 0). The rows a kernel must
+    // not write: unwritten checkpoints and step states, and their scales.
+    auto blockChanged = [&](int arg, int64_t b, int64_t bytes) {
+      return arg >= 0 && std::memcmp(&buffers[arg].bytes[b * bytes],
+                                     &before[arg][b * bytes], bytes) != 0;
+    };
+    // The scales of one state row block of an e4m3 buffer: [HV, V] f32.
+    const int64_t scaleBlockBytes = p.HV * p.V * 4;
     // Pools: which slots the sequences use, and which rows are padding.
     std::vector<bool> used(p.slots, false), padding(p.N, false);
     for (int64_t n = 0; n < p.N && p.slots > 0; ++n) {
@@ -956,7 +965,8 @@ static int run(int argc, char **argv) {
       } else if (arg.role == Role::StateCheckpoints) {
         // Written rows against the reference, the others untouched; e4m3
         // rows times the scales the kernel stored with them.
-        if (int sc = roleIndex(Role::CheckpointScale); sc >= 0)
+        int sc = roleIndex(Role::CheckpointScale);
+        if (sc >= 0)
           applyRowScales(arg, vk, got, widen(sig->arguments[sc], buffers[sc]));
         int64_t block = p.HV * p.K * p.V;
         int64_t blockBytes =
@@ -971,8 +981,8 @@ static int run(int argc, char **argv) {
                         ref.checkpoints.begin() + (r + 1) * block);
           } else {
             ++untouched;
-            changed += std::memcmp(&buffers[i].bytes[r * blockBytes],
-                                   &before[i][r * blockBytes], blockBytes) != 0;
+            changed += blockChanged(i, r, blockBytes) ||
+                       blockChanged(sc, r, scaleBlockBytes);
           }
         }
         report("checkpoints", gotW, refW, stateTolOf(arg.elementType));
@@ -983,7 +993,8 @@ static int run(int argc, char **argv) {
       } else if (arg.role == Role::IntermediateStates) {
         // Written (row, step) blocks against the reference, others untouched.
         // e4m3 x the scales the kernel stored with them.
-        if (int sc = roleIndex(Role::IntermediateStateScale); sc >= 0)
+        int sc = roleIndex(Role::IntermediateStateScale);
+        if (sc >= 0)
           applyRowScales(arg, vk, got, widen(sig->arguments[sc], buffers[sc]));
         int64_t block = p.HV * p.K * p.V;
         int64_t blockBytes = block * arg.elementType.getIntOrFloatBitWidth() / 8;
@@ -1005,8 +1016,8 @@ static int run(int argc, char **argv) {
                         ref.intermediate.begin() + (bIdx + 1) * block);
           } else {
             ++untouched;
-            changed += std::memcmp(&buffers[i].bytes[bIdx * blockBytes],
-                                   &before[i][bIdx * blockBytes], blockBytes) != 0;
+            changed += blockChanged(i, bIdx, blockBytes) ||
+                       blockChanged(sc, bIdx, scaleBlockBytes);
           }
         }
         double interTol = tolState.getNumOccurrences() ? double(tolState)
@@ -1038,14 +1049,9 @@ static int run(int argc, char **argv) {
                            got.begin() + (s + 1) * slotSize);
             refUsed.insert(refUsed.end(), ref.finalState.begin() + s * slotSize,
                            ref.finalState.begin() + (s + 1) * slotSize);
-          } else if (std::memcmp(&buffers[i].bytes[s * slotBytes],
-                                 &before[i][s * slotBytes], slotBytes) != 0) {
-            ++changed;
-          } else if (scaleArg >= 0) { // and its scales
-            int64_t scaleBytes = p.HV * p.V * 4;
-            changed += std::memcmp(&buffers[scaleArg].bytes[s * scaleBytes],
-                                   &before[scaleArg][s * scaleBytes],
-                                   scaleBytes) != 0;
+          } else {
+            changed += blockChanged(i, s, slotBytes) ||
+                       blockChanged(scaleArg, s, scaleBlockBytes);
           }
         }
         report("final_state", gotUsed, refUsed, stateTol);
