@@ -298,7 +298,9 @@ class Compiler:
         scale, docs/math.md §6), after the replay windows: sequence n stores
         the state after its ((j + 1) * checkpoint_interval)-th token in row
         offsets[n] + j while that row is below offsets[n + 1], never a row
-        outside [0, checkpoint_rows); padding rows write none. GPU kernels
+        outside [0, checkpoint_rows) (both offsets are clamped to
+        [0, checkpoint_rows] first: a negative offsets[n] counts from row
+        0); padding rows write none. GPU kernels
         that stage tokens need an interval that is a multiple of their
         staged_tokens (64 always is). checkpoint_rows, checkpoint_offset_dtype
         or checkpoint_dtype without checkpoint_interval > 0 are a ValueError

@@ -376,6 +376,8 @@ def _call(**over):
     (dict(checkpoint_every_n_tokens=48), ValueError, "checkpoint_every_n_tokens"),
     (dict(checkpoint_every_n_tokens=-64), ValueError, "checkpoint_every_n_tokens"),
     (dict(checkpoint_every_n_tokens=64.0), TypeError, "checkpoint_every_n_tokens"),
+    (dict(checkpoint_every_n_tokens=2**64), ValueError, "checkpoint_every_n_tokens must be "
+                                                        "below 2"),
     (dict(checkpoint_cu_starts=None), ValueError, "checkpoint_cu_starts"),
     (dict(state_checkpoints=None), ValueError, "state_checkpoints"),
     (dict(checkpoint_every_n_tokens=0), ValueError, "checkpoint_every_n_tokens == 0"),

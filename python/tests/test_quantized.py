@@ -685,3 +685,73 @@ def test_quantized_helpers_name_their_bad_arguments():
         ops.state_scale_of(ops.quantized_state((2, HV, V, K)).flatten())
     with pytest.raises(ValueError, match=r"state_scale must have shape \[2, 2, 16\]"):
         ops.dequantize_state(ops.quantized_state((2, HV, V, K)), state_scale=torch.zeros(3))
+
+
+def test_a_view_past_the_attached_pool_is_refused():
+    """Scales attached to a pool that is a prefix of its storage (and
+    scales that are a prefix of theirs): a view of the same storage past
+    the pool has no scales, and reading it would have read and written the
+    memory after them."""
+    x = make(2, 1, seed=7)
+    big = torch.zeros(6, 4, 16, 32, dtype=FP8)
+    other = torch.full((6, 4, 16), 123.0)
+    ops.attach_state_scale(big[:3], other[:3])
+    idx = torch.tensor([0, 1], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"initial_state_source: the view \[3, 4, 16, 32\] "
+                                         r"reaches rows 192\.\.383 of a pool with 192 rows"):
+        sglang(x, big[3:], idx)
+    with pytest.raises(ValueError, match="reaches rows"):
+        sglang(x, big, idx)
+    assert (other == 123.0).all()  # nothing past the attached scales was touched
+    sglang(x, big[1:3], idx)  # a view within the pool still runs
+    assert not (other[1:3] == 123.0).all() and (other[3:] == 123.0).all()
+    ops.detach_state_scale(big)
+
+
+@pytest.mark.parametrize("attached, read", [("vk", "kv"), ("kv", "vk")])
+def test_a_pool_is_read_in_the_layout_its_scales_were_attached_for(attached, read):
+    """With K = V the two layouts have the same shape; a pool quantized
+    (or allocated) for one and passed to an entry point of the other would
+    have its rows read across, silently wrong (o 30 % off): refused."""
+    x = make(2, 1, H=2, HV=4, K=16, V=16, slots=2, seed=8)
+    pool, _ = ops.quantize_state(x["state"], layout=attached)
+    assert ops.state_scale_of(pool, attached).shape == (2, 4, 16)
+    with pytest.raises(ValueError, match=f"attached for layout '{attached}', and it is read "
+                                         f"as '{read}'"):
+        if read == "kv":
+            ops.gated_delta_rule_decode(x["q"], x["k"], x["v"], pool, x["A_log"], x["a"],
+                                        x["dt_bias"], x["b"])
+        else:
+            sglang(x, pool, torch.tensor([0, 1], dtype=torch.int32))
+    with pytest.raises(ValueError, match="attached for layout"):
+        ops.dequantize_state(pool, layout=read)
+    fresh = ops.quantized_state((2, 4, 16, 16), layout=attached)
+    with pytest.raises(ValueError, match="attached for layout"):
+        ops.state_scale_of(fresh, read)
+    with pytest.raises(ValueError, match="layout must be"):
+        ops.attach_state_scale(pool, ops.state_scale_of(pool, attached), layout="KV")
+
+
+def test_the_op_names_a_missing_or_stray_state_scale():
+    """torch.ops.gdn.recurrent called directly: a float8_e4m3fn state
+    without state_scale, or state_scale with a float32 state, is a
+    ValueError naming it (was the kernel lookup's internal RuntimeError)."""
+    N, T, H, HV, K, V = 2, 1, 1, 2, 32, 16
+    g = torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = r(N, T, H, K), r(N, T, H, K), r(N, T, HV, V)
+    beta, o = torch.rand(N, T, HV), torch.empty(N, T, HV, V)
+
+    def op(final, state_scale):
+        torch.ops.gdn.recurrent(q, k, v, None, None, None, None, beta, None, None, None, None,
+                                None, None, None, final, o, None, None, None, None, state_scale,
+                                None, None, None, None, None, False, "vk")
+    with pytest.raises(ValueError, match="state_scale goes with a float8_e4m3fn .*got "
+                                         "final_state in torch.float8_e4m3fn and state_scale "
+                                         "None"):
+        op(torch.zeros(N, HV, V, K, dtype=FP8), None)
+    with pytest.raises(ValueError, match="got final_state in torch.float32 and state_scale "
+                                         "given"):
+        op(torch.zeros(N, HV, V, K), torch.zeros(N, HV, V))
+    op(torch.zeros(N, HV, V, K), None)  # the same call without the stray scale runs
+    assert o.isfinite().all()

@@ -61,6 +61,20 @@ def _kernel(device, fresh_early_inputs=False, **desc):
     return k
 
 
+def _check_scales(what, pairs):
+    """ValueError naming the scale unless each (scale name, scale, buffer
+    names, buffers) of `pairs` has its scale exactly when one of its
+    buffers is float8_e4m3fn: row scales go with an e4m3 buffer, and only
+    with one."""
+    for scale_name, scale, names, buffers in pairs:
+        fp8 = [n for n, t in zip(names, buffers) if t is not None and t.dtype == torch.float8_e4m3fn]
+        if bool(fp8) != (scale is not None):
+            raise ValueError(
+                f"{what}: {scale_name} goes with a float8_e4m3fn {' or '.join(names)}, and only "
+                f"with one; got {', '.join(f'{n} in {t.dtype}' for n, t in zip(names, buffers) if t is not None) or 'none of them'}"
+                f" and {scale_name} {'given' if scale is not None else 'None'}")
+
+
 # The arguments with a token dimension (dimension 1 of [B, T, ...]).
 _TOKEN_ARGUMENTS = frozenset(("q", "k", "v", "g", "a", "beta", "b", "o"))
 
@@ -234,8 +248,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     float8_e4m3fn with checkpoint_scale [C, HV, V] float32, its rows'
     scales, written with it): sequence n stores
     the state after its ((j + 1) * checkpoint_interval)-th token in row
-    offsets[n] + j while that row is below offsets[n + 1] (rows clamped to
-    [0, C); padding rows write none); checkpoint_interval 0 with both None:
+    lo + j while that row is below hi, lo = clamp(offsets[n], 0, C) and
+    hi = clamp(offsets[n + 1], lo, C) (offsets[n] + j for offsets in
+    [0, C]; no row outside [0, C) is written; padding rows write none); checkpoint_interval 0 with both None:
     none. (Every mutated argument comes before the
     first one with a default: torch drops trailing default arguments before
     its ADInplaceOrView kernel, which indexes the mutated ones by position.)
@@ -295,6 +310,11 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 raise ValueError(f"gdn::recurrent: the replay windows come as four dense "
                                  f"tensors; {name} is {'missing' if t is None else 'strided'}")
         desc["replay_steps"] = k_window.shape[2]
+    _check_scales("gdn::recurrent", (
+        ("state_scale", state_scale, ("state", "initial_state", "final_state"),
+         (state, initial_state, final_state)),
+        ("intermediate_state_scale", intermediate_state_scale, ("intermediate_states",),
+         (intermediate_states,))))
     checkpoints = (checkpoint_offsets, state_checkpoints)
     if checkpoint_interval or any(t is not None for t in checkpoints):
         if checkpoint_interval < 1 or any(t is None for t in checkpoints):
@@ -426,6 +446,10 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
     float8_e4m3fn intermediate_states with intermediate_state_scale [R, T,
     HV, V] float32 (read). state_layout ("vk" or "kv") names the last two
     dimensions of both; it matters only where a row scale is applied."""
+    _check_scales("gdn::commit", (
+        ("state_scale", state_scale, ("state",), (state,)),
+        ("intermediate_state_scale", intermediate_state_scale, ("intermediate_states",),
+         (intermediate_states,))))
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.
@@ -465,6 +489,7 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
     retrieve_parent_token [N, P]: by the tree path to step
     min(accepted[n], P) - 1), in place. A float8_e4m3fn state comes with
     state_scale [LY, slots, HV, V] float32, its row scales."""
+    _check_scales("gdn::replay_commit", (("state_scale", state_scale, ("state",), (state,)),))
     if accepted.shape[0] == 0:
         return
     # Pointer checks live here, where torch.compile does not trace.

@@ -408,6 +408,8 @@ def _checkpoint_interval(every, state_checkpoints, checkpoint_cu_starts):
     every = int(every)
     if every < 0:
         raise ValueError(f"checkpoint_every_n_tokens must be non-negative, got {every}")
+    if every >= 2**63:  # the kernel's interval is an int64
+        raise ValueError(f"checkpoint_every_n_tokens must be below 2**63, got {every}")
     if every == 0:
         if state_checkpoints is not None or checkpoint_cu_starts is not None:
             raise ValueError("state_checkpoints and checkpoint_cu_starts must be None when "
@@ -527,7 +529,8 @@ def chunk_gated_delta_rule(
       row checkpoint_cu_starts[n] + j while that row is below
       checkpoint_cu_starts[n + 1] (the caller sets their difference to
       len_n // checkpoint_every_n_tokens); rows outside [0, C) are never
-      written, other rows keep their contents. ValueError naming the
+      written, other rows keep their contents (both starts are clamped
+      to [0, C] first, the op's rule: a negative start counts from row 0). ValueError naming the
       argument when checkpoint_every_n_tokens > 0 and either buffer is
       missing or misshapen, or when 0 and either is given.
     - use_cp ("auto", True, False; else ValueError as FlashInfer),

@@ -22,9 +22,9 @@ E4M3_MAX = 448.0  # the largest finite e4m3 (KernelMath::kE4M3Max)
 # 448 / amax would overflow float32 and 0 x inf store NaN.
 E4M3_MIN_AMAX = 2.0 ** -119
 
-# Storage address -> (the flat float32 scales of the whole storage, K (one
+# Storage address -> (the flat float32 scales of the attached pool, K (one
 # scale a K elements: a row), the pool, stochastic rounding of its stores
-# (bool)). The entry holds the pool, so its
+# (bool), its layout ("vk" or "kv")). The entry holds the pool, so its
 # address is not reused while the entry exists (detach_state_scale drops it).
 _scales = {}
 
@@ -40,16 +40,20 @@ def _check_layout(layout):
         raise ValueError(f"layout must be 'vk' or 'kv', got {layout!r}")
 
 
-def attach_state_scale(pool, state_scale, stochastic_rounding=False):
+def attach_state_scale(pool, state_scale, stochastic_rounding=False, layout="vk"):
     """Attaches `state_scale` as the row scales of `pool`'s storage and
     returns pool. pool: float8_e4m3fn, [..., HV, V, K] ("vk") or
-    [..., HV, K, V] ("kv"), contiguous; state_scale: float32 [..., HV, V]
-    (the same leading dimensions), contiguous, on pool's device, updated in
-    place by every kernel that writes the pool. Views of pool (slots,
-    layers) then find their scales (TypeError / ValueError naming the
-    argument otherwise). stochastic_rounding: the recurrence entry points
-    that write the pool round the call's e4m3 stores stochastically instead
-    of to nearest (docs/math.md §6); commits still round to nearest."""
+    [..., HV, K, V] ("kv", say so with `layout`), contiguous; state_scale:
+    float32 [..., HV, V] (the same leading dimensions), contiguous, on
+    pool's device, updated in place by every kernel that writes the pool.
+    Views of pool (slots, layers) then find their scales (TypeError /
+    ValueError naming the argument otherwise); a view that reaches past
+    pool, or is read in the other layout, is a ValueError (with K = V the
+    two layouts have the same shape, and reading one as the other would be
+    silently wrong). stochastic_rounding: the recurrence entry points that
+    write the pool round the call's e4m3 stores stochastically instead of
+    to nearest (docs/math.md §6); commits still round to nearest."""
+    _check_layout(layout)
     for name, t in (("pool", pool), ("state_scale", state_scale)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -71,7 +75,8 @@ def attach_state_scale(pool, state_scale, stochastic_rounding=False):
     if not isinstance(stochastic_rounding, bool):
         raise TypeError(f"stochastic_rounding must be a bool, got "
                         f"{type(stochastic_rounding).__name__}")
-    _scales[_storage_key(pool)] = (state_scale.reshape(-1), K, pool, stochastic_rounding)
+    _scales[_storage_key(pool)] = (state_scale.reshape(-1), K, pool, stochastic_rounding,
+                                   layout)
     return pool
 
 
@@ -93,7 +98,7 @@ def quantized_state(shape, device=None, layout="vk", stochastic_rounding=False):
     rows = shape[:-2] + ((shape[-2],) if layout == "vk" else (shape[-1],))
     pool = torch.zeros(shape, dtype=FP8, device=device)
     return attach_state_scale(pool, torch.zeros(rows, dtype=torch.float32, device=device),
-                              stochastic_rounding)
+                              stochastic_rounding, layout)
 
 
 def state_scale_of(pool, layout="vk"):
@@ -109,7 +114,12 @@ def state_scale_of(pool, layout="vk"):
         raise ValueError("this float8_e4m3fn state has no row scales attached: allocate it "
                          "with gdn.ops.quantized_state or attach them with "
                          "gdn.ops.attach_state_scale(pool, state_scale)")
-    flat, K = entry[0], entry[1]
+    flat, K, attached_layout = entry[0], entry[1], entry[4]
+    if layout != attached_layout:
+        raise ValueError(f"the pool's scales were attached for layout {attached_layout!r}, "
+                         f"and it is read as {layout!r}: its rows would be read across "
+                         "(quantize_state / quantized_state / attach_state_scale take the "
+                         "layout)")
     V = pool.shape[-2] if layout == "vk" else pool.shape[-1]
     if pool.shape[-2] * pool.shape[-1] != K * V:
         raise ValueError(f"the attached scales have one a {K} elements; a view "
@@ -118,6 +128,16 @@ def state_scale_of(pool, layout="vk"):
     strides = list(pool.stride()[:-2]) + [1]
     if pool.storage_offset() % K or any(s % K for s in strides[:-1]):
         raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a row")
+    # The view's rows must lie within the attached pool's: a view of the
+    # same storage past it (a pool attached as a prefix of its storage)
+    # would read and write memory past the scales.
+    first = pool.storage_offset() // K
+    last = first + sum((n - 1) * (st // K) for n, st in
+                       zip(pool.shape[:-2] + (V,), strides[:-1] + [K]) if n > 0)
+    if pool.numel() and (first < 0 or last >= flat.numel()):
+        raise ValueError(f"the view {list(pool.shape)} reaches rows {first}..{last} of a "
+                         f"pool with {flat.numel()} rows attached (attach the scales of the "
+                         "whole storage)")
     return flat.as_strided(pool.shape[:-2] + (V,), [s // K for s in strides[:-1]] + [1],
                            pool.storage_offset() // K)
 
@@ -184,7 +204,7 @@ def quantize_state(state, layout="vk"):
     inv = torch.where(amax >= E4M3_MIN_AMAX, e4m3_max / amax, torch.zeros_like(amax))
     pool = (s * inv).to(FP8).contiguous()
     scales = scale.squeeze(k_dim).contiguous()
-    return attach_state_scale(pool, scales), scales
+    return attach_state_scale(pool, scales, layout=layout), scales
 
 
 def dequantize_state(pool, layout="vk", state_scale=None):
