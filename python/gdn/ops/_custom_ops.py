@@ -67,12 +67,12 @@ def _check_scales(what, pairs):
     buffers is float8_e4m3fn: row scales go with an e4m3 buffer, and only
     with one."""
     for scale_name, scale, names, buffers in pairs:
-        fp8 = [n for n, t in zip(names, buffers) if t is not None and t.dtype == torch.float8_e4m3fn]
-        if bool(fp8) != (scale is not None):
+        given = [(n, t) for n, t in zip(names, buffers) if t is not None]
+        if any(t.dtype == torch.float8_e4m3fn for _, t in given) != (scale is not None):
+            got = ", ".join(f"{n} in {t.dtype}" for n, t in given) or "none of them"
             raise ValueError(
                 f"{what}: {scale_name} goes with a float8_e4m3fn {' or '.join(names)}, and only "
-                f"with one; got {', '.join(f'{n} in {t.dtype}' for n, t in zip(names, buffers) if t is not None) or 'none of them'}"
-                f" and {scale_name} {'given' if scale is not None else 'None'}")
+                f"with one; got {got} and {scale_name} {'given' if scale is not None else 'None'}")
 
 
 # The arguments with a token dimension (dimension 1 of [B, T, ...]).
@@ -250,8 +250,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     the state after its ((j + 1) * checkpoint_interval)-th token in row
     lo + j while that row is below hi, lo = clamp(offsets[n], 0, C) and
     hi = clamp(offsets[n + 1], lo, C) (offsets[n] + j for offsets in
-    [0, C]; no row outside [0, C) is written; padding rows write none); checkpoint_interval 0 with both None:
-    none. (Every mutated argument comes before the
+    [0, C]; no row outside [0, C) is written; padding rows write none);
+    checkpoint_interval 0 with both None: none. (Every mutated argument comes before the
     first one with a default: torch drops trailing default arguments before
     its ADInplaceOrView kernel, which indexes the mutated ones by position.)
     fresh_early_inputs: the caller has just written the initial state or an

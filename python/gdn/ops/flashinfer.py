@@ -530,8 +530,8 @@ def chunk_gated_delta_rule(
       checkpoint_cu_starts[n + 1] (the caller sets their difference to
       len_n // checkpoint_every_n_tokens); rows outside [0, C) are never
       written, other rows keep their contents (both starts are clamped
-      to [0, C] first, the op's rule: a negative start counts from row 0). ValueError naming the
-      argument when checkpoint_every_n_tokens > 0 and either buffer is
+      to [0, C] first, the op's rule: a negative start counts from row 0).
+      ValueError naming the argument when checkpoint_every_n_tokens > 0 and either buffer is
       missing or misshapen, or when 0 and either is given.
     - use_cp ("auto", True, False; else ValueError as FlashInfer),
       _cp_chunk_len and max_seqlen only steer FlashInfer's context-parallel

@@ -128,18 +128,18 @@ def state_scale_of(pool, layout="vk"):
     strides = list(pool.stride()[:-2]) + [1]
     if pool.storage_offset() % K or any(s % K for s in strides[:-1]):
         raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a row")
+    shape = tuple(pool.shape[:-2]) + (V,)
+    row_strides = [s // K for s in strides[:-1]] + [1]
+    first = pool.storage_offset() // K
     # The view's rows must lie within the attached pool's: a view of the
     # same storage past it (a pool attached as a prefix of its storage)
     # would read and write memory past the scales.
-    first = pool.storage_offset() // K
-    last = first + sum((n - 1) * (st // K) for n, st in
-                       zip(pool.shape[:-2] + (V,), strides[:-1] + [K]) if n > 0)
-    if pool.numel() and (first < 0 or last >= flat.numel()):
+    last = first + sum((n - 1) * st for n, st in zip(shape, row_strides))
+    if pool.numel() and last >= flat.numel():
         raise ValueError(f"the view {list(pool.shape)} reaches rows {first}..{last} of a "
                          f"pool with {flat.numel()} rows attached (attach the scales of the "
                          "whole storage)")
-    return flat.as_strided(pool.shape[:-2] + (V,), [s // K for s in strides[:-1]] + [1],
-                           pool.storage_offset() // K)
+    return flat.as_strided(shape, row_strides, first)
 
 
 def stochastic_rounding_of(state):
