@@ -13,6 +13,8 @@ next to quantize_state's; padding rows and
 slots no row names keep their bytes and scales; views of an all-layer pool
 find their scales; the accuracy against the fp64 reference stays within the
 e4m3 rounding of one store."""
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -686,6 +688,69 @@ def test_quantized_helpers_name_their_bad_arguments():
     with pytest.raises(ValueError, match=r"state_scale must have shape \[2, 2, 16\]"):
         ops.dequantize_state(ops.quantized_state((2, HV, V, K)), state_scale=torch.zeros(3))
 
+
+
+@pytest.mark.parametrize("layout", ["vk", "kv"])
+@pytest.mark.parametrize("shape", [(1, 2, 4, 0), (1, 2, 0, 4), (1, 0, 4, 4), (0, 2, 4, 4)],
+                         ids=["last", "inner", "heads", "rows"])
+def test_an_empty_dimension_is_a_value_error_naming_the_argument(shape, layout):
+    """quantize_state of a state with an empty K dimension was an
+    IndexError from torch.amax, and with another empty dimension (V, HV,
+    rows) a ValueError naming the internal state_scale; quantized_state's
+    empty shape too. Both now name their argument. dequantize_state of an
+    empty pool with its scales given returns the empty float32 state."""
+    with pytest.raises(ValueError, match=r"state must have every dimension >= 1 .*got shape "
+                                         + re.escape(str(list(shape)))):
+        ops.quantize_state(torch.zeros(shape), layout=layout)
+    with pytest.raises(ValueError, match=r"shape must have every dimension >= 1"):
+        ops.quantized_state(shape, layout=layout)
+    rows = shape[:-2] + ((shape[-2],) if layout == "vk" else (shape[-1],))
+    back = ops.dequantize_state(torch.zeros(shape, dtype=FP8), layout, torch.zeros(rows))
+    assert back.shape == shape and back.dtype == torch.float32
+
+
+def test_a_wrong_dtype_or_device_is_refused_naming_the_argument():
+    """dequantize_state returned float64 for a float64 state_scale (its
+    result is float32), and took float16 or integer scales, a pool that is
+    not e4m3, or a 1-D pool (an IndexError) as they came; quantize_state
+    requantized an e4m3 pool's bytes without their scales. Each is now the
+    error attach_state_scale gives: TypeError for a dtype, ValueError for a
+    shape or device, naming the argument."""
+    HV, V, K = 2, 4, 8
+    pool, scale = ops.quantize_state(torch.randn(3, HV, V, K))
+    for dtype in (torch.float64, torch.float16, torch.int32):
+        with pytest.raises(TypeError, match=f"state_scale must be float32, got {dtype}"):
+            ops.dequantize_state(pool, state_scale=scale.to(dtype))
+    assert ops.dequantize_state(pool, state_scale=scale).dtype == torch.float32
+    with pytest.raises(ValueError, match="state_scale is on meta, pool on cpu"):
+        ops.dequantize_state(pool, state_scale=scale.to("meta"))
+    with pytest.raises(TypeError, match="pool must be float8_e4m3fn, got torch.bfloat16"):
+        ops.dequantize_state(pool.float().bfloat16(), state_scale=scale)
+    with pytest.raises(ValueError, match=r"pool must be a tensor \[\.\.\., HV, V, K\]"):
+        ops.dequantize_state(pool.flatten(), state_scale=scale.flatten())
+    for state in (pool, torch.randn(3, HV, V, K, dtype=torch.float64)):
+        with pytest.raises(TypeError, match="state must be float32, bfloat16 or float16, got "
+                                            f"{state.dtype}"):
+            ops.quantize_state(state)
+
+
+def test_a_transposed_view_is_refused_not_scaled_across():
+    """With K = V a transposed view of a "vk" pool has the pool's shape:
+    dequantize_state scaled its elements by the scales of the other
+    dimension (silently wrong). Refused now; with the scales given, the
+    view is read through its strides in its own layout. quantize_state
+    reads a strided state as its contiguous copy."""
+    s = torch.randn(2, 2, 8, 8)
+    pool, scale = ops.quantize_state(s)
+    view = pool.transpose(-1, -2)
+    with pytest.raises(ValueError, match="does not hold the pool's rows in its two inner "
+                                         "dimensions"):
+        ops.dequantize_state(view)
+    want = ops.dequantize_state(pool).transpose(-1, -2)
+    assert torch.equal(ops.dequantize_state(view, "kv", scale), want)
+    strided, strided_scale = ops.quantize_state(s.transpose(-1, -2), layout="kv")
+    assert torch.equal(bits(strided).transpose(-1, -2), bits(pool))
+    assert torch.equal(strided_scale, scale)
 
 def test_a_view_past_the_attached_pool_is_refused():
     """Scales attached to a pool that is a prefix of its storage (and

@@ -90,11 +90,16 @@ def quantized_state(shape, device=None, layout="vk", stochastic_rounding=False):
     """A zero float8_e4m3fn pool of `shape` ([..., HV, V, K] for "vk",
     [..., HV, K, V] for "kv") with its zero float32 row scales attached
     (attach_state_scale, with `stochastic_rounding`); returns the pool
-    (`state_scale_of(pool)` gives the scales)."""
+    (`state_scale_of(pool)` gives the scales). Every dimension must be at
+    least 1 (ValueError naming shape): an empty pool has no storage to
+    attach scales to."""
     shape = tuple(int(x) for x in shape)
     if len(shape) < 3 or layout not in ("vk", "kv"):
         raise ValueError(f"shape must be [..., HV, V, K] and layout 'vk' or 'kv', got {shape} "
                          f"and {layout!r}")
+    if min(shape) < 1:
+        raise ValueError(f"shape must have every dimension >= 1 (an empty pool has no "
+                         f"storage to attach its scales to), got {list(shape)}")
     rows = shape[:-2] + ((shape[-2],) if layout == "vk" else (shape[-1],))
     pool = torch.zeros(shape, dtype=FP8, device=device)
     return attach_state_scale(pool, torch.zeros(rows, dtype=torch.float32, device=device),
@@ -121,6 +126,14 @@ def state_scale_of(pool, layout="vk"):
                          "(quantize_state / quantized_state / attach_state_scale take the "
                          "layout)")
     V = pool.shape[-2] if layout == "vk" else pool.shape[-1]
+    inner = pool.stride()[-2:]
+    if ((pool.shape[-1] > 1 and inner[1] != 1)
+            or (pool.shape[-2] > 1 and inner[0] != pool.shape[-1])):
+        # E.g. a transposed view: its rows would be scaled across (with
+        # K = V the shape alone cannot tell).
+        raise ValueError(f"the view {list(pool.shape)} (strides {list(pool.stride())}) does "
+                         "not hold the pool's rows in its two inner dimensions (dense, the "
+                         "last with stride 1)")
     if pool.shape[-2] * pool.shape[-1] != K * V:
         raise ValueError(f"the attached scales have one a {K} elements; a view "
                          f"{list(pool.shape)} ({layout}) has rows of {pool.shape[-2] * pool.shape[-1] // V}")
@@ -190,10 +203,19 @@ def quantize_state(state, layout="vk"):
     [..., HV, V, K] ("vk") or [..., HV, K, V] ("kv"), rounded as the kernels
     store a state: per row amax = max_k |S|, scale = amax / 448, e4m3 =
     round-to-nearest-even of S x (448 / amax), all in float32 (a row of
-    zeros, or of amax below 2^-119: elements 0). The pool comes with the scales attached."""
+    zeros, or of amax below 2^-119: elements 0). The pool comes with the scales attached.
+    Another dtype (float64, an e4m3 pool, integers) is a TypeError naming
+    state; an empty dimension a ValueError naming state (an empty pool has
+    no storage to attach scales to). Any strides are read."""
     if not isinstance(state, torch.Tensor) or state.dim() < 3:
         raise ValueError("state must be a tensor [..., HV, V, K]")
     _check_layout(layout)
+    if state.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise TypeError(f"state must be float32, bfloat16 or float16, got {state.dtype}")
+    if state.numel() == 0:
+        dims = "[..., HV, V, K]" if layout == "vk" else "[..., HV, K, V]"
+        raise ValueError(f"state must have every dimension >= 1 ({dims}, {layout}), got "
+                         f"shape {list(state.shape)}")
     s = state.float()
     k_dim = -1 if layout == "vk" else -2
     amax = s.abs().amax(dim=k_dim, keepdim=True)
@@ -210,12 +232,26 @@ def quantize_state(state, layout="vk"):
 def dequantize_state(pool, layout="vk", state_scale=None):
     """float32 e4m3 x the row scale, [..., HV, V, K] ("vk") or
     [..., HV, K, V] ("kv"); the scales attached to pool unless given
-    (float32 [..., HV, V], pool's leading dimensions)."""
+    (float32 [..., HV, V], pool's leading dimensions, on pool's device).
+    pool: float8_e4m3fn, any strides with state_scale given (else a view
+    state_scale_of accepts); empty dimensions give an empty result. As
+    attach_state_scale: another pool or state_scale dtype is a TypeError
+    naming it (a float64 state_scale would make the result float64), a
+    misshapen one a ValueError naming it."""
     _check_layout(layout)
+    if not isinstance(pool, torch.Tensor) or pool.dim() < 3:
+        raise ValueError(f"pool must be a tensor [..., HV, V, K] ('vk') or [..., HV, K, V] "
+                         f"('kv'), got {list(pool.shape) if isinstance(pool, torch.Tensor) else pool!r}")
+    if pool.dtype != FP8:
+        raise TypeError(f"pool must be float8_e4m3fn, got {pool.dtype}")
     if state_scale is not None:
         if not isinstance(state_scale, torch.Tensor):
             raise TypeError(f"state_scale must be a torch.Tensor, got "
                             f"{type(state_scale).__name__}")
+        if state_scale.dtype != torch.float32:
+            raise TypeError(f"state_scale must be float32, got {state_scale.dtype}")
+        if state_scale.device != pool.device:
+            raise ValueError(f"state_scale is on {state_scale.device}, pool on {pool.device}")
         rows = tuple(pool.shape[:-2]) + (pool.shape[-2] if layout == "vk" else pool.shape[-1],)
         if tuple(state_scale.shape) != rows:
             raise ValueError(f"state_scale must have shape {list(rows)} (one scale a row of "
