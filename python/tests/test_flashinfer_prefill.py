@@ -348,6 +348,34 @@ def test_alpha_zero_decays_fully_and_dtypes():
     check_checkpoints(buf, starts, saved, 2e-2)
 
 
+@pytest.mark.parametrize("alpha", [-0.5, 1.5, math.nan])
+def test_alpha_outside_its_domain(alpha, monkeypatch):
+    """g is alpha in [0, 1], the caller's contract as in FlashInfer (whose
+    kernels take log2(alpha + 1e-10) unchecked). Without validation the call
+    runs unchecked (no synchronisation): a negative or NaN alpha makes its
+    sequence NaN, and only that one. GDN_VALIDATE_INDICES=1 refuses alpha
+    outside [0, 1] naming g and its element, before any launch; 0 and 1
+    pass."""
+    x = inputs([64, 2], seed=11)
+    g = x["g"].clone()
+    g[64, 1] = alpha
+
+    def run(g, output=None):
+        return prefill(x["q"], x["k"], x["v"], g, x["beta"], initial_state=x["h0"],
+                       output_final_state=True, cu_seqlens=x["cu"], output=output)
+    monkeypatch.delenv("GDN_VALIDATE_INDICES", raising=False)
+    o, s = run(g)
+    assert torch.isfinite(o[:64]).all() and torch.isfinite(s[0]).all()
+    assert torch.isnan(s[1]).any() == (not alpha >= 0)
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
+    sentinel = torch.full((66, 2, 32), SENTINEL)
+    with pytest.raises(ValueError, match=r"g \(alpha, the linear decay\) must lie in \[0, 1\], "
+                                         rf"got g\[64, 1\] = {alpha}"):
+        run(g, sentinel)
+    assert torch.all(sentinel == SENTINEL)  # nothing ran
+    g[64, 1], g[0, 0] = 0.0, 1.0
+    assert torch.isfinite(run(g)[0]).all()
+
 def test_no_tokens_keeps_the_initial_states():
     x = inputs([0, 0], seed=9)
     o, s = prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["h0"],

@@ -465,6 +465,17 @@ def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N,
     return offsets, state_checkpoints, every, offsets is not given, checkpoint_scale
 
 
+def _check_alpha(g):
+    """Debug aid (GDN_VALIDATE_INDICES=1; synchronises with the device):
+    alpha outside [0, 1] (NaN included) is a ValueError naming g, its first
+    such element as [token, head]."""
+    bad = ~((g >= 0) & (g <= 1))
+    if bool(bad.any()):
+        t, h = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(f"g (alpha, the linear decay) must lie in [0, 1], got g[{t}, {h}] = "
+                         f"{float(g[t, h])} (log(alpha) would make the state NaN or grow)")
+
+
 def _same_view(a, b):
     """a and b address the same elements the same way (one buffer updated
     in place), e.g. output_state is initial_state."""
@@ -493,6 +504,12 @@ def chunk_gated_delta_rule(
     - g [total, HV]: alpha, the linear decay in [0, 1] a token (FlashInfer's
       forget gate; float32, bfloat16 or float16); None: 1 (no decay). gdn's
       op takes log(alpha) (computed here, float32; alpha = 0 decays fully).
+      The domain is the caller's contract, as in FlashInfer (whose kernels
+      take log2(alpha + 1e-10) unchecked): alpha < 0 or NaN makes the
+      sequence's outputs and states NaN, alpha > 1 grows the state. The
+      values are not checked on the device (that would synchronise);
+      GDN_VALIDATE_INDICES=1 refuses alpha outside [0, 1] on the host
+      (ValueError naming g; synchronises).
     - beta [total, HV]: float32 (bfloat16 / float16 too); None: 1.
     - scale: None or 0 (FlashInfer's rule) is K^-0.5; NaN / inf: ValueError.
     - use_qk_l2norm_in_kernel: q and k L2-normalised per head (eps 1e-6).
@@ -577,6 +594,8 @@ def chunk_gated_delta_rule(
         if not isinstance(g, torch.Tensor):
             raise TypeError(f"g must be a torch.Tensor, got {type(g).__name__}")
         g = _check("g", g, dev, (total, HV), _INPUT, copy=True)
+        if _validate_indices():
+            _check_alpha(g)
         g = torch.log(g.float()).unsqueeze(0)  # alpha -> gdn's log-space decay
     if beta is not None:
         if not isinstance(beta, torch.Tensor):
