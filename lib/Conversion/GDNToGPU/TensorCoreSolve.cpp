@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelForms.h"
+#include "MmaSync.h"
 #include "ScheduleRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,8 +55,6 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 namespace {
-/// Four f32 values: an accumulator fragment (c0..c3).
-using Fragment = std::array<Value, 4>;
 
 /// An mma operand's registers (tf32 values, as f32: mma() passes their
 /// bits on): hi, and lo unless the values are exact in tf32.
@@ -108,32 +107,6 @@ Operand operand(KernelMath &m, ArrayRef<Value> values, OperandForm form) {
     o.lo.push_back(tf32Bits(m, rest));
   }
   return o;
-}
-
-/// The four f32 accumulators of an nvvm.mma.sync result.
-Fragment accumulators(OpBuilder &b, Location loc, Value d) {
-  Fragment out;
-  for (int64_t i = 0; i < 4; ++i)
-    out[i] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i});
-  return out;
-}
-
-/// D = A B + C for one mma.sync tile of `shape` on `type` operands, `a` and
-/// `bb` the operand registers as the PTX ISA's fragments hold them, `c` the
-/// four f32 accumulators. nvvm.mma.sync is built directly, not through
-/// nvgpu.mma.sync, whose vector operands lower to a few thousand
-/// insert/extractelement ops a kernel (and compile time) that LLVM folds.
-Fragment mmaSync(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                 NVVM::MMATypes type, ArrayRef<Value> a, ArrayRef<Value> bb,
-                 const Fragment &c) {
-  Type result = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
-  Value d = NVVM::MmaOp::create(
-      b, loc, result, a, bb, ValueRange(c), shape, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{type, type},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  return accumulators(b, loc, d);
 }
 
 /// D = A B + C for one m16n8k8 tile with tf32 operands: a 4 and b 2 tf32
