@@ -26,7 +26,7 @@ PARAMETERS = [
     ("warps", [1, 2, 3, 4, 8, 33], [0, -2]),
     ("staged_tokens", [0, 1, 2, 3, 4, 12, 16, 33, 64], [-1]),
     ("unroll_tokens", [1, 2, 4, 65], [0]),
-    ("reductions", ["in_turn", "side_by_side", "token_pairs"], ["sideways", 1]),
+    ("reductions", ["in_turn", "side_by_side", "token_pairs", "mma"], ["sideways", 1]),
     ("solve", ["token_by_token", "cuda_cores", "tensor_cores",
                "chunk_parallel"], ["wy", 4]),
     ("precision", ["tf32x3", "tf32", "bf16"], ["tf16", 3]),

@@ -27,6 +27,10 @@ TEST_F(ScheduleAttrTest, WithSetsOnlyTheParameterItsGetterReads) {
             parseSchedule("#gdn.schedule<input_prefetch_distance = 0>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getReductions, Reductions::token_pairs),
             parseSchedule("#gdn.schedule<reductions = token_pairs>"));
+  ScheduleAttr mma = none.with(&ScheduleAttr::getReductions, Reductions::mma);
+  EXPECT_EQ(mma, parseSchedule("#gdn.schedule<reductions = mma>"));
+  EXPECT_TRUE(mma.mmaReductions());
+  EXPECT_FALSE(mma.tokenPairs());
   EXPECT_EQ(none.with(&ScheduleAttr::getSolve, ChunkSolve::cuda_cores),
             parseSchedule("#gdn.schedule<solve = cuda_cores>"));
   EXPECT_EQ(none.with(&ScheduleAttr::getLaunch, LaunchMode::ordinary),

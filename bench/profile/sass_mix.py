@@ -13,7 +13,11 @@ holds columns_per_lane x K / (32 / lanes_along_v) state elements (the
 schedule, read with gdn-opt --gdn-select-schedule).
 
     python3 bench/profile/sass_mix.py [--N 64] [--dtypes bfloat16,float8_e4m3fn]
-        [--ptxas PATH] [--nvdisasm PATH] [--gdn-opt build/bin/gdn-opt]"""
+        [--schedules 'float8_e4m3fn:#gdn.schedule<reductions = mma>;...']
+        [--ptxas PATH] [--nvdisasm PATH] [--gdn-opt build/bin/gdn-opt]
+
+--schedules adds kernels of a dtype under a pinned schedule (the rest the
+cost model's), each a column beside the dtypes' default kernels."""
 import argparse
 import collections
 import os
@@ -48,26 +52,32 @@ def op_text(N, dtype):
             "{qk_l2norm, state_layout = #gdn.layout<vk>}\n  return\n}\n")
 
 
-def elements_a_thread(gdn_opt, N, dtype, tmp):
+def elements_a_thread(gdn_opt, N, dtype, tmp, schedule=None):
     path = os.path.join(tmp, f"{dtype}.mlir")
     with open(path, "w") as f:
         f.write(op_text(N, dtype))
-    out = subprocess.run([gdn_opt, "--gdn-select-schedule=chip=sm_90a", path],
+    option = "--gdn-select-schedule=chip=sm_90a" + (f" schedule={{{schedule}}}" if schedule else "")
+    out = subprocess.run([gdn_opt, option, path],
                          capture_output=True, text=True, check=True).stdout
     s = dict(re.findall(r"(columns_per_lane|lanes_along_v) = (\d+)", out))
     cpl, lav = int(s["columns_per_lane"]), int(s["lanes_along_v"])
     return cpl * K // (32 // lav), f"columns_per_lane = {cpl}, lanes_along_v = {lav}"
 
 
-def mix(compiler, N, dtype, tmp, ptxas, nvdisasm):
+def mix(compiler, N, dtype, tmp, ptxas, nvdisasm, schedule=None):
+    """(opcode counts of the kernel's SASS, registers a thread, spilled bytes)."""
     kern = compiler.compile(N=N, T=1, H=H, HV=HV, K=K, V=V, decay="fused_gating",
                             beta="logits", qk_l2norm=True, layout="vk", initial_state=True,
                             final_state=True, state_in_place=True, num_slots=N,
-                            state_dtype=dtype, target="cuda")
+                            state_dtype=dtype, target="cuda",
+                            **({"schedule": schedule} if schedule else {}))
     ptx, cubin = os.path.join(tmp, f"{dtype}.ptx"), os.path.join(tmp, f"{dtype}.cubin")
     with open(ptx, "w") as f:
         f.write(kern.ptx)
-    subprocess.run([ptxas, "-arch=sm_90a", ptx, "-o", cubin], check=True)
+    report = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", cubin], check=True,
+                            capture_output=True, text=True).stderr
+    registers = int(re.search(r"Used (\d+) registers", report).group(1))
+    spilled = int(re.search(r"(\d+) bytes spill stores", report).group(1))
     text = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True,
                           check=True).stdout
     ops = collections.Counter()
@@ -79,32 +89,39 @@ def mix(compiler, N, dtype, tmp, ptxas, nvdisasm):
         if ins.startswith("@"):  # a predicate
             ins = ins.split(None, 1)[1]
         ops[ins.split()[0].split(".")[0]] += 1
-    return ops
+    return ops, registers, spilled
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--N", type=int, default=64)
     p.add_argument("--dtypes", default="bfloat16,float8_e4m3fn")
+    p.add_argument("--schedules", default="",
+                   help="';'-separated DTYPE:SCHEDULE kernels beside the dtypes' defaults")
     p.add_argument("--ptxas", default="ptxas")
     p.add_argument("--nvdisasm", default="nvdisasm")
     p.add_argument("--gdn-opt", default=os.path.join(HERE, "..", "..", "build", "bin", "gdn-opt"))
     a = p.parse_args()
     c = gdn.Compiler()
-    dtypes = a.dtypes.split(",")
+    kernels = [(d, None) for d in a.dtypes.split(",") if d]
+    kernels += [tuple(x.split(":", 1)) for x in a.schedules.split(";") if x.strip()]
+    res = {}
     with tempfile.TemporaryDirectory() as tmp:
-        res = {d: (mix(c, a.N, d, tmp, a.ptxas, a.nvdisasm), *elements_a_thread(a.gdn_opt, a.N,
-                                                                               d, tmp))
-               for d in dtypes}
+        for d, sched in kernels:
+            name = d if not sched else f"{d}, {sched}"
+            ops, registers, spilled = mix(c, a.N, d, tmp, a.ptxas, a.nvdisasm, sched)
+            res[name] = (ops, *elements_a_thread(a.gdn_opt, a.N, d, tmp, sched), registers,
+                         spilled)
     print(f"SASS of the pool decode, N = {a.N}, sm_90a (ptxas + nvdisasm): instructions in "
           "the kernel, and per state element a thread holds\n")
-    for d, (ops, n, sched) in res.items():
+    for d, (ops, n, sched, registers, spilled) in res.items():
         print(f"- {d}: {sched}, {n} elements a thread, {sum(ops.values())} instructions, "
-              f"{sum(ops.values()) / n:.1f} an element")
-    print("\n| opcode | " + " | ".join(f"{d} (an element)" for d in dtypes) + " |")
-    print("|---|" + "---|" * len(dtypes))
+              f"{sum(ops.values()) / n:.1f} an element, {registers} registers, "
+              f"{spilled} bytes spilled")
+    print("\n| opcode | " + " | ".join(f"{d} (an element)" for d in res) + " |")
+    print("|---|" + "---|" * len(res))
     keys = sorted({k for ops, *_ in res.values() for k in ops},
                   key=lambda k: -sum(ops[k] for ops, *_ in res.values()))
     for k in keys:
         print(f"| {k} | " + " | ".join(f"{ops[k]} ({ops[k] / n:.2f})"
-                                       for ops, n, _ in res.values()) + " |")
+                                       for ops, n, *_ in res.values()) + " |")

@@ -107,6 +107,75 @@ def test_pool_decode_runs_the_dequantized_state_and_stores_it_quantized(device):
         ops.set_schedule()
 
 
+@pytest.mark.skipif(not cuda_ok, reason="reductions = mma is a GPU kernel form")
+@pytest.mark.parametrize("K", [64, 128])
+@pytest.mark.parametrize("R", [2, 4, 8])
+def test_mma_decode_matches_the_f32_decode_of_the_dequantized_pool(K, R):
+    """reductions = mma (the e4m3 decode on mma.sync and packed f16 pairs,
+    R / 2 tiles a warp): o as the f32 pool's decode of the dequantized state
+    gives it (k and q as f16 in the sums: a few f16 steps), every stored
+    element within an e4m3 step and a half of quantize_state's rounding of
+    the f32 result plus the f16 update's 2^-10 of the row's max, the scales
+    within f16 rounding, the state's RMS error that of quantize_state;
+    padding rows and unnamed slots untouched; a zero slot (scale 0) decodes
+    from zeros."""
+    x = make(4, 1, H=2, HV=4, K=K, V=64, slots=6, device="cuda", seed=11)
+    idx = torch.tensor([3, -1, 0, 5], dtype=torch.int32, device="cuda")
+    pool, _ = ops.quantize_state(x["state"])
+    pool[5].zero_()
+    ops.state_scale_of(pool)[5].zero_()
+    before, scale_before = bits(pool).clone(), ops.state_scale_of(pool).clone()
+    f32 = ops.dequantize_state(pool)
+    o32 = sglang(x, f32, idx)
+    want, want_scale = ops.quantize_state(f32)
+    ops.set_schedule(reductions="mma", columns_per_lane=R)
+    try:
+        o = sglang(x, pool, idx)
+    finally:
+        ops.set_schedule()
+    assert torch.allclose(o.float(), o32.float(), rtol=2 ** -6, atol=1e-3)
+    assert rms_rel(o.double().cpu().numpy(), o32.double().cpu().numpy()) < 2e-3
+    scale = ops.state_scale_of(pool)
+    rows = idx[idx >= 0].long()
+    assert torch.allclose(scale[rows], want_scale[rows], rtol=2 ** -8, atol=0)
+    got = pool.float() * scale[..., None]
+    ref = want.float() * want_scale[..., None]
+    step = ref.abs() * 2 ** -3 + want_scale[..., None] * 2 ** -9
+    # f16 arithmetic on terms up to the row's max: 2^-11 of it on any element
+    # (an element that is a small difference of large terms: in the emulation
+    # of this schedule's rounding on the CPU at most 0.56 of that beyond the
+    # 1.5 e4m3 steps).
+    bound = 1.5 * step + 2 ** -10 * (448 * want_scale[..., None])
+    assert ((got - ref).abs()[rows] <= bound[rows]).all()
+    exact = (want.float() * want_scale[..., None])[rows].double().cpu().numpy()
+    assert rms_rel(got[rows].double().cpu().numpy(), exact) < 0.01
+    for slot in (1, 2, 4):  # no row names them (row 1 is padding)
+        assert torch.equal(bits(pool)[slot], before[slot])
+        assert torch.equal(ops.state_scale_of(pool)[slot], scale_before[slot])
+    assert (o[1] == 0).all()
+
+
+@pytest.mark.skipif(not cuda_ok, reason="reductions = mma is a GPU kernel form")
+def test_mma_decode_of_a_vanishing_state_stores_zeros_not_nan():
+    """The mma decode's bound c = 448 a + |u| of a row whose state and
+    update both vanish (k = v = 0, scale 2e-37 / 448) stays positive, and
+    the row is stored as zeros with a finite scale, never NaN."""
+    x = make(1, 1, H=1, HV=2, K=128, V=16, slots=2, device="cuda", seed=5)
+    x["k"].zero_()
+    x["v"].zero_()
+    pool = ops.quantized_state((2, 2, 16, 128), device="cuda")
+    pool[0, :, :, 0] = 448.0
+    ops.state_scale_of(pool).fill_(2e-37 / 448)
+    ops.set_schedule(reductions="mma", columns_per_lane=2)
+    try:
+        sglang(x, pool, torch.zeros(1, dtype=torch.int32, device="cuda"))
+    finally:
+        ops.set_schedule()
+    assert not torch.isnan(pool.float()).any()
+    assert torch.isfinite(ops.state_scale_of(pool)).all()
+    assert (pool[0].float() * ops.state_scale_of(pool)[0][..., None]).abs().max() < 1e-30
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("K,V", [(32, 16), (16, 32)])
 def test_kmajor_decode_updates_an_fp8_state_in_place(device, K, V):

@@ -10,13 +10,16 @@
 //   CudaCoreSolveKernel    a staged chunk solved at once in the WY form on
 //                          CUDA cores (solve = cuda_cores; ChunkedSolve.cpp);
 //   TensorCoreSolveKernel  the same on tensor cores (solve = tensor_cores;
-//                          TensorCoreSolve.cpp).
+//                          TensorCoreSolve.cpp);
+//   MmaDecodeKernel        an e4m3 decode's sums on mma.sync, its update on
+//                          packed f16 pairs (reductions = mma; MmaDecode.cpp).
 // Private to convert-gdn-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GDN_LIB_CONVERSION_GDNTOGPU_KERNELFORMS_H
 #define GDN_LIB_CONVERSION_GDNTOGPU_KERNELFORMS_H
 
+#include "MmaSync.h"
 #include "TokenSteps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -33,7 +36,8 @@ public:
   using TokenSteps::TokenSteps;
   static constexpr StringLiteral kName = "token loop";
   static bool matches(ScheduleAttr s) {
-    return *s.getProducerStages() == 0 && !s.chunkedSolve();
+    return *s.getProducerStages() == 0 && !s.chunkedSolve() &&
+           !s.mmaReductions();
   }
   void build();
 
@@ -42,6 +46,49 @@ private:
   /// whose window loads issue together, each token run while t < count.
   /// Returns the state after.
   SmallVector<Value> replayTokens(SmallVector<Value> state);
+};
+
+/// One token of an e4m3 (f8E4M3FN) vk state, S = diag(scale) E (E the e4m3
+/// values, a scale a row). A warp holds R / 2 m16n8k16 tiles of 16 rows (R
+/// = columns_per_lane): lane 4g + t the rows [v0, v0 + R), v0 = the warp's
+/// first + g R, rows v0 + 2i and v0 + 2i + 1 being tile i's rows g and
+/// g + 8, and the keys [k0, k0 + K/4), k0 = t K/4 (KernelIndices.cpp). With
+/// k̂, q̂ the normalized k and scaled q, d = exp(g) and a_r = d scale_r:
+///   A_r = E_r·k̂, B_r = E_r·q̂   on f16 mma.sync (e4m3 is exact in f16;
+///                               k̂, q̂ rounded to f16, f32 sums),
+///   u_r = beta (v_r - a_r A_r), o_r = a_r B_r + (k̂·q̂) u_r,
+///   S'_r = a_r E_r + u_r k̂ = c_r W_r, W_r = (a_r / c_r) E_r + (u_r / c_r) k̂
+/// with c_r = 448 a_r + |u_r| >= max |S'_r| (|k̂_i| <= 1), so W is computed
+/// on packed f16 pairs within [-1, 1]; then m_r = 448 / max |W_r| (rounded
+/// to f16, at most 65504), E'_r = e4m3(W_r m_r) and scale'_r = c_r / m_r.
+/// The token's inputs (q, k, their norms and f16 pairs) are a lane's once
+/// for its R rows. docs/math.md §6 and docs/cost-model.md#mma-decode.
+class MmaDecodeKernel : public TokenSteps {
+public:
+  using TokenSteps::TokenSteps;
+  static constexpr StringLiteral kName = "e4m3 decode on mma";
+  static bool matches(ScheduleAttr s) { return s.mmaReductions(); }
+  void build();
+
+private:
+  /// The lane's R rows of the state: for each row, K / 8 pairs of e4m3
+  /// values widened to f16 (pair j: keys k0 + 2j, k0 + 2j + 1), and the row
+  /// scales; zeros for a pool's padding row or without initial_state.
+  struct Rows {
+    SmallVector<SmallVector<Value>> pairs;
+    SmallVector<Value> scales;
+  };
+  Rows loadRows();
+  /// x (this lane's K / 4 keys, f32) times `factor` as K / 8 f16 pairs.
+  SmallVector<Value> halfPairs(ArrayRef<Value> x, Value factor);
+  /// {A, B} of a tile's first row, then of its second, on every lane of
+  /// the row group (the rows' f16 pairs `first`, `second`).
+  Fragment stateSums(ArrayRef<Value> first, ArrayRef<Value> second,
+                     ArrayRef<Value> kHat, ArrayRef<Value> qHat);
+  /// A row's new e4m3 values (W m, in memory order) and scale.
+  std::pair<Value, Value> requantize(ArrayRef<Value> pairs,
+                                     ArrayRef<Value> kHat, Value rowDecayed,
+                                     Value u);
 };
 
 class WarpSpecializedKernel : public TokenSteps {

@@ -30,25 +30,25 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   if (replay) // z = layer * rows + n
     n = arith::RemUIOp::create(b, loc, n, m.index(replay->rows));
   h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
-  v0 = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
-          arith::MulIOp::create(b, loc, warp, m.index(s.warpColumns()))),
-      arith::MulIOp::create(b, loc, vLane, m.index(*s.getColumnsPerLane())));
+  // The warp's first V column, and a lane's first one, `rows` a lane group.
+  Value warpFirst = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
+      arith::MulIOp::create(b, loc, warp, m.index(s.warpColumns())));
+  auto firstColumn = [&](Value group, int64_t rows) -> Value {
+    return arith::AddIOp::create(
+        b, loc, warpFirst, arith::MulIOp::create(b, loc, group, m.index(rows)));
+  };
+  v0 = firstColumn(vLane, *s.getColumnsPerLane());
   k0 = arith::MulIOp::create(b, loc, kLane, m.index(kPerLane));
+  Value quad = arith::DivUIOp::create(b, loc, lane, m.index(4)); // g
+  if (s.mmaReductions()) { // m16n8k16 tiles (MmaDecode.cpp): lane 4g + t
+    kLane = arith::RemUIOp::create(b, loc, lane, m.index(4));
+    v0 = firstColumn(quad, *s.getColumnsPerLane());
+    k0 = arith::MulIOp::create(b, loc, kLane, m.index(kPerLane));
+  }
   if (s.tensorCores()) { // m16n8k8 fragments (TileIO::loadFragments)
-    mmaLane = lane;     // tile rows g, g + 8: the warp's columns 2g, 2g + 1
-    v0 = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns())),
-            arith::MulIOp::create(b, loc, warp, m.index(s.warpColumns()))),
-        arith::MulIOp::create(b, loc,
-                              arith::DivUIOp::create(b, loc, lane, m.index(4)),
-                              m.index(2)));
+    mmaLane = lane;      // tile rows g, g + 8: the warp's columns 2g, 2g + 1
+    v0 = firstColumn(quad, 2);
     k0 = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
   }
@@ -68,9 +68,9 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   if (valid)
     count = arith::SelectOp::create(b, loc, valid, count, m.index(0));
   // (Row 0 for a padding row: the replay loads its windows unguarded.)
-  tokenRow = valid ? arith::SelectOp::create(b, loc, valid, stateRow,
-                                             m.index(0))
-                   : stateRow;
+  tokenRow = valid
+                 ? arith::SelectOp::create(b, loc, valid, stateRow, m.index(0))
+                 : stateRow;
   hi = count;
   replayPath = emitReplayPath(m, *replay, n, count);
   valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,

@@ -218,6 +218,7 @@ void gdn::populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
       .add<RecurrentToKernel<TokenLoopKernel>,
            RecurrentToKernel<WarpSpecializedKernel>,
            RecurrentToKernel<CudaCoreSolveKernel>,
-           RecurrentToKernel<TensorCoreSolveKernel>, ChunkParallelToKernels>(
+           RecurrentToKernel<TensorCoreSolveKernel>,
+           RecurrentToKernel<MmaDecodeKernel>, ChunkParallelToKernels>(
           patterns.getContext(), target, kernelModuleOf);
 }

@@ -33,6 +33,17 @@ Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   return result;
 }
 
+/// A replay runs the token loop: reductions = mma is a decode's form
+/// (MmaDecode.cpp).
+LogicalResult checkReplayReductions(ReplayCommitOp op, ScheduleAttr s) {
+  if (!s.mmaReductions())
+    return success();
+  return op.emitOpError() << "cannot be lowered to the GPU: reductions = mma "
+                             "is the e4m3 decode's form; a replay runs the "
+                             "token loop (in_turn, side_by_side or "
+                             "token_pairs)";
+}
+
 /// The parameters a replay never takes: it runs the plain token loop
 /// (docs/cost-model.md#replay-commit-token-loop).
 ScheduleAttr tokenLoopPins(MLIRContext *context) {
@@ -87,7 +98,8 @@ FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
   return withHostView<FailureOr<ScheduleAttr>>(
       op, [&](RecurrentOp view) -> FailureOr<ScheduleAttr> {
         ScheduleAttr complete = chooseSchedule(view, target, wanted, smCount);
-        if (failed(checkGPUSchedule(view, complete, target)))
+        if (failed(checkReplayReductions(op, complete)) ||
+            failed(checkGPUSchedule(view, complete, target)))
           return failure();
         return complete;
       });
@@ -107,7 +119,7 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
       withHostView<FailureOr<ScheduleAttr>>(op, [&](RecurrentOp view) {
         return checkGPUSchedule(view, complete, target);
       });
-  if (failed(s))
+  if (failed(s) || failed(checkReplayReductions(op, *s)))
     return failure();
   ReplayCommitOp::Dims d = op.getDims();
   if (d.layers * d.N > kMaxGridZ)

@@ -66,6 +66,63 @@ LogicalResult checkScaledState(RecurrentOp op, ScheduleAttr,
   return success();
 }
 
+/// reductions = mma is one kernel form (MmaDecode.cpp): an e4m3 vk decode
+/// of one token, q and k L2-normalized (|k̂| <= 1 bounds the f16 update), a
+/// decay and a beta a head, whole m16n8k16 tiles of 16 rows (2 columns a
+/// lane a tile, 8 lanes along V) and of keys (K / 4 keys a lane, 16 or 32).
+LogicalResult checkMmaReductions(RecurrentOp op, ScheduleAttr s,
+                                 const GPUTarget &target) {
+  if (!s.mmaReductions())
+    return success();
+  auto d = op.getDims();
+  auto why = [&]() {
+    return refuse(op) << "reductions = mma (the e4m3 decode on mma.sync) ";
+  };
+  Value fin = op.getFinalState(), init = op.getInitialState();
+  auto e4m3 = [](Value x) {
+    return !x || isa<Float8E4M3FNType>(
+                     cast<ShapedType>(x.getType()).getElementType());
+  };
+  if (!fin || !e4m3(fin) || !e4m3(init))
+    return why() << "needs an f8E4M3FN final_state (and initial_state, if "
+                    "any)";
+  if (d.T != 1 || op.isVarlen())
+    return why() << "decodes one token a sequence (T = 1, no cu_seqlens), "
+                    "not T = "
+                 << d.T << (op.isVarlen() ? " varlen" : "");
+  if (!op.isVKLayout())
+    return why() << "needs the vk state layout";
+  if (!op.getQkL2norm())
+    return why() << "needs qk_l2norm (its f16 operands are the normalized "
+                    "q and k)";
+  if (op.hasPerKeyDecay() || op.hasPerChannelBeta())
+    return why() << "takes a decay and a beta a head, not KDA's per-key "
+                    "decay or a per-channel beta";
+  if (op.getIntermediateStates() || op.hasCheckpoints() ||
+      op.hasParentTable() || op.hasReplayWindows())
+    return why() << "writes the final state only (no intermediate states, "
+                    "checkpoints, tree or replay windows)";
+  if (op.getStochasticRounding())
+    return why() << "rounds to nearest (no stochastic_rounding)";
+  int64_t R = *s.getColumnsPerLane();
+  if (*s.getLanesAlongV() != 8 || R < 2 || R > 16 || !llvm::isPowerOf2_64(R))
+    return why() << "maps whole 16-row tiles to a warp: lanes_along_v must "
+                    "be 8 and columns_per_lane 2, 4, 8 or 16 (1 to 8 tiles; "
+                    "or both left to the cost model), not "
+                 << R << " and " << *s.getLanesAlongV();
+  if (d.K % 64 != 0 || d.K > 128)
+    return why() << "needs K = 64 or 128 (whole m16n8k16 tiles, 16 or 32 "
+                    "keys a lane), not "
+                 << d.K;
+  if (*s.getStagedTokens() != 0 || s.chunkedSolve() ||
+      *s.getProducerStages() != 0)
+    return why() << "reads its token from global memory (staged_tokens = "
+                    "0, solve = token_by_token, no producer)";
+  if (!target.mmaSyncTF32)
+    return why() << "needs mma.sync (sm_80 on), not " << target.chip;
+  return success();
+}
+
 /// The K-reductions are butterfly trees over the lanes along K.
 LogicalResult checkLanesAlongV(RecurrentOp op, ScheduleAttr s,
                                const GPUTarget &) {
@@ -101,6 +158,8 @@ LogicalResult checkSizes(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
 /// spilling.
 LogicalResult checkStateRegisters(RecurrentOp op, ScheduleAttr s,
                                   const GPUTarget &) {
+  if (s.mmaReductions()) // f16 pairs, a tile at a time (checkMmaReductions)
+    return success();
   int64_t values =
       *s.getColumnsPerLane() * keysPerLane(op, *s.getLanesAlongV());
   if (values <= kMaxStateValues)
@@ -458,6 +517,7 @@ constexpr Check kChecks[] = {
     checkTensorCoreChip,
     checkTensorCoreMapping,
     checkScaledState,
+    checkMmaReductions,
     checkLanesAlongV,
     checkKeysPerLane,
     checkSizes,

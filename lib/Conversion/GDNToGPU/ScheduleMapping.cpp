@@ -98,10 +98,18 @@ bool prefersTensorCores(const ScheduleDraft &x) {
          op.getCheckpointInterval().value_or(16) % 16 == 0;
 }
 
-/// Whether neither columns_per_lane nor lanes_along_v is pinned: the
-/// mapping rules that set both only apply then.
+/// A pinned reductions = mma, whose form fixes the mapping
+/// (chooseTensorCoreMapping).
+bool mmaPinned(const ScheduleDraft &x) {
+  ReductionsAttr pin = x.pins.getReductions();
+  return pin && pin.getValue() == Reductions::mma;
+}
+
+/// Whether neither columns_per_lane nor lanes_along_v is pinned (nor fixed
+/// by reductions = mma): the mapping rules that set both only apply then.
 bool mappingFree(const ScheduleDraft &x) {
-  return !x.pins.getColumnsPerLane() && !x.pins.getLanesAlongV();
+  return !x.pins.getColumnsPerLane() && !x.pins.getLanesAlongV() &&
+         !mmaPinned(x);
 }
 } // namespace
 
@@ -149,12 +157,16 @@ static void choosePrecision(ScheduleDraft &x) {
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
 /// accumulator fragments: 2 columns a lane, 8 lanes along V
-/// (TensorCoreSolve.cpp).
+/// (TensorCoreSolve.cpp); the mma decode (a pinned reductions = mma) holds
+/// m16n8k16 tiles the same way, several a warp (MmaDecode.cpp).
 static void chooseTensorCoreMapping(ScheduleDraft &x) {
-  if (!x.s.tensorCores())
+  if (!x.s.tensorCores() && !mmaPinned(x))
     return;
+  // The mma decode: 4 tiles a warp where V allows (a lane's q and k work
+  // then serves 8 rows; docs/cost-model.md#mma-decode), else 1.
   if (!x.pins.getColumnsPerLane())
-    x.set(&ScheduleAttr::getColumnsPerLane, 2);
+    x.set(&ScheduleAttr::getColumnsPerLane,
+          !x.s.tensorCores() && x.d.V % 64 == 0 ? 8 : 2);
   if (!x.pins.getLanesAlongV())
     x.set(&ScheduleAttr::getLanesAlongV, 8);
 }
@@ -293,7 +305,12 @@ static void chooseLanesAlongV(ScheduleDraft &x) {
 
 /// Side by side unless the grid is bandwidth-bound (fewer registers then);
 /// KDA is built side by side only (docs/cost-model.md#overlap-reductions).
+/// The mma decode only where pinned: it has not been measured yet.
 static void chooseReductions(ScheduleDraft &x) {
+  if (mmaPinned(x)) {
+    x.set(&ScheduleAttr::getReductions, Reductions::mma);
+    return;
+  }
   ReductionsAttr pin = x.pins.getReductions();
   bool sideBySide =
       (pin ? pin.getValue() != Reductions::in_turn : !x.bandwidthBound) ||

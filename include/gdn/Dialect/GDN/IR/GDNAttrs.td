@@ -33,7 +33,8 @@ def GDN_Reductions : I32EnumAttr<"Reductions",
     "order of a token's K-reductions in a GPU kernel", [
       I32EnumAttrCase<"in_turn", 0>,
       I32EnumAttrCase<"side_by_side", 1>,
-      I32EnumAttrCase<"token_pairs", 2>
+      I32EnumAttrCase<"token_pairs", 2>,
+      I32EnumAttrCase<"mma", 3>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::gdn";
@@ -42,7 +43,11 @@ def GDN_Reductions : I32EnumAttr<"Reductions",
     `side_by_side`: a token's K-reductions on the carried state at once, one
     shuffle tree deep. `token_pairs`: staged tokens two at a time, every
     state sum of both on the state before the pair (side by side where
-    tokens are not staged, with a tree or a chunked solve).
+    tokens are not staged, with a tree or a chunked solve). `mma`: a
+    decode of an e4m3 (f8E4M3FN) vk state whose sums Sᵀk̂ and Sᵀq̂ are one
+    f16 m16n8k16 mma.sync a 16 keys of a warp's 16 rows, and whose update
+    and requantization run on packed f16 pairs (MmaDecode.cpp); a warp maps
+    as the tensor-core solve's (2 columns a lane, 8 lanes along V).
   }];
 }
 def GDN_ReductionsAttr : EnumAttr<GDN_Dialect, GDN_Reductions, "reductions"> {
@@ -157,7 +162,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `warps` | consumer warps per CTA (1-32) | |
     | `staged_tokens` | tokens whose q, k, v and gates go through shared memory at a time | 0 |
     | `unroll_tokens` | unroll factor of the staged token loop (1-64) | 1 |
-    | `reductions` | `in_turn`, `side_by_side` or `token_pairs` | |
+    | `reductions` | `in_turn`, `side_by_side`, `token_pairs` or `mma` (an e4m3 decode's sums on mma.sync) | |
     | `solve` | `token_by_token`, `cuda_cores`, `tensor_cores` (a staged chunk at once, WY form) or `chunk_parallel` (every chunk's solve in a launch before the scan) | |
     | `precision` | `tf32x3`, `tf32` or `bf16`: the tensor-core products of f32 operands, split in three, rounded once to tf32, or (with bf16 q and k) rounded to bf16 on bf16 mma | |
     | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
@@ -279,6 +284,10 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     }
     bool tokenPairs() const {
       return getReductions().getValue() == Reductions::token_pairs;
+    }
+    /// An e4m3 decode's state sums on mma.sync (reductions = mma).
+    bool mmaReductions() const {
+      return getReductions().getValue() == Reductions::mma;
     }
     LaunchMode launchMode() const { return getLaunch().getValue(); }
     /// Whether every parameter is present and none is a pin only (`launch =
