@@ -20,6 +20,8 @@ medians, µs):
                   plain Triton kernel, the best of a few tile shapes; its o
                   and state are checked against gdn's before it is timed
   gdn e4m3        gdn's decode of the e4m3 pool (the table's row)
+  gdn e4m3 mma    the same under reductions = mma (MmaDecode.cpp), the
+                  best of 1, 2 and 4 tiles a warp
   gdn bf16        gdn's decode of a bf16 pool (the row the 1.8 x is
                   against)
 
@@ -122,6 +124,22 @@ def gdn_decode(s, pool="state_vk"):
         output=s["o"], initial_state=s[pool], initial_state_indices=s["idx"])
 
 
+def gdn_mma(sets):
+    """gdn's e4m3 decode under reductions = mma (pinned: the cost model does
+    not choose it yet), the best of 1, 2 and 4 tiles a warp: (µs, tiles)."""
+    best = (None, None)
+    for R in (2, 4, 8):
+        ops.set_schedule(reductions="mma", columns_per_lane=R)
+        try:
+            us = bg.time_graph(gdn_decode, sets)
+        finally:
+            ops.set_schedule()
+        print(f"# gdn e4m3 mma, columns_per_lane = {R}: {us}", flush=True)
+        if us and (best[0] is None or us < best[0]):
+            best = (us, R // 2)
+    return best
+
+
 def check(N, dev, configs):
     """Runs gdn and the Triton decode (each config) from the same e4m3 pool;
     returns {config: (o RMS-rel, state RMS-rel)} against gdn's."""
@@ -154,7 +172,6 @@ def main():
               flush=True)
     good = [c for c, (eo, es) in errors.items() if eo < 5e-3 and es < 1e-2]
     fp8_w = bg.Workload("decode fp8", (1,), torch.float8_e4m3fn, "rw", None, {})
-    bf16_w = bg.Workload("decode bf16", (1,), torch.bfloat16, "rw", None, {})
     rows = []
     for N in [int(n) for n in a.Ns.split(",")]:
         nbytes = fp8_w.nbytes(N, 1, H, HV, K, V)
@@ -163,6 +180,7 @@ def main():
         t = {"copy": bg.time_copy(nbytes, dev),
              "e4m3 pass": bg.time_graph(e4m3_pass, sets),
              "gdn e4m3": bg.time_graph(gdn_decode, sets),
+             "gdn e4m3 mma": gdn_mma(sets),
              "gdn bf16": bg.time_graph(lambda s: gdn_decode(s, "state_vk_bf16"), sets)}
         tri = {c: bg.time_graph(lambda s, c=c: triton_decode(s, *c), sets) for c in good}
         best = min((v, c) for c, v in tri.items() if v) if any(tri.values()) else (None, None)
@@ -170,7 +188,9 @@ def main():
         rows.append((N, nbytes, t, cfg))
         print(f"# N={N} {t} triton config {cfg} (all: {tri})", flush=True)
         del sets
-    cols = ["copy", "e4m3 pass", "triton decode", "gdn e4m3", "gdn bf16"]
+    for N, nbytes, t, cfg in rows:  # the mma form's tiles a warp beside its time
+        t["gdn e4m3 mma"], t["mma tiles"] = t["gdn e4m3 mma"]
+    cols = ["copy", "e4m3 pass", "triton decode", "gdn e4m3", "gdn e4m3 mma", "gdn bf16"]
     lines = [f"# fp8 pool decode floors on {torch.cuda.get_device_name()}", "",
              "CUDA-graph replay medians over rotating cold input sets (bench_gdn.py's), µs; "
              "in brackets: the time over the copy of the e4m3 row's bytes. H = 16, HV = 32, "
@@ -179,13 +199,16 @@ def main():
              f"{[list(c) for c in good]} (checked against gdn: " +
              ", ".join(f"{list(c)} o {e[0]:.1e} / state {e[1]:.1e}" for c, e in errors.items())
              + " RMS-relative).", "",
-             "| N | MB | " + " | ".join(cols) + " | triton config | gdn bf16 / gdn e4m3 |",
-             "|---|---|" + "---|" * (len(cols) + 2)]
+             "| N | MB | " + " | ".join(cols) + " | triton config | mma tiles a warp | "
+             "gdn bf16 / gdn e4m3 | gdn bf16 / gdn e4m3 mma |",
+             "|---|---|" + "---|" * (len(cols) + 4)]
     for N, nbytes, t, cfg in rows:
         cells = over_copy(t, cols)
-        ratio = f"{t['gdn bf16'] / t['gdn e4m3']:.2f}" if t["gdn e4m3"] and t["gdn bf16"] else "—"
+        ratios = [f"{t['gdn bf16'] / t[c]:.2f}" if t[c] and t["gdn bf16"] else "—"
+                  for c in ("gdn e4m3", "gdn e4m3 mma")]
         lines.append(f"| {N} | {nbytes / 1e6:.1f} | " + " | ".join(cells) +
-                     f" | {list(cfg) if cfg else '—'} | {ratio} |")
+                     f" | {list(cfg) if cfg else '—'} | {t['mma tiles'] or '—'} | " +
+                     " | ".join(ratios) + " |")
     emit(lines, a.out, "fp8_decode_floor.md")
 
 
