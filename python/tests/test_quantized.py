@@ -116,7 +116,8 @@ def test_mma_decode_matches_the_f32_decode_of_the_dequantized_pool(K, R):
     gives it (k and q as f16 in the sums: a few f16 steps), every stored
     element within an e4m3 step and a half of quantize_state's rounding of
     the f32 result plus the f16 update's 2^-10 of the row's max, the scales
-    within f16 rounding, the state's RMS error that of quantize_state;
+    within f16 rounding, the state's RMS error against the f32 decode that
+    of quantize_state;
     padding rows and unnamed slots untouched; a zero slot (scale 0) decodes
     from zeros."""
     x = make(4, 1, H=2, HV=4, K=K, V=64, slots=6, device="cuda", seed=11)
@@ -147,8 +148,13 @@ def test_mma_decode_matches_the_f32_decode_of_the_dequantized_pool(K, R):
     # 1.5 e4m3 steps).
     bound = 1.5 * step + 2 ** -10 * (448 * want_scale[..., None])
     assert ((got - ref).abs()[rows] <= bound[rows]).all()
-    exact = (want.float() * want_scale[..., None])[rows].double().cpu().numpy()
-    assert rms_rel(got[rows].double().cpu().numpy(), exact) < 0.01
+    # The state as far from the f32 decode as quantize_state's rounding of it
+    # (against quantize_state itself a zero slot's rows, all u k̂ with one
+    # multiplier, repeat each tie the f16 steps break otherwise: 1.6e-2 at
+    # K = 64 in the CPU emulation).
+    exact = f32[rows].double().cpu().numpy()
+    assert (rms_rel(got[rows].double().cpu().numpy(), exact)
+            <= 1.02 * rms_rel(ref[rows].double().cpu().numpy(), exact))
     for slot in (1, 2, 4):  # no row names them (row 1 is padding)
         assert torch.equal(bits(pool)[slot], before[slot])
         assert torch.equal(ops.state_scale_of(pool)[slot], scale_before[slot])

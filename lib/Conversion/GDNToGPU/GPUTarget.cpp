@@ -9,14 +9,15 @@ using namespace mlir::gdn;
 
 // Every supported chip, in the order diagnostics list them. Other chip names
 // would reach LLVM unchecked (unknown processors abort there), hence a closed
-// list.
+// list. sm_89 takes PTX ISA 8.1: NVPTX selects its cvt with e4m3x2 operands
+// (an e4m3 state) from there on, and aborts on them under 8.0.
 // clang-format off
 static constexpr GPUTarget kGPUTargets[] = {
     // chip     cc  arch   PTX      SMs  smem          bulk   gdc    maxnreg mma   e4m3  measured
     {"sm_80", 80, false, "+ptx80", 108, 163 * 1024, false, false, false, true, false, false}, // A100
     {"sm_86", 86, false, "+ptx80", 84, 99 * 1024, false, false, false, true, false, false},   // RTX A6000, 3090
     {"sm_87", 87, false, "+ptx80", 16, 163 * 1024, false, false, false, true, false, false},  // Jetson AGX Orin
-    {"sm_89", 89, false, "+ptx80", 128, 99 * 1024, false, false, false, true, true, false},   // RTX 4090, L40
+    {"sm_89", 89, false, "+ptx81", 128, 99 * 1024, false, false, false, true, true, false},   // RTX 4090, L40
     {"sm_90", 90, false, "+ptx80", 132, 227 * 1024, true, true, false, true, true, false},    // H100 SXM, H200
     {"sm_90a", 90, true, "+ptx80", 132, 227 * 1024, true, true, true, true, true, true},      // H100 SXM, H200
     {"sm_100", 100, false, "+ptx86", 148, 227 * 1024, true, true, false, true, true, false},  // B200
@@ -31,9 +32,9 @@ const GPUTarget *gdn::lookupGPUTarget(StringRef chip) {
 }
 
 std::string gdn::supportedGPUChips() {
-  return llvm::join(llvm::map_range(kGPUTargets,
-                                    [](const GPUTarget &t) { return t.chip; }),
-                    ", ");
+  return llvm::join(
+      llvm::map_range(kGPUTargets, [](const GPUTarget &t) { return t.chip; }),
+      ", ");
 }
 
 const GPUTarget *gdn::chipForDevice(int major, int minor) {
@@ -43,8 +44,7 @@ const GPUTarget *gdn::chipForDevice(int major, int minor) {
     return nullptr;
   const GPUTarget *found = nullptr;
   for (const GPUTarget &t : kGPUTargets)
-    if (t.computeCapability == major * 10 + minor &&
-        (!found || t.archSpecific))
+    if (t.computeCapability == major * 10 + minor && (!found || t.archSpecific))
       found = &t;
   return found;
 }

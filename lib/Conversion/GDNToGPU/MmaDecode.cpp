@@ -37,11 +37,18 @@ constexpr double kF16Max = 65504.0;
 void MmaDecodeKernel::build() {
   enter();
   // A pool's token loads first, in flight while the slot index arrives
-  // (TokenLoopKernel::build).
-  tokenFirst = valid && s.launchMode() == LaunchMode::ordinary;
-  TokenInputs in = loadToken(tokenLo, Value());
+  // (TokenLoopKernel::build); after a programmatic launch's wait instead,
+  // since the previous grid may write them.
+  bool ordinary = s.launchMode() == LaunchMode::ordinary;
+  tokenFirst = valid && ordinary;
+  std::optional<TokenInputs> token;
+  if (ordinary)
+    token = loadToken(tokenLo, Value());
   Rows rows = loadRows();
   waitForPreviousGrid();
+  if (!ordinary)
+    token = loadToken(tokenLo, Value());
+  const TokenInputs &in = *token;
   prefetchLaterState();
 
   // The lanes of a row group (t = 0..3) split K: sums over lane bits 0, 1.
@@ -53,8 +60,8 @@ void MmaDecodeKernel::build() {
   Value decay = in.decay.front(), beta = in.beta.front();
   SmallVector<Value> outputs, decayed, us;
   for (int64_t tile = 0; tile < R / 2; ++tile) {
-    Fragment sums = stateSums(rows.pairs[2 * tile], rows.pairs[2 * tile + 1],
-                              kHat, qHat);
+    Fragment sums =
+        stateSums(rows.pairs[2 * tile], rows.pairs[2 * tile + 1], kHat, qHat);
     for (int64_t i = 0; i < 2; ++i) {
       int64_t r = 2 * tile + i;
       Value a = m.mul(decay, rows.scales[r]);
@@ -106,7 +113,8 @@ MmaDecodeKernel::Rows MmaDecodeKernel::loadRows() {
     return rows;
   }
   // A pool's padding row (slot < 0) loads slot 0 and keeps zeros, without a
-  // branch (TileIO::loadState).
+  // branch (TileIO::loadState; the op's verifier guarantees a static pool
+  // of at least one slot).
   Value row = valid
                   ? arith::SelectOp::create(b, loc, valid, stateRow, m.index(0))
                   : stateRow;

@@ -114,6 +114,13 @@ LogicalResult checkMmaReductions(RecurrentOp op, ScheduleAttr s,
     return why() << "needs K = 64 or 128 (whole m16n8k16 tiles, 16 or 32 "
                     "keys a lane), not "
                  << d.K;
+  // 16 rows of 32 keys a lane spill (ptxas: 255 registers, 898 bytes;
+  // docs/cost-model.md#mma-decode).
+  if (R * d.K / 4 > 256)
+    return why() << "holds at most 256 state values a lane (columns_per_lane "
+                    "* K / 4), not "
+                 << R * d.K / 4 << " (columns_per_lane = " << R
+                 << ", K = " << d.K << ")";
   if (*s.getStagedTokens() != 0 || s.chunkedSolve() ||
       *s.getProducerStages() != 0)
     return why() << "reads its token from global memory (staged_tokens = "

@@ -1,6 +1,7 @@
 // RUN: gdn-opt %s -gdn-select-schedule=chip=sm_90a | FileCheck %s --check-prefix=SCHED
 // RUN: gdn-opt %s -gdn-select-schedule=chip=sm_90a -convert-gdn-to-gpu=chip=sm_90a | FileCheck %s
 // RUN: gdn-opt %s -gdn-select-schedule="chip=sm_90a schedule={#gdn.schedule<columns_per_lane = 2>}" -convert-gdn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=ONE
+// RUN: gdn-opt %s -gdn-select-schedule="chip=sm_90a schedule={#gdn.schedule<launch = programmatic_at_start>}" -convert-gdn-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=PDL
 // reductions = mma (MmaDecode.cpp): an e4m3 pool decode whose sums over K
 // are f16 m16n8k16 mma.sync on the e4m3 values widened a pair at a time,
 // and whose update, row max and requantization are f16 pair arithmetic.
@@ -34,6 +35,15 @@
 // CHECK: vector.store %{{.*}} : memref<64x32x128x128xf8E4M3FN>, vector<32xf8E4M3FN>
 // CHECK: vector.store %{{.*}} : memref<64x32x128xf32>, vector<8xf32>
 // CHECK: gpu.return
+
+// After a programmatic launch the token (q here) loads after the wait for
+// the previous grid, which may write it; the state before.
+// PDL-LABEL: gpu.func @decode_recurrent
+// PDL-NOT: vector.load {{.*}} : memref<64x1x16x128xbf16>
+// PDL: vector.load {{.*}} : memref<64x32x128x128xf8E4M3FN>
+// PDL-NOT: vector.load {{.*}} : memref<64x1x16x128xbf16>
+// PDL: griddepcontrol.wait
+// PDL: vector.load {{.*}} : memref<64x1x16x128xbf16>
 
 // One tile a warp: 8 mma.
 // ONE-LABEL: gpu.func @decode_recurrent

@@ -90,3 +90,16 @@ func.func @stochastic(%q: memref<2x1x2x128xbf16>, %v: memref<2x1x4x64xbf16>, %g:
       {qk_l2norm, stochastic_rounding, state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<reductions = mma>}
   return
 }
+
+// -----
+
+// 16 rows of 32 keys a lane (8 tiles a warp at K = 128) spill.
+func.func @too_many_tiles(%q: memref<2x1x2x128xbf16>, %v: memref<2x1x4x128xbf16>, %g: memref<2x1x4xf32>,
+                          %s: memref<2x4x128x128xf8E4M3FN>, %sc: memref<2x4x128xf32>, %o: memref<2x1x4x128xbf16>) {
+  // expected-error @+1 {{holds at most 256 state values a lane (columns_per_lane * K / 4), not 512 (columns_per_lane = 16, K = 128)}}
+  gdn.recurrent q(%q : memref<2x1x2x128xbf16>) k(%q : memref<2x1x2x128xbf16>) v(%v : memref<2x1x4x128xbf16>)
+      g(%g : memref<2x1x4xf32>) initial_state(%s : memref<2x4x128x128xf8E4M3FN>) state_scale(%sc : memref<2x4x128xf32>)
+      final_state(%s : memref<2x4x128x128xf8E4M3FN>) o(%o : memref<2x1x4x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<reductions = mma, columns_per_lane = 16>}
+  return
+}

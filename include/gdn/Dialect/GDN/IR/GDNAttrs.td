@@ -46,8 +46,9 @@ def GDN_Reductions : I32EnumAttr<"Reductions",
     tokens are not staged, with a tree or a chunked solve). `mma`: a
     decode of an e4m3 (f8E4M3FN) vk state whose sums Sᵀk̂ and Sᵀq̂ are one
     f16 m16n8k16 mma.sync a 16 keys of a warp's 16 rows, and whose update
-    and requantization run on packed f16 pairs (MmaDecode.cpp); a warp maps
-    as the tensor-core solve's (2 columns a lane, 8 lanes along V).
+    and requantization run on packed f16 pairs (MmaDecode.cpp); 8 lanes
+    along V, 2 columns a lane a tile of 16 rows (8 columns, 4 tiles a
+    warp, unless pinned).
   }];
 }
 def GDN_ReductionsAttr : EnumAttr<GDN_Dialect, GDN_Reductions, "reductions"> {
