@@ -40,6 +40,10 @@ public:
   /// Widens bf16/f16/f8E4M3FN (scalar or vector) to f32 (exactly); f32
   /// passes through.
   Value toF32(Value x);
+  /// An f8E4M3FN vector of an even length (GPU flavour) as its pairs widened
+  /// to vector<2xf16> by cvt.rn.f16x2.e4m3x2 (exact: e4m3 is a subset of
+  /// f16), pair j holding elements 2j, 2j + 1.
+  SmallVector<Value> e4m3HalfPairs(Value x);
   /// Rounds f32 (scalar or vector) to `type`'s element type (round to
   /// nearest even; f8E4M3FN saturates to +-448, docs/math.md §6).
   Value fromF32(Value x, Type elementType);

@@ -122,23 +122,10 @@ MmaDecodeKernel::Rows MmaDecodeKernel::loadRows() {
     Value raw = loadVector(from, idx, count);
     return valid ? keepOrZero(valid, raw) : raw;
   };
-  Type e4m3 = cast<MemRefType>(init.getType()).getElementType();
-  auto bytePair = VectorType::get({2}, b.getI8Type());
   rows.pairs.resize(R);
-  for (int64_t r = 0; r < R; ++r) {
-    Value bits = vector::BitCastOp::create(
-        b, loc, VectorType::get({kPerLane}, b.getI8Type()),
-        load(init, {row, hv, offset(v0, r), k0}, kPerLane));
-    for (int64_t j = 0; j < kPerLane; j += 2) {
-      Value pair = vector::FromElementsOp::create(
-          b, loc, bytePair,
-          ValueRange{vector::ExtractOp::create(b, loc, bits, j),
-                     vector::ExtractOp::create(b, loc, bits, j + 1)});
-      // cvt.rn.f16x2.e4m3x2: byte i to half i, exact.
-      rows.pairs[r].push_back(NVVM::ConvertF8x2ToF16x2Op::create(
-          b, loc, halfPair, pair, /*relu=*/false, e4m3));
-    }
-  }
+  for (int64_t r = 0; r < R; ++r) // byte i to half i
+    rows.pairs[r] =
+        m.e4m3HalfPairs(load(init, {row, hv, offset(v0, r), k0}, kPerLane));
   rows.scales = extractAll(load(scalesOf(init), {row, hv, v0}, R));
   return rows;
 }

@@ -55,26 +55,34 @@ Value KernelMath::toF32(Value x) {
     return arith::ExtFOp::create(b, loc, f32Type, x);
   if (flavor == Flavor::CPU || !inPairs(x))
     return e4m3ToF32(x);
-  // cvt.rn.f16x2.e4m3x2 a pair (exact: e4m3 is a subset of f16), then f32.
+  // cvt.rn.f16x2.e4m3x2 a pair, then f32.
+  SmallVector<Value> halves;
+  for (Value h : e4m3HalfPairs(x)) {
+    halves.push_back(vector::ExtractOp::create(b, loc, h, 0));
+    halves.push_back(vector::ExtractOp::create(b, loc, h, 1));
+  }
+  Value half = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(halves.size())}, b.getF16Type()),
+      halves);
+  return arith::ExtFOp::create(b, loc, f32Type, half);
+}
+
+SmallVector<Value> KernelMath::e4m3HalfPairs(Value x) {
   auto vt = cast<VectorType>(x.getType());
   int64_t count = vt.getNumElements();
   Value bits = arith::BitcastOp::create(
       b, loc, VectorType::get({count}, b.getI8Type()), x);
   auto halfPair = VectorType::get({2}, b.getF16Type());
-  SmallVector<Value> halves;
+  SmallVector<Value> pairs;
   for (int64_t i = 0; i < count; i += 2) {
     Value pair = vector::FromElementsOp::create(
         b, loc, VectorType::get({2}, b.getI8Type()),
         ValueRange{vector::ExtractOp::create(b, loc, bits, i),
                    vector::ExtractOp::create(b, loc, bits, i + 1)});
-    Value h = NVVM::ConvertF8x2ToF16x2Op::create(b, loc, halfPair, pair,
-                                                 /*relu=*/false, element);
-    halves.push_back(vector::ExtractOp::create(b, loc, h, 0));
-    halves.push_back(vector::ExtractOp::create(b, loc, h, 1));
+    pairs.push_back(NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc, halfPair, pair, /*relu=*/false, vt.getElementType()));
   }
-  Value half = vector::FromElementsOp::create(
-      b, loc, VectorType::get({count}, b.getF16Type()), halves);
-  return arith::ExtFOp::create(b, loc, f32Type, half);
+  return pairs;
 }
 
 Value KernelMath::fromF32(Value x, Type elementType) {
