@@ -618,13 +618,24 @@ def selected_anchors(args):
     return {n: a for n, a in ANCHORS.items() if any(t in n for t in args.anchors.split(";"))}
 
 
-def sglang_overflows(anchor, workload, N, steps, HV, K, V):
-    """SGLang's Triton kernel offsets the intermediate buffer by
-    cache_idx * cache_steps * HV * K * V in int32
-    (fused_sigmoid_gating_recurrent.py): past 2^31 elements it reads and
-    writes out of bounds (an illegal address, which ends the process), so it
-    is not run there."""
-    return anchor == "SGLang" and workload.passes == "verify" and N * steps * HV * K * V >= 2**31
+# The verify anchors that offset their per-token state buffer in int32:
+# SGLang's Triton kernel (cache_idx * cache_steps * HV * K * V,
+# fused_sigmoid_gating_recurrent.py) and the CuTe-DSL MTP kernels of SGLang
+# (cutedsl_gdn_mtp_ring.py) and FlashInfer (gdn_kernels/gdn_decode_bf16_state.py,
+# gdn_decode_mtp.py), whose row flat_idx = i_n * T * HV + i_t * HV + i_hv is an
+# Int32 times the V * K row stride. Past 2^31 elements they read and write out
+# of bounds: the illegal address ends the CUDA context and so the benchmark
+# (SGLang CuTe-DSL MTP at verify T = 12, HV = 32, N = 512 on the H100).
+INT32_INTERMEDIATE = ("SGLang", "SGLang CuTe-DSL MTP", "FlashInfer pretranspose",
+                      "FlashInfer MTP")
+
+
+def intermediate_overflows(anchor, workload, N, steps, HV, K, V):
+    """True where `anchor` would offset a verify's per-token state buffer
+    [N, steps, HV, V, K] past int32 (INT32_INTERMEDIATE): it is not run
+    there and its cell says why."""
+    return (anchor in INT32_INTERMEDIATE and workload.passes == "verify"
+            and N * steps * HV * K * V >= 2**31)
 
 
 def anchor_cell(a, call, sets, overflows=False):
@@ -701,7 +712,7 @@ def run(args):
                     for name, call in mine.items():
                         res["anchors"][name] = anchor_cell(
                             anchors[name], call, sets,
-                            overflows=sglang_overflows(name, w, N, steps, HV, K, V))
+                            overflows=intermediate_overflows(name, w, N, steps, HV, K, V))
                     if w.study and T > 1 and (args.forms or (HV == 32 and N in QUICK_NS)):
                         # what staging buys
                         ops.set_schedule(staged_tokens=0)

@@ -76,6 +76,27 @@ def test_bench_gdn_redraws_the_committed_table(tmp_path):
     assert len(body) >= len(rows)  # a row per point, more with several anchors
 
 
+def test_bench_gdn_skips_int32_intermediate_overflow():
+    """The verify anchors that offset the per-token state buffer in int32 are
+    not run past 2^31 elements (an illegal address ends the benchmark's CUDA
+    context): SGLang's Triton and CuTe-DSL MTP kernels and FlashInfer's,
+    at verify T = 12, HV = 32 from N = 512 (3.2e9 elements), not at N = 256;
+    gdn and decode workloads always run."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_gdn", os.path.join(BENCH, "bench_gdn.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    verify = next(w for w in bench.WORKLOADS if w.name == "verify, bf16 pool + per-token states")
+    decode = next(w for w in bench.WORKLOADS if w.name == "decode, bf16 pool")
+    for name in ("SGLang", "SGLang CuTe-DSL MTP", "FlashInfer pretranspose"):
+        assert name in verify.anchors
+        assert bench.intermediate_overflows(name, verify, 512, 12, 32, 128, 128)
+        assert not bench.intermediate_overflows(name, verify, 256, 12, 32, 128, 128)
+        assert not bench.intermediate_overflows(name, decode, 4096, 0, 32, 128, 128)
+    assert not bench.intermediate_overflows("gdn", verify, 1024, 12, 64, 128, 128)
+    assert "FlashInfer MTP" in bench.INT32_INTERMEDIATE
+
+
 def test_fp8_error_model_small(tmp_path):
     """Its model of the stored state's error against its own simulation
     (8 heads, K = V = 32, 400 steps): within 25 % on every head."""
