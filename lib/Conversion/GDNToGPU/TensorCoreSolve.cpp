@@ -56,24 +56,25 @@ using namespace mlir::gdn;
 
 namespace {
 
-/// An mma operand's registers (tf32 values, as f32: mma() passes their
-/// bits on): hi, and lo unless the values are exact in tf32.
+/// An mma operand's registers, the i32 bits of tf32 values that mma.sync
+/// takes, formed once however many tiles use them: hi, and lo unless the
+/// values are exact in tf32.
 struct Operand {
   SmallVector<Value> hi, lo;
 };
 
-/// f32 `x` as a tf32 value (the low 13 mantissa bits cleared): truncated,
-/// or rounded to the nearest, ties away from zero (cvt.rna.tf32.f32's
-/// rounding: add half the last kept bit first; docs/math.md §5).
+/// The i32 bits of f32 `x` as a tf32 value (the low 13 mantissa bits
+/// cleared): truncated, or rounded to the nearest, ties away from zero
+/// (cvt.rna.tf32.f32's rounding: add half the last kept bit first;
+/// docs/math.md §5).
 Value tf32Bits(KernelMath &m, Value x, bool nearest = false) {
   OpBuilder &b = m.builder();
   Location loc = m.location();
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
   if (nearest)
     bits = arith::AddIOp::create(b, loc, bits, m.i32(0x1000));
-  Value hi = arith::AndIOp::create(b, loc, bits,
-                                   m.i32(static_cast<int32_t>(0xffffe000)));
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), hi);
+  return arith::AndIOp::create(b, loc, bits,
+                               m.i32(static_cast<int32_t>(0xffffe000)));
 }
 
 /// How an operand's f32 values become tf32: as they are (bf16 or f16
@@ -90,38 +91,35 @@ OperandForm qkForm(RecurrentOp op, ScheduleAttr s) {
   return qkType.isBF16() || qkType.isF16() ? OperandForm::exact : wideForm(s);
 }
 
-/// `values` as an operand of the given form.
+/// f32 `values` as an operand of the given form: for split, hi = x in
+/// tf32 and lo = (x - hi) in tf32.
 Operand operand(KernelMath &m, ArrayRef<Value> values, OperandForm form) {
   OpBuilder &b = m.builder();
   Location loc = m.location();
   Operand o;
   for (Value x : values) {
-    if (form != OperandForm::split) {
-      o.hi.push_back(
-          form == OperandForm::exact ? x : tf32Bits(m, x, /*nearest=*/true));
+    if (form == OperandForm::exact) {
+      o.hi.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
+      continue;
+    }
+    if (form == OperandForm::rounded) {
+      o.hi.push_back(tf32Bits(m, x, /*nearest=*/true));
       continue;
     }
     Value hi = tf32Bits(m, x);
-    Value rest = arith::SubFOp::create(b, loc, x, hi);
+    Value rest = arith::SubFOp::create(
+        b, loc, x, arith::BitcastOp::create(b, loc, b.getF32Type(), hi));
     o.hi.push_back(hi);
     o.lo.push_back(tf32Bits(m, rest));
   }
   return o;
 }
 
-/// D = A B + C for one m16n8k8 tile with tf32 operands: a 4 and b 2 tf32
-/// values (f32 whose low 13 mantissa bits the mma ignores), passed as the
-/// i32 registers mma.sync takes.
+/// D = A B + C for one m16n8k8 tile with tf32 operands: a 4 and b 2
+/// registers (Operand's i32 bits).
 Fragment mma(OpBuilder &b, Location loc, ArrayRef<Value> a, ArrayRef<Value> bb,
              const Fragment &c) {
-  auto bits = [&](ArrayRef<Value> xs) {
-    SmallVector<Value> regs;
-    for (Value x : xs)
-      regs.push_back(arith::BitcastOp::create(b, loc, b.getI32Type(), x));
-    return regs;
-  };
-  return mmaSync(b, loc, {16, 8, 8}, NVVM::MMATypes::tf32, bits(a), bits(bb),
-                 c);
+  return mmaSync(b, loc, {16, 8, 8}, NVVM::MMATypes::tf32, a, bb, c);
 }
 
 /// D = A B + C in split precision: the small terms first, the accumulator
