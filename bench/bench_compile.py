@@ -3,7 +3,7 @@
 compiled to PTX in-process).
 
 Prints, for the Qwen3-Next decode kernel (N=8, T=1, H=16, HV=32, K=V=128) and
-a few other shapes:
+a few other shapes (a long prefill among them, two kernels):
   cold compile   .mlir description -> PTX, fresh compiler, no disk cache: the
                  minimum over --cold-runs fresh compilers in this process
                  (process-wide first-use costs not included)
@@ -51,6 +51,10 @@ def main():
         "FLA-style T=12 N=8 (tensor cores)": dict(fla, N=8, T=12, H=16, HV=32, K=128, V=128),
         "FLA-style T=12 N=1 (token loop, producer)": dict(fla, N=1, T=12, H=16, HV=32, K=128,
                                                           V=128),
+        # Two kernels (the chunks' solves, then the scan), compiled side by
+        # side on two threads (gdn-split-kernel-modules).
+        "FLA-style prefill T=4096 N=1 (chunk_parallel)": dict(fla, N=1, T=4096, H=16, HV=32,
+                                                              K=128, V=128),
     }
     lines = ["| kernel | cold compile ms | disk hit ms | warm hit us (C API via ctypes) |",
              "|---|---|---|---|"]

@@ -46,6 +46,8 @@ void mlir::gdn::buildLowerToPTXPipeline(OpPassManager &pm,
   // converted modules before LLVM translation; verifying after every pass
   // in between cost a sixth of a cold compile (docs/compile-time.md).
   pm.addPass(std::make_unique<VerifyPass>());
+  // One gpu.module a kernel: the modules' pipelines below run in parallel.
+  pm.addPass(createGDNSplitKernelModulesPass());
 
   // The conversions keep pattern rollback: without it (experimental in
   // LLVM 22) a pattern that fails half-way is a fatal error, and this

@@ -59,8 +59,16 @@ static cl::opt<bool> benchOpt(
                       "rotating input sets; CPU: median of runs)"),
     cl::cat(category));
 static cl::opt<std::string> emitOpt(
-    "emit", cl::desc("Print the compiled artefact instead of running: ptx"),
+    "emit",
+    cl::desc("Print the compiled artefact instead of running: ptx (the PTX "
+             "module of every launch in turn: one a kernel, each its own "
+             "assembler input)"),
     cl::init(""), cl::cat(category));
+static cl::opt<int> launchOpt(
+    "launch",
+    cl::desc("With --emit=ptx: print only the PTX module of launch I (from "
+             "0), e.g. to assemble it"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string> functionOpt(
     "function", cl::desc("Function to run (default: the one holding the op)"),
     cl::init(""), cl::cat(category));
@@ -580,6 +588,8 @@ static int run(int argc, char **argv) {
 
   if (!emitOpt.empty() && emitOpt != "ptx")
     return fail("unknown --emit='" + emitOpt + "' (expected: ptx)");
+  if (launchOpt != -1 && (emitOpt.empty() || launchOpt < 0))
+    return fail("--launch needs --emit=ptx and an index >= 0");
   if (targetOpt != "auto" && targetOpt != "cuda" && targetOpt != "cpu")
     return fail("unknown --target='" + targetOpt + "' (expected auto, cuda or cpu)");
   if (itersOpt < 1 || itersOpt > 100000)
@@ -647,6 +657,15 @@ static int run(int argc, char **argv) {
     FailureOr<GPUProgram> program = compileForGPU(*module, *sig, gpuOptions);
     if (failed(program))
       return 1;
+    int launches = static_cast<int>(program->launches.size());
+    if (launchOpt >= launches)
+      return fail("--launch=" + llvm::Twine(launchOpt.getValue()) + ": @" +
+                  sig->function + " has " + llvm::Twine(launches) +
+                  " launches");
+    if (launchOpt >= 0) {
+      llvm::outs() << program->modules[program->launches[launchOpt].module];
+      return 0;
+    }
     for (const std::string &ptx : program->modules)
       llvm::outs() << ptx;
     return 0;

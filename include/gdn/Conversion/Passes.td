@@ -223,4 +223,21 @@ def GDNGPUModuleToPTXPass : Pass<"gdn-gpu-module-to-ptx", "::mlir::ModuleOp"> {
   ];
 }
 
+def GDNSplitKernelModulesPass
+    : Pass<"gdn-split-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "One gpu.module a kernel, so that each compiles on its own thread";
+  let description = [{
+    Moves every `gpu.func` kernel of a `gpu.module` that holds more than one
+    (and nothing else) into a `gpu.module` of its own with the same targets,
+    named `<module>_<kernel>` (made unique by the symbol table), and points
+    every `gpu.launch_func` at it. The pass manager then runs the nested
+    `gpu.module` pipelines, and `gdn-gpu-module-to-ptx` the LLVM pipelines,
+    of the kernels in parallel (when the context is multithreaded): the two
+    kernels of a chunk-parallel prefill compile side by side
+    (docs/compile-time.md). Each kernel's PTX is the same as in the shared
+    module. A module with anything but kernels in it is left as it is.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // GDN_CONVERSION_PASSES_TD

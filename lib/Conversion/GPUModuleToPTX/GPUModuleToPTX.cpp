@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
 
@@ -214,8 +215,8 @@ struct GDNGPUModuleToPTXPass
                                /*cmdOptions=*/{}, /*elfSection=*/{},
                                gpu::CompilationTarget::Assembly);
     ModuleOp top = getOperation();
-    for (auto module :
-         llvm::make_early_inc_range(top.getOps<gpu::GPUModuleOp>())) {
+    SmallVector<std::pair<gpu::GPUModuleOp, NVVM::NVVMTargetAttr>> modules;
+    for (auto module : top.getOps<gpu::GPUModuleOp>()) {
       ArrayAttr targets = module.getTargetsAttr();
       auto nvvm = targets && targets.size() == 1
                       ? dyn_cast<NVVM::NVVMTargetAttr>(targets[0])
@@ -225,15 +226,29 @@ struct GDNGPUModuleToPTXPass
                          "one #nvvm.target");
         return signalPassFailure();
       }
-      PTXSerializer serializer(module, nvvm, llvmPipeline, printLLVMPipeline);
-      std::optional<SmallVector<char, 0>> ptx = serializer.run();
-      if (!ptx) {
-        module.emitError("gdn-gpu-module-to-ptx: serialization failed");
-        return signalPassFailure();
-      }
+      modules.emplace_back(module, nvvm);
+    }
+    // Each module in its own LLVM context, in parallel where the context is
+    // multithreaded (one module a kernel: gdn-split-kernel-modules); the
+    // diagnostics come out in the modules' order.
+    SmallVector<std::optional<SmallVector<char, 0>>> ptx(modules.size());
+    if (failed(failableParallelForEach(
+            &getContext(), llvm::seq<size_t>(0, modules.size()), [&](size_t i) {
+              auto [module, nvvm] = modules[i];
+              PTXSerializer serializer(module, nvvm, llvmPipeline,
+                                       printLLVMPipeline);
+              ptx[i] = serializer.run();
+              if (ptx[i])
+                return success();
+              module.emitError("gdn-gpu-module-to-ptx: serialization failed");
+              return failure();
+            })))
+      return signalPassFailure();
+    for (auto [i, entry] : llvm::enumerate(modules)) {
+      auto [module, nvvm] = entry;
       auto target = dyn_cast<gpu::TargetAttrInterface>(nvvm);
       Attribute object =
-          target ? target.createObject(module, *ptx, options) : Attribute();
+          target ? target.createObject(module, *ptx[i], options) : Attribute();
       if (!object) {
         module.emitError("gdn-gpu-module-to-ptx: no gpu.object for the PTX "
                          "(is the NVVM target interface registered?)");

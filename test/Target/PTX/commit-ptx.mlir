@@ -1,13 +1,14 @@
 // RUN: gdn-run --emit=ptx --function=verify %s | FileCheck %s
 // RUN: gdn-run --emit=ptx --function=convert %s | FileCheck %s --check-prefix=CONVERT
 // RUN: gdn-opt %s --gdn-lower-to-ptx | FileCheck %s --check-prefix=IR
-// gdn.commit through gdn-lower-to-ptx: one copy kernel per op in the module's
-// gdn_kernels binary (ptxas-commit.mlir assembles it); gdn-run compiles
-// only the function it is given, so one kernel each.
+// gdn.commit through gdn-lower-to-ptx: one copy kernel per op, each in a
+// binary of its own (gdn-split-kernel-modules; ptxas-commit.mlir assembles
+// them); gdn-run compiles only the function it is given, so one kernel each.
 
 // IR: gpu.launch_func @gdn_kernels::@verify_commit
-// IR: gpu.launch_func @gdn_kernels::@convert_commit
-// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.entry verify_commit{{.*}}.entry convert_commit
+// IR: gpu.launch_func @gdn_kernels_convert_commit::@convert_commit
+// IR: gpu.binary @gdn_kernels  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.entry verify_commit(
+// IR: gpu.binary @gdn_kernels_convert_commit  [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.entry convert_commit(
 
 // CHECK: .target sm_90a
 // CHECK-LABEL: .visible .entry verify_commit(

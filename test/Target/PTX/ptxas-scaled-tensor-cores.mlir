@@ -18,8 +18,18 @@
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
 // RUN: gdn-opt -gdn-select-schedule=chip=sm_90a %t/long.mlir | FileCheck %s --check-prefix=LONG
 // LONG: solve = chunk_parallel
-// RUN: gdn-run --emit=ptx %t/long.mlir > %t.long.ptx
-// RUN: %ptxas -arch=sm_90a -v %t.long.ptx -o %t.long.cubin 2>&1 | FileCheck %s --check-prefixes=CHECK,TWO
+// One PTX module a launch (gdn-split-kernel-modules): each assembles alone.
+// RUN: gdn-run --emit=ptx %t/long.mlir | FileCheck %s --check-prefix=LONGPTX
+// RUN: gdn-run --emit=ptx --launch=0 %t/long.mlir > %t.long0.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.long0.ptx -o %t.long0.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --launch=1 %t/long.mlir > %t.long1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.long1.ptx -o %t.long1.cubin 2>&1 | FileCheck %s
+// RUN: not gdn-run --emit=ptx --launch=2 %t/long.mlir 2>&1 | FileCheck %s --check-prefix=NOLAUNCH
+// LONGPTX: .version
+// LONGPTX: .entry prefill_chunk_solves(
+// LONGPTX: .version
+// LONGPTX: .entry prefill_recurrent(
+// NOLAUNCH: error: --launch=2: @prefill has 2 launches
 // The e4m3 pairs in and out, the fragments' products, a quad's max.
 // PTX: cvt.rn.f16x2.e4m3x2
 // PTX: mma.sync.aligned.m16n8k
@@ -28,7 +38,6 @@
 // PTX: cvt.rn.satfinite.e4m3x2.f32
 // CHECK-NOT: bytes stack frame, {{[1-9]}}
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// TWO: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: spill stores, {{[1-9]}}
 
 //--- kv.mlir

@@ -57,7 +57,10 @@
 // RUN: sed 's/x12x/x64x/g' %t/t12.mlir > %t/t64.mlir
 // RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf.ptx
 // RUN: FileCheck %s --check-prefix=CPF < %t.cpf.ptx
-// RUN: %ptxas -arch=sm_90a -v %t.cpf.ptx -o %t.cpf.cubin 2>&1 | FileCheck %s
+// RUN: gdn-run --emit=ptx --launch=0 --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf0.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.cpf0.ptx -o %t.cpf0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
+// RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.cpf1.ptx -o %t.cpf1.cubin 2>&1 | FileCheck %s
 // A grid past the resident CTAs (N = 64) on sm_80: no input prefetch
 // (LLVM selects prefetch.global.L2 only on sm_90; it used to abort here).
 // RUN: sed 's/memref<1x/memref<64x/g' %t/t12.mlir > %t/t12n64.mlir
@@ -78,6 +81,9 @@
 // BF16-NOT: mma.sync
 // CHECK: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// chunk_parallel's first launch, a PTX module of its own (--launch=0).
+// SOLVES: Compiling entry function '{{.*}}_chunk_solves' for 'sm_90a'
+// SOLVES: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // DYNPTX: .shared .align 16 .b8 __dynamic_shmem__0;
 // DYN: Compiling entry function '{{.*}}_recurrent' for 'sm_90a'
 // DYN: Used {{[0-9]+}} registers, used 1 barriers, 1 bytes smem
