@@ -80,3 +80,13 @@ func.func @strided_A_log(%q: memref<2x2x1x32xf32>, %k: memref<2x2x1x32xf32>, %v:
   gdn.recurrent q(%q : memref<2x2x1x32xf32>) k(%k : memref<2x2x1x32xf32>) v(%v : memref<2x2x2x8xf32>) a(%a : memref<2x2x2xf32>) A_log(%A_log : memref<2xf32, strided<[2]>>) dt_bias(%dt_bias : memref<2xf32>) o(%o : memref<2x2x2x8xf32>)
   return
 }
+
+// -----
+
+// A shape whose dense strides overflow int64 (the check once multiplied
+// them unchecked).
+func.func @strides_overflow(%q: memref<2x4294967296x4294967296x8xf32, strided<[1, 1, 1, 1]>>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' has an unsupported layout strided<[1, 1, 1, 1]>: its dense strides overflow int64 (more than 2^63 elements)}}
+  gdn.recurrent q(%q : memref<2x4294967296x4294967296x8xf32, strided<[1, 1, 1, 1]>>) k(%q : memref<2x4294967296x4294967296x8xf32, strided<[1, 1, 1, 1]>>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  return
+}

@@ -69,7 +69,8 @@ std::string gdn::checkOperandLayout(MemRefType type, OperandLayout kind) {
   // dense[i] elements.
   SmallVector<int64_t> dense(rank, 1);
   for (int64_t i = rank - 2; i >= 0; --i)
-    dense[i] = dense[i + 1] * shape[i + 1];
+    if (llvm::MulOverflow(dense[i + 1], shape[i + 1], dense[i]))
+      return "its dense strides overflow int64 (more than 2^63 elements)";
   auto at = [](int64_t i, int64_t stride) {
     return ("stride " + Twine(stride) + " of dimension " + Twine(i)).str();
   };
