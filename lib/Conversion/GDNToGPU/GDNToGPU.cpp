@@ -129,6 +129,8 @@ struct ConvertGDNToGPUPass
     PatternRewriter rewriter(&getContext());
     for (RecurrentOp op : ops) {
       kernelModule(op); // created even when nothing launches, as for commits
+      if (failed(checkGPUOperandSizes(op)))
+        return signalPassFailure();
       if (op.getDims().N == 0) { // varlen with no sequence: nothing to run
         op->erase();
         continue;
@@ -144,12 +146,14 @@ struct ConvertGDNToGPUPass
     }
     for (CommitOp op : commits) {
       auto [kernels, symbols] = kernelModule(op);
-      if (failed(lowerCommitToGPU(op, *target, kernels, *symbols,
+      if (failed(checkGPUOperandSizes(op)) ||
+          failed(lowerCommitToGPU(op, *target, kernels, *symbols,
                                   kernelNameFor(op, "commit"))))
         return signalPassFailure();
     }
     for (ReplayCommitOp op : replays)
-      if (failed(lowerReplayCommitToGPU(op, *target, kernelModule)))
+      if (failed(checkGPUOperandSizes(op)) ||
+          failed(lowerReplayCommitToGPU(op, *target, kernelModule)))
         return signalPassFailure();
   }
 

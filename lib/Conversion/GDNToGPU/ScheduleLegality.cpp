@@ -567,3 +567,23 @@ FailureOr<ScheduleAttr> gdn::checkGPUSchedule(RecurrentOp op,
       return failure();
   return s;
 }
+
+LogicalResult gdn::checkGPUOperandSizes(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      continue; // the op's verifier refuses these
+    int64_t elements = 1;
+    bool tooLarge = false;
+    for (int64_t d : type.getShape())
+      tooLarge = tooLarge || d > kMaxGPUOperandElements ||
+                 llvm::MulOverflow(elements, d, elements) ||
+                 elements > kMaxGPUOperandElements;
+    if (tooLarge)
+      return op->emitOpError()
+             << "cannot be lowered to the GPU: operand #"
+             << operand.getOperandNumber() << " of type " << type
+             << " has more than 2^40 elements (or a dimension past 2^40)";
+  }
+  return success();
+}

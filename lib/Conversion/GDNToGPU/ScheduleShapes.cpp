@@ -36,7 +36,11 @@ int64_t gdn::stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk) {
 
 int64_t gdn::chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s) {
   StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), 1);
-  return layout.alignedBytes(16) + layout.chunkSetBytes(16);
+  int64_t bytes; // saturating, as StagingLayout's sizes
+  if (llvm::AddOverflow(layout.alignedBytes(16), layout.chunkSetBytes(16),
+                        bytes))
+    return std::numeric_limits<int64_t>::max();
+  return bytes;
 }
 
 /// Shared memory of a producer's ring of `stages` slots: each slot's staging

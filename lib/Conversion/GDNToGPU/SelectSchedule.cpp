@@ -58,6 +58,8 @@ struct GDNSelectSchedulePass
                          << " must be in [0, " << kMaxSMCount << "]";
         return WalkResult::interrupt();
       }
+      if (failed(checkGPUOperandSizes(op)))
+        return WalkResult::interrupt();
       // The option's parameters over the op's own.
       ScheduleAttr complete = selectSchedule(op, *target, pins, sms);
       if (failed(checkGPUSchedule(op, complete, *target)))
@@ -74,6 +76,8 @@ struct GDNSelectSchedulePass
                          << chip << "' or sm-count " << smCount;
         return WalkResult::interrupt();
       }
+      if (failed(checkGPUOperandSizes(op)))
+        return WalkResult::interrupt();
       FailureOr<ScheduleAttr> complete =
           selectReplaySchedule(op, *target, pins, smCount);
       if (failed(complete))

@@ -7,14 +7,37 @@
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gdn;
 
+/// Sizes saturate at int64's maximum, which no shared memory holds: the cost
+/// model sizes the buffers of pinned parameters (up to 2^20 each) and op
+/// sizes (up to 2^40) before the legality checks refuse them.
+static int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product;
+  return llvm::MulOverflow(a, b, product) ? std::numeric_limits<int64_t>::max()
+                                          : product;
+}
+
+static int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  return llvm::AddOverflow(a, b, sum) ? std::numeric_limits<int64_t>::max()
+                                      : sum;
+}
+
+/// `bytes` rounded up to a multiple of `alignment`, saturating.
+static int64_t alignedTo(int64_t bytes, int64_t alignment) {
+  return saturatingMul(bytes / alignment + (bytes % alignment != 0), alignment);
+}
+
 int64_t StagingBuffer::bytes() const {
   int64_t n = elementType.getIntOrFloatBitWidth() / 8;
   for (int64_t e : shape)
-    n *= e;
+    n = saturatingMul(n, e);
   return n;
 }
 
@@ -32,7 +55,7 @@ int64_t StagingLayout::bytes() const { return alignedBytes(1); }
 int64_t StagingLayout::alignedBytes(int64_t alignment) const {
   int64_t total = 0;
   for (const StagingBuffer *x : buffers())
-    total += llvm::alignTo(x->bytes(), alignment);
+    total = saturatingAdd(total, alignedTo(x->bytes(), alignment));
   return total;
 }
 
@@ -42,7 +65,7 @@ int64_t StagingLayout::chunkSetBytes(int64_t alignment) const {
        {std::optional<StagingBuffer>(q), std::optional<StagingBuffer>(k),
         std::optional<StagingBuffer>(v), solve, factors, tokens})
     if (x)
-      total += llvm::alignTo(x->bytes(), alignment);
+      total = saturatingAdd(total, alignedTo(x->bytes(), alignment));
   return total;
 }
 

@@ -18,3 +18,15 @@ func.func @fp8_kv(%buf: memref<2x3x1x8x4xf32>, %acc: memref<2xi32>, %sc: memref<
   gdn.commit intermediate_states(%buf : memref<2x3x1x8x4xf32>) accepted(%acc : memref<2xi32>) state_scale(%sc : memref<2x1x4xf32>) state(%s : memref<2x1x8x4xf8E4M3FN>)
   return
 }
+
+// -----
+
+// A buffer of more than 2^40 elements, refused before the copy plan's
+// arithmetic on its sizes.
+func.func @commit(%b: memref<2x3x4x4611686018427387904x16xf32>, %acc: memref<2xi32>,
+                  %s: memref<2x4x4611686018427387904x16xf32>) {
+  // expected-error @+1 {{'gdn.commit' op cannot be lowered to the GPU: operand #0}}
+  gdn.commit intermediate_states(%b : memref<2x3x4x4611686018427387904x16xf32>) accepted(%acc : memref<2xi32>)
+      state(%s : memref<2x4x4611686018427387904x16xf32>)
+  return
+}

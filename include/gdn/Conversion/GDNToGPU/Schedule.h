@@ -49,6 +49,18 @@ bool producerNorms(RecurrentOp op, ScheduleAttr s);
 /// ones.
 constexpr int64_t kMaxSMCount = 4096;
 
+/// The most elements an operand (and so any one dimension) of an op the GPU
+/// lowering takes may have: 2^40, the runner's limit in bytes. The cost model
+/// and the kernel builders multiply a few of the op's sizes and schedule
+/// parameters (at most 2^20), which then stays far from int64 overflow.
+constexpr int64_t kMaxGPUOperandElements = int64_t(1) << 40;
+
+/// Refuses `op` (a gdn.recurrent, gdn.commit or gdn.replay_commit) with a
+/// diagnostic when one of its operands has a dimension or a number of
+/// elements past kMaxGPUOperandElements; gdn-select-schedule and
+/// convert-gdn-to-gpu check it before any arithmetic on the op's sizes.
+LogicalResult checkGPUOperandSizes(Operation *op);
+
 /// The cost model: the complete #gdn.schedule of `op` on `target` with
 /// `smCount` multiprocessors (0: the chip's; at most kMaxSMCount), every
 /// parameter `pins` (a #gdn.schedule, may be null) holds kept and every
