@@ -22,6 +22,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import bench_gdn as bg  # noqa: E402
 import gdn.ops as ops  # noqa: E402
+from fp8_decode_floor import gdn_decode as decode  # noqa: E402
 
 H, HV, K, V = 16, 32, 128, 128
 CASES = [("fp8, the cost model's schedule", {}, "state_vk"),
@@ -32,26 +33,20 @@ CASES = [("fp8, the cost model's schedule", {}, "state_vk"),
          ("bf16, the cost model's schedule", {}, "state_vk_bf16")]
 
 
-def decode(s, pool):
-    return ops.gated_delta_rule_decode_pretranspose(
-        s["q"], s["k"], s["v"], None, s["A_log"], s["a"], s["dt_bias"], s["b"],
-        output=s["o"], initial_state=s[pool], initial_state_indices=s["idx"])
-
-
 def kernels(fn, sets):
     """The GPU events (kernels, copies, memsets) of one eager call a set."""
     for s in sets:
         fn(s)
     torch.cuda.synchronize()
-    trace = tempfile.mktemp(suffix=".json")
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                             torch.profiler.ProfilerActivity.CUDA]) as p:
         for s in sets:
             fn(s)
         torch.cuda.synchronize()
-    p.export_chrome_trace(trace)
-    events = json.load(open(trace))["traceEvents"]
-    os.remove(trace)
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "trace.json")
+        p.export_chrome_trace(trace)
+        events = json.load(open(trace))["traceEvents"]
     return [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
 
 
