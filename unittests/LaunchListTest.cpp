@@ -265,7 +265,7 @@ func.func @f(%q: memref<1x130x1x128xbf16>, %k: memref<1x130x1x128xbf16>, %v: mem
   gdn.recurrent q(%q : memref<1x130x1x128xbf16>) k(%k : memref<1x130x1x128xbf16>) v(%v : memref<1x130x1x128xbf16>) g(%g : memref<1x130x1xf32>) beta(%beta : memref<1x130x1xf32>) initial_state(%s : memref<1x1x128x128xf32>) final_state(%s : memref<1x1x128x128xf32>) o(%o : memref<1x130x1x128xbf16>) {state_layout = #gdn.layout<vk>}
   return
 })",
-      "#gdn.schedule<solve = chunk_parallel, staged_tokens = 64>");
+      "#gdn.schedule<solve = chunk_parallel, staged_tokens = 64, warps = 8>");
   ASSERT_TRUE(succeeded(program));
   ASSERT_EQ(program->launches.size(), 2u);
   auto bytes = [](unsigned vColumns) {

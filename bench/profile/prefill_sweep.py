@@ -15,7 +15,8 @@ and speed (precision.log); --bf16, precision = bf16 (the cost model's
 with bf16 q and k) against tf32, checks and speed (bf16.log); --varlen, varlen batches on the token loop
 against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
-(varlen-short.log); --chunks, 16- against 32- and 64-token chunks on
+(varlen-short.log); --warps, the scan's warps on small grids
+(warps.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
@@ -160,6 +161,21 @@ CHUNK_BENCH = [  # 16- against 32- and 64-token chunks
     (N, T, False, [f"{CP}, staged_tokens = {c}" for c in (16, 32, 64)])
     for N, T in ((1, 4096), (1, 16384), (4, 4096), (16, 4096), (64, 1024))
 ] + [(N, T, False, [f"{CP}, {C32}, warps = 4"]) for N, T in ((16, 4096), (64, 1024))] + [(64, 4096, True, [f"solve = tensor_cores, warps = 8, staged_tokens = {c}" for c in (16, 32)])]
+WARPS_CHECKS = [  # the scan's warps on small grids (each warp 16 V rows: fewer warps, more CTAs)
+    ("chunk_parallel 2 warps, one sequence", [(1, t, False, 0, 0, f"{CP}, warps = 2") for t in (65, 1000, 4096)]),
+    ("chunk_parallel 2 warps, checkpoints every 64", [(1, 1000, False, 64, 20, f"{CP}, warps = 2")]),
+    ("chunk_parallel 4 warps", [(2, 1000, False, 0, 0, f"{CP}, warps = 4")]),
+    ("varlen tensor cores 2 warps, pool", [(2, 2000, True, 0, 0, "solve = tensor_cores, warps = 2")]),
+]
+WARPS_BENCH = [
+    (1, 4096, False, [f"{CP}, warps = {w}" for w in (2, 4, 8)]),
+    (2, 4096, False, [f"{CP}, warps = {w}" for w in (2, 4, 8)]),
+    (1, 16384, False, [f"{CP}, warps = {w}" for w in (2, 8)]),
+    (1, 1024, False, [f"{CP}, warps = {w}" for w in (2, 8)]),
+    (8, 1024, False, [f"{CP}, warps = {w}" for w in (4, 8)]),
+    (1, 4096, True, [f"solve = tensor_cores, warps = {w}" for w in (2, 8)]),
+    (2, 8192, True, [f"solve = tensor_cores, warps = {w}" for w in (2, 4, 8)]),
+]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log
     "--quick": (CHECKS, BENCH[:2]),
@@ -170,6 +186,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--varlen-short": (VARLEN_SHORT_CHECKS, VARLEN_SHORT_BENCH),  # varlen-short.log
     "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side
     "--chunks": (CHUNK_CHECKS, CHUNK_BENCH),  # chunks/
+    "--warps": (WARPS_CHECKS, WARPS_BENCH),  # the scan's warps on small grids
 }
 
 

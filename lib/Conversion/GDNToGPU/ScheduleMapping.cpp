@@ -333,6 +333,16 @@ static void chooseWarps(ScheduleDraft &x) {
     return;
   }
   if (s.tensorCores()) {
+    // chunk_parallel's scan: a warp holds 16 V rows whatever the warps, so
+    // fewer warps a CTA make more CTAs: the fewest whose grid still fits one
+    // CTA an SM (N = 1 at HV = 32: 2 warps, 128 CTAs), else 8
+    // (docs/cost-model.md#chunk-parallel-warps).
+    if (s.chunkParallel())
+      for (int64_t w : {2, 4})
+        if (d.V % (16 * w) == 0 && d.N * d.HV * (d.V / (16 * w)) <= x.sms) {
+          s = s.with(&ScheduleAttr::getWarps, w);
+          return;
+        }
     // One chunk: the most warps. Several (long T, a varlen prefill): 8
     // warps share a chunk's staging on any grid
     // (docs/cost-model.md#long-t-prefill, #varlen-prefill); other varlen
