@@ -101,6 +101,9 @@ ENTRIES=(
   sglang.kernels.ops.attention.cutedsl_gdn
   sglang.kernels.ops.attention.cutedsl_gdn_mtp_ring
   flashinfer.gdn_decode
+  # bench/bench_prefill.py's FlashInfer prefill; gdn_prefill imports its qk
+  # L2 norm inside the call, which the pruning's import walk does not see.
+  flashinfer.gdn_prefill flashinfer.gdn_kernels.qk_l2norm
   # gdn.integrations.sglang and python/tests/test_sglang_backend.py
   sglang.srt.layers.attention.linear.gdn_backend
   sglang.srt.layers.attention.linear.kda_backend
