@@ -16,7 +16,8 @@ with bf16 q and k) against tf32, checks and speed (bf16.log); --varlen, varlen b
 against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (varlen-short.log); --warps, the scan's warps on small grids
-(warps.log); --chunks, 16- against 32- and 64-token chunks on
+(warps.log); --varlen-cp, chunk_parallel on varlen batches against
+the one-launch form (varlen-cp.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
@@ -176,6 +177,14 @@ WARPS_BENCH = [
     (1, 4096, True, [f"solve = tensor_cores, warps = {w}" for w in (2, 8)]),
     (2, 8192, True, [f"solve = tensor_cores, warps = {w}" for w in (2, 4, 8)]),
 ]
+VARLEN_CP_CHECKS = [  # chunk_parallel on varlen batches (record slots a sequence)
+    ("varlen chunk_parallel, pool, checkpoints every 64", [(6, 2000, True, 64, 40, CP)]),
+    ("varlen chunk_parallel, one sequence", [(1, 1000, True, 0, 0, CP)]),
+    ("varlen chunk_parallel, 64 sequences of 8 tokens on average", [(64, 512, True, 0, 0, CP)]),
+]
+VARLEN_CP_BENCH = [  # mean length T / N: 4096, 4096, 256, 64, 16
+    (N, T, True, ["", CP]) for N, T in ((1, 4096), (4, 16384), (16, 4096), (64, 4096), (256, 4096))
+]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log
     "--quick": (CHECKS, BENCH[:2]),
@@ -187,6 +196,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--ab": (AB_CHECKS, AB_BENCH),  # two builds side by side
     "--chunks": (CHUNK_CHECKS, CHUNK_BENCH),  # chunks/
     "--warps": (WARPS_CHECKS, WARPS_BENCH),  # the scan's warps on small grids
+    "--varlen-cp": (VARLEN_CP_CHECKS, VARLEN_CP_BENCH),  # chunk_parallel on varlen batches
 }
 
 

@@ -1,7 +1,8 @@
 //===- ChunkParallel.cpp - every chunk's WY solve in a launch of its own --===//
 //
 // solve = chunk_parallel's first launch (ChunkSolvesKernel, KernelForms.h):
-// one CTA a chunk of a (sequence, head), all chunks at once, writes the
+// one CTA a chunk of a (sequence, head), all chunks at once (a varlen
+// batch's sequences through their record slots), writes the
 // chunk's Tm, M and token factors (docs/math.md §5) to its record of the
 // workspace, where the scan (TensorCoreSolveKernel with a workspace) reads
 // them; RecurrentToGPU.cpp creates both launches and the workspace.
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -27,8 +29,25 @@ void ChunkSolvesKernel::build() {
   enter();
   createStagingBuffers();
   int64_t C = *s.getStagedTokens();
-  // The grid's x is the chunk (enter() calls it vBlock; no V is read here).
+  // The grid's x is the record slot (enter() calls it vBlock; no V is read
+  // here): a fixed batch's chunk, or a varlen batch's slot of a sequence.
   Value c = arith::MulIOp::create(b, loc, vBlock, m.index(C));
+  std::optional<OpBuilder::InsertionGuard> afterIf; // the kernel ends after it
+  if (op.isVarlen()) {
+    n = sequenceOfSlot(vBlock);
+    std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
+    Value chunk = arith::SubIOp::create(b, loc, vBlock, firstSlot(n, tokenLo));
+    c = arith::AddIOp::create(b, loc, tokenLo,
+                              arith::MulIOp::create(b, loc, chunk, m.index(C)));
+    // A slot past the sequence's last chunk (one at most between two
+    // sequences, and those after the last one's) holds no record: the CTA
+    // does nothing, and reads nothing.
+    Value inSequence =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, hi);
+    auto ifOp = scf::IfOp::create(b, loc, inSequence, false);
+    afterIf.emplace(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
   Value count = arith::MinUIOp::create(b, loc, m.index(C),
                                        arith::SubIOp::create(b, loc, hi, c));
   stageQK(c, count);
@@ -39,15 +58,48 @@ void ChunkSolvesKernel::build() {
   copyRecord(c, /*toWorkspace=*/true);
 }
 
+Value ChunkSolvesKernel::sequenceOfSlot(Value x) {
+  // firstSlot increases with n by at least 1 a sequence (by 1 + the chunks
+  // lo crosses): the last n with firstSlot(n) <= x, a branch-free binary
+  // search over [0, N) unrolled (N is static). firstSlot(0) = 0 <= x.
+  Value base = m.index(0);
+  for (int64_t len = op.getDims().N; len > 1; len -= len / 2) {
+    Value candidate = offset(base, len / 2);
+    auto [row, lo, hiUnused] = m.emitTokenRange(op, candidate);
+    (void)row;
+    (void)hiUnused;
+    Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                        firstSlot(candidate, lo), x);
+    base = arith::SelectOp::create(b, loc, below, candidate, base);
+  }
+  return base;
+}
+
+int64_t TensorCoreSolveKernel::recordSlots(RecurrentOp op, int64_t C) {
+  auto d = op.getDims();
+  return llvm::divideCeil(d.T, C) + (op.isVarlen() ? d.N : 0);
+}
+
+Value TensorCoreSolveKernel::firstSlot(Value n, Value lo) {
+  return arith::AddIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lo, m.index(*s.getStagedTokens())),
+      n);
+}
+
 Value TensorCoreSolveKernel::recordOf(Value c) {
   int64_t C = *s.getStagedTokens();
-  int64_t chunks = llvm::divideCeil(d.T, C);
-  Value head = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, n, m.index(d.HV)), hv);
-  Value chunk = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, head, m.index(chunks)),
-      arith::DivUIOp::create(b, loc, c, m.index(C)));
-  return arith::MulIOp::create(b, loc, chunk, m.index(recordFloats(C)));
+  Value slot = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, c, tokenLo), m.index(C));
+  Value row = hv; // a varlen batch: a row a head
+  if (op.isVarlen())
+    slot = arith::AddIOp::create(b, loc, slot, firstSlot(n, tokenLo));
+  else
+    row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, n, m.index(d.HV)), hv);
+  Value record = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, m.index(recordSlots(op, C))),
+      slot);
+  return arith::MulIOp::create(b, loc, record, m.index(recordFloats(C)));
 }
 
 void TensorCoreSolveKernel::stageChunkExtras(Value c) {

@@ -202,6 +202,16 @@ public:
   /// iq, ik tok1), gamma_C, 3 floats of padding (16-byte records).
   static int64_t recordFloats(int64_t C) { return 2 * C * (C + 4) + 3 * C + 4; }
 
+  /// Record slots of chunk_parallel's workspace a row: a fixed batch's
+  /// records are [N, HV, ceil(T / C)] (row (n, hv), slot the chunk); a
+  /// varlen batch's [HV, ceil(T / C) + N], sequence n's chunk i at slot
+  /// floor(lo_n / C) + n + i (lo_n its first token, clamped as
+  /// KernelMath::emitTokenRange clamps it): the slots of different
+  /// sequences differ while cu_seqlens increases, and every slot is under
+  /// ceil(T / C) + N whatever it holds (docs/math.md §5). The first
+  /// launch's grid is (slots, HV, N), a varlen one's (slots, HV, 1).
+  static int64_t recordSlots(RecurrentOp op, int64_t C);
+
 protected:
   /// The chunked solve on tensor cores: the same math as
   /// CudaCoreSolveKernel::chunkedSolve in matrix form (docs/math.md §5), on
@@ -228,8 +238,12 @@ protected:
   void buildSolveMatrices();
 
   /// The first float of the record of this CTA's (n, hv) chunk that starts
-  /// at token c (a fixed batch: records [N, HV, ceil(T / C)]).
+  /// at token c (recordSlots).
   Value recordOf(Value c);
+
+  /// Sequence n's first slot: floor(lo / C) + n for its first token lo (a
+  /// varlen batch; recordSlots).
+  Value firstSlot(Value n, Value lo);
 
   /// The record of the chunk at token c between the workspace and the
   /// staging buffers it mirrors (solveStage, factorStage rows 0-2,
@@ -256,18 +270,25 @@ protected:
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null
 };
 
-/// solve = chunk_parallel's first launch, over (chunks, HV, N): the CTA of
-/// chunk i of (n, hv) stages its q, k and log gates, runs the tensor-core
-/// Gram pass and the substitution (TensorCoreSolveKernel) and writes Tm, M
-/// and the token factors to its record of the workspace (its last kernel
-/// argument); TensorCoreSolveKernel's scan then reads them. No chunk waits
-/// for another, so the triangular solves leave the scan's critical path
+/// solve = chunk_parallel's first launch, over (record slots, HV, N) (a
+/// varlen batch: (slots, HV, 1), each CTA finding its sequence by a binary
+/// search of cu_seqlens; a slot past its sequence's chunks does nothing):
+/// the CTA of chunk i of (n, hv) stages its q, k and log gates, runs the
+/// tensor-core Gram pass and the substitution (TensorCoreSolveKernel) and
+/// writes Tm, M and the token factors to its record of the workspace (its last
+/// kernel argument); TensorCoreSolveKernel's scan then reads them. No chunk
+/// waits for another, so the triangular solves leave the scan's critical path
 /// (docs/cost-model.md#chunk-parallel-solve). Writes no output of the op.
 class ChunkSolvesKernel : public TensorCoreSolveKernel {
 public:
   using TensorCoreSolveKernel::TensorCoreSolveKernel;
   static constexpr StringLiteral kName = "chunk-parallel WY solves";
   void build();
+
+private:
+  /// A varlen batch: the sequence whose slots hold record slot x, the last
+  /// n with firstSlot(n) <= x (ceil(log2 N) loads of cu_seqlens).
+  Value sequenceOfSlot(Value x);
 };
 
 /// Where a kernel goes: the kernel module of the op's enclosing module and

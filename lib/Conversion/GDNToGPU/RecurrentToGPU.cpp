@@ -158,7 +158,8 @@ template <typename Kernel> struct RecurrentToKernel : RecurrentToGPUPattern {
 namespace {
 /// Lowers a gdn.recurrent with solve = chunk_parallel to two launches
 /// sharing a workspace (gpu.alloc, freed after them): ChunkSolvesKernel over
-/// (chunks, HV, N), every chunk's record, then TensorCoreSolveKernel's scan
+/// (record slots, HV, N or 1 varlen), every chunk's record, then
+/// TensorCoreSolveKernel's scan
 /// over (V blocks, HV, N), which reads them. The first launch's CTAs have at
 /// most 4 warps: its Gram products (K Kᵀ, Q Kᵀ and Q Qᵀ's diagonal, each a
 /// job a 16-row tile) go to them in turn, its substitution to a thread a
@@ -175,9 +176,11 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
     if (failed(s) || !s->chunkParallel())
       return rewriter.notifyMatchFailure(op, "not chunk_parallel");
     auto d = op.getDims();
-    int64_t C = *s->getStagedTokens(), chunks = llvm::divideCeil(d.T, C);
+    int64_t C = *s->getStagedTokens();
+    int64_t slots = TensorCoreSolveKernel::recordSlots(op, C);
+    int64_t rows = op.isVarlen() ? 1 : d.N; // record rows of HV heads
     auto type = MemRefType::get(
-        {d.N * d.HV * chunks * TensorCoreSolveKernel::recordFloats(C)},
+        {rows * d.HV * slots * TensorCoreSolveKernel::recordFloats(C)},
         rewriter.getF32Type());
     Location loc = op.getLoc();
     Value workspace =
@@ -200,7 +203,7 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
           TensorCoreSolveKernel(b, loc, kop, *s, func).build();
         },
         "recurrent", TypeRange{type});
-    launchKernel(rewriter, op, solves, first, {chunks, d.HV, d.N}, operands);
+    launchKernel(rewriter, op, solves, first, {slots, d.HV, rows}, operands);
     launchKernel(rewriter, op, *s, scan, {d.V / s->blockColumns(), d.HV, d.N},
                  operands);
     gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},

@@ -238,16 +238,13 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
 }
 
 /// The chunk-parallel solve's first launch runs over every chunk of every
-/// sequence, (chunks, HV, N), which a fixed batch knows; its second launch
-/// (the scan) reads what the first wrote, so it cannot start before the
-/// first ends (ChunkParallel.cpp).
+/// sequence (a varlen batch's through their record slots); its second
+/// launch (the scan) reads what the first wrote, so it cannot start before
+/// the first ends (ChunkParallel.cpp).
 LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &) {
   if (!s.chunkParallel())
     return success();
-  if (op.isVarlen())
-    return refuse(op) << "solve = chunk_parallel needs a fixed batch (no "
-                         "cu_seqlens)";
   if (s.launchMode() != LaunchMode::ordinary)
     return refuse(op) << "solve = chunk_parallel needs launch = ordinary (its "
                          "scan reads what its first launch writes), not "

@@ -112,16 +112,6 @@ func.func @tensor_cores_k256(%q: memref<1x4x1x256xbf16>, %k: memref<1x4x1x256xbf
 
 // -----
 
-// solve = chunk_parallel launches over every chunk of every sequence, which
-// only a fixed batch knows, and its scan reads what its first launch wrote.
-func.func @chunk_parallel_varlen(%q: memref<1x40x1x16xbf16>, %k: memref<1x40x1x16xbf16>, %v: memref<1x40x1x32xbf16>, %cu: memref<3xi32>, %o: memref<1x40x1x32xbf16>) {
-  // expected-error @+1 {{solve = chunk_parallel needs a fixed batch (no cu_seqlens)}}
-  gdn.recurrent q(%q : memref<1x40x1x16xbf16>) k(%k : memref<1x40x1x16xbf16>) v(%v : memref<1x40x1x32xbf16>) cu_seqlens(%cu : memref<3xi32>) o(%o : memref<1x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel>, state_layout = #gdn.layout<vk>}
-  return
-}
-
-// -----
-
 func.func @chunk_parallel_programmatic(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{solve = chunk_parallel needs launch = ordinary (its scan reads what its first launch writes), not programmatic_at_start}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, launch = programmatic_at_start>, state_layout = #gdn.layout<vk>}
