@@ -124,10 +124,11 @@ ScheduleDraft::ScheduleDraft(RecurrentOp op, const GPUTarget &target,
 }
 
 /// The tensor-core solve where it is faster than the token loop, with
-/// several chunks of a fixed batch (T > 16) in two launches, every chunk's
-/// solve before the state scan, unless a programmatic launch is pinned; the
+/// several chunks of a fixed batch (T > 16), or a varlen batch of 64 tokens
+/// a sequence or more on average, in two launches, every chunk's solve
+/// before the state scan, unless a programmatic launch is pinned; the
 /// solve on CUDA cores never (docs/cost-model.md#tensor-core-solve,
-/// #chunk-parallel-solve, #cuda-core-chunked-solve).
+/// #chunk-parallel-solve, #varlen-chunk-parallel, #cuda-core-chunked-solve).
 static void chooseSolve(ScheduleDraft &x) {
   if (ChunkSolveAttr pin = x.pins.getSolve()) {
     x.set(&ScheduleAttr::getSolve, pin.getValue());
@@ -137,7 +138,9 @@ static void chooseSolve(ScheduleDraft &x) {
     return;
   LaunchModeAttr launch = x.pins.getLaunch();
   bool ordinary = !launch || launch.getValue() == LaunchMode::ordinary;
-  x.set(&ScheduleAttr::getSolve, x.d.T > 16 && ordinary && !x.op.isVarlen()
+  bool longSequences =
+      !x.op.isVarlen() || x.d.T >= kVarlenChunkParallelTokens * x.d.N;
+  x.set(&ScheduleAttr::getSolve, x.d.T > 16 && ordinary && longSequences
                                      ? ChunkSolve::chunk_parallel
                                      : ChunkSolve::tensor_cores);
 }

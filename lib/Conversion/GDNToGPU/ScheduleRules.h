@@ -41,6 +41,11 @@ constexpr int64_t kTensorCoreRegisters = 128;
 /// Shared memory a kernel keeps beside its staging buffers or ring: a
 /// producer's mbarriers (8 bytes a stage) and ptxas's own.
 constexpr int64_t kSharedReserveBytes = 1024;
+/// Mean tokens a sequence from which a varlen prefill on tensor cores takes
+/// chunk_parallel's two launches rather than the one-launch form: measured
+/// ahead at 64 (and from 4096), behind at 16
+/// (docs/cost-model.md#varlen-chunk-parallel).
+constexpr int64_t kVarlenChunkParallelTokens = 64;
 
 /// Bytes of one element of `x` (either form: gdn-select-schedule also runs
 /// before bufferization).

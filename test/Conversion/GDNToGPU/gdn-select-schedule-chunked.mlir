@@ -69,12 +69,13 @@ func.func @t4(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memr
 // -----
 
 // A varlen batch of prefills (T / N >= 8 tokens a sequence: 128 here, 16
-// in an SGLang extend) takes the tensor cores as a long fixed T does: 8
-// warps, 16-token chunks, the products with bf16 q and k on bf16 mma (not
-// chunk_parallel, which needs a fixed batch); shorter sequences (4 tokens a sequence) keep the token
-// loop.
+// in an SGLang extend) takes the tensor cores as a long fixed T does:
+// 16-token chunks, the products with bf16 q and k on bf16 mma; from 64
+// tokens a sequence on average in chunk_parallel's two launches (4 warps
+// for 2 sequences: 128 CTAs), below that the one-launch form on 8 warps;
+// shorter sequences (4 tokens a sequence) keep the token loop.
 // DEFAULT-LABEL: func.func @varlen_prefill
-// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
+// DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 4, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = bf16,
 // DEFAULT-LABEL: func.func @varlen_extend16
 // DEFAULT: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16,
 // DEFAULT-LABEL: func.func @varlen_extend4

@@ -31,7 +31,7 @@ func.func @t12_n4(%q: memref<4x12x16x128xbf16>, %k: memref<4x12x16x128xbf16>, %v
 // -----
 
 // CHECK-LABEL: func.func @varlen_prefill
-// CHECK: solve = tensor_cores, {{.*}}max_registers = 0,
+// CHECK: solve = chunk_parallel, {{.*}}max_registers = 0,
 func.func @varlen_prefill(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x16x128xbf16>, %v: memref<1x4096x32x128xbf16>, %g: memref<1x4096x32xf32>, %beta: memref<1x4096x32xbf16>, %cu: memref<5xi32>, %s: memref<4x32x128x128xf32>, %o: memref<1x4096x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>) g(%g : memref<1x4096x32xf32>) beta(%beta : memref<1x4096x32xbf16>) cu_seqlens(%cu : memref<5xi32>) initial_state(%s : memref<4x32x128x128xf32>) final_state(%s : memref<4x32x128x128xf32>) o(%o : memref<1x4096x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
