@@ -100,7 +100,8 @@ for f in examples/*.mlir; do
       "staged_tokens = 3, solve = cuda_cores" "columns_per_lane = 1, solve = cuda_cores" \
       "columns_per_lane = 2, staged_tokens = 8, solve = cuda_cores" \
       "solve = tensor_cores" "staged_tokens = 8, solve = tensor_cores" \
-      "warps = 2, solve = tensor_cores" "warps = 1, staged_tokens = 8, solve = tensor_cores"; do
+      "warps = 2, solve = tensor_cores" "warps = 1, staged_tokens = 8, solve = tensor_cores" \
+      "solve = chunk_parallel" "warps = 2, solve = chunk_parallel"; do
     job 5 "$f" "$sched"
   done
 done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'

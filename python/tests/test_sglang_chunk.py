@@ -138,14 +138,16 @@ def test_sglang_rules():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the tensor-core solve runs on CUDA")
 @pytest.mark.parametrize("precision", ["bf16", "tf32x3"])
-def test_fp8_pool_on_tensor_cores(precision):
+@pytest.mark.parametrize("solve", ["tensor_cores", "chunk_parallel"])
+def test_fp8_pool_on_tensor_cores(precision, solve):
     """The chunked solve on tensor cores (its state in mma fragments) on a
-    float8_e4m3fn pool: the same o as the float32 pool e4m3 x scale under
-    the same schedule, each stored element within one e4m3 step of
-    quantize_state of that run's result, and against the fp64 reference.
-    Sequences around the chunk of 16: 1, 15, 16, 17, 40 tokens, and an
-    empty one; a padding row."""
-    ops.set_schedule(solve="tensor_cores", precision=precision)
+    float8_e4m3fn pool, in one launch or in chunk_parallel's two (the
+    records of a varlen batch in slots a sequence): the same o as the
+    float32 pool e4m3 x scale under the same schedule, each stored element
+    within one e4m3 step of quantize_state of that run's result, and
+    against the fp64 reference. Sequences around the chunk of 16: 1, 15,
+    16, 17, 40 tokens, and an empty one; a padding row."""
+    ops.set_schedule(solve=solve, precision=precision)
     try:
         lens, idx = [1, 15, 0, 16, 17, 40, 3], [1, 2, 3, 4, 5, 6, -1]
         x = inputs(lens, 8, "cuda", seed=3, dims=(2, 4, 32, 32))  # whole mma tiles

@@ -61,6 +61,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t.cpf0.ptx -o %t.cpf0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.cpf1.ptx -o %t.cpf1.cubin 2>&1 | FileCheck %s
+// chunk_parallel on a varlen batch with a pool (the SGLang extend pinned to
+// it): the first launch's binary search of cu_seqlens and the scan's
+// record slots assemble without spills too.
+// RUN: gdn-run --emit=ptx --launch=0 --schedule='#gdn.schedule<solve = chunk_parallel>' %examples/sglang_varlen_extend.mlir > %t.vcp0.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.vcp0.ptx -o %t.vcp0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
+// RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel>' %examples/sglang_varlen_extend.mlir > %t.vcp1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.vcp1.ptx -o %t.vcp1.cubin 2>&1 | FileCheck %s
 // A grid past the resident CTAs (N = 64) on sm_80: no input prefetch
 // (LLVM selects prefetch.global.L2 only on sm_90; it used to abort here).
 // RUN: sed 's/memref<1x/memref<64x/g' %t/t12.mlir > %t/t12n64.mlir
