@@ -36,14 +36,18 @@ void ChunkSolvesKernel::build() {
   if (op.isVarlen()) {
     n = sequenceOfSlot(vBlock);
     std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
-    Value chunk = arith::SubIOp::create(b, loc, vBlock, firstSlot(n, tokenLo));
+    Value first = firstSlot(n, tokenLo);
+    Value chunk = arith::SubIOp::create(b, loc, vBlock, first);
     c = arith::AddIOp::create(b, loc, tokenLo,
                               arith::MulIOp::create(b, loc, chunk, m.index(C)));
-    // A slot past the sequence's last chunk (one at most between two
+    // A slot before the first sequence's (cu_seqlens[0] >= C; chunk and c
+    // wrapped) or past its sequence's last chunk (one at most between two
     // sequences, and those after the last one's) holds no record: the CTA
-    // does nothing, and reads nothing.
-    Value inSequence =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, hi);
+    // does nothing, and reads and writes nothing.
+    Value inSequence = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, vBlock, first),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, hi));
     auto ifOp = scf::IfOp::create(b, loc, inSequence, false);
     afterIf.emplace(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -60,8 +64,9 @@ void ChunkSolvesKernel::build() {
 
 Value ChunkSolvesKernel::sequenceOfSlot(Value x) {
   // firstSlot increases with n by at least 1 a sequence (by 1 + the chunks
-  // lo crosses): the last n with firstSlot(n) <= x, a branch-free binary
-  // search over [0, N) unrolled (N is static). firstSlot(0) = 0 <= x.
+  // lo crosses) while cu_seqlens increases: the last n with firstSlot(n) <=
+  // x, a branch-free binary search over [0, N) unrolled (N is static); 0
+  // where none is (a slot before sequence 0's first, which build() skips).
   Value base = m.index(0);
   for (int64_t len = op.getDims().N; len > 1; len -= len / 2) {
     Value candidate = offset(base, len / 2);

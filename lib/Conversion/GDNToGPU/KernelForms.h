@@ -287,7 +287,8 @@ public:
 
 private:
   /// A varlen batch: the sequence whose slots hold record slot x, the last
-  /// n with firstSlot(n) <= x (ceil(log2 N) loads of cu_seqlens).
+  /// n with firstSlot(n) <= x, else 0 (ceil(log2 N) steps of loads of
+  /// cu_seqlens).
   Value sequenceOfSlot(Value x);
 };
 
