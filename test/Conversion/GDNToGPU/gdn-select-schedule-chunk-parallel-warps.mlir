@@ -1,5 +1,6 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132" | FileCheck %s --check-prefix=H100
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=66" | FileCheck %s --check-prefix=HALF
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 96>}" | FileCheck %s --check-prefix=C96
 
 // chunk_parallel's scan holds 16 V rows a warp whatever its warps, so fewer
 // warps a CTA make more CTAs: the cost model takes the fewest warps (2, 4)
@@ -11,6 +12,10 @@
 // H100: warps = 2, {{.*}}solve = chunk_parallel
 // HALF-LABEL: func.func @n1
 // HALF: warps = 4, {{.*}}solve = chunk_parallel
+// A pinned chunk of 96 tokens needs 96 threads in the first launch (a
+// thread a token): 4 warps, not 2.
+// C96-LABEL: func.func @n1
+// C96: warps = 4, staged_tokens = 96, {{.*}}solve = chunk_parallel
 func.func @n1(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x16x128xbf16>, %v: memref<1x4096x32x128xbf16>, %g: memref<1x4096x32xf32>, %beta: memref<1x4096x32xf32>,
     %s: memref<1x32x128x128xf32>, %o: memref<1x4096x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>)
