@@ -183,7 +183,8 @@ VARLEN_CP_CHECKS = [  # chunk_parallel on varlen batches (record slots a sequenc
     ("varlen chunk_parallel, 64 sequences of 8 tokens on average", [(64, 512, True, 0, 0, CP)]),
 ]
 VARLEN_CP_BENCH = [  # mean length T / N: 4096, 4096, 256, 64, 16
-    (N, T, True, ["", CP]) for N, T in ((1, 4096), (4, 16384), (16, 4096), (64, 4096), (256, 4096))
+    (N, T, True, ["solve = tensor_cores", CP])  # the one-launch form against chunk_parallel
+    for N, T in ((1, 4096), (4, 16384), (16, 4096), (64, 4096), (256, 4096))
 ]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log

@@ -1,0 +1,32 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132" | FileCheck %s
+
+// A varlen prefill on tensor cores takes chunk_parallel's two launches from
+// 64 tokens a sequence on average (T >= 64 * N, kVarlenChunkParallelTokens;
+// docs/cost-model.md#varlen-chunk-parallel), the one-launch form below.
+
+// 2 sequences in 128 tokens: a mean of 64, chunk_parallel (4 warps: 128
+// CTAs).
+// CHECK-LABEL: func.func @mean64
+// CHECK: warps = 4, staged_tokens = 16, {{.*}}solve = chunk_parallel,
+func.func @mean64(%q: memref<1x128x16x128xbf16>, %k: memref<1x128x16x128xbf16>, %v: memref<1x128x32x128xbf16>, %g: memref<1x128x32xf32>, %beta: memref<1x128x32xf32>,
+    %cu: memref<3xi32>, %s: memref<2x32x128x128xf32>, %o: memref<1x128x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x128x16x128xbf16>) k(%k : memref<1x128x16x128xbf16>) v(%v : memref<1x128x32x128xbf16>)
+      g(%g : memref<1x128x32xf32>) beta(%beta : memref<1x128x32xf32>) cu_seqlens(%cu : memref<3xi32>)
+      initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>) o(%o : memref<1x128x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// 2 sequences in 112 tokens: a mean of 56, the one-launch form on 8 warps.
+// CHECK-LABEL: func.func @mean56
+// CHECK: warps = 8, staged_tokens = 16, {{.*}}solve = tensor_cores,
+func.func @mean56(%q: memref<1x112x16x128xbf16>, %k: memref<1x112x16x128xbf16>, %v: memref<1x112x32x128xbf16>, %g: memref<1x112x32xf32>, %beta: memref<1x112x32xf32>,
+    %cu: memref<3xi32>, %s: memref<2x32x128x128xf32>, %o: memref<1x112x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x112x16x128xbf16>) k(%k : memref<1x112x16x128xbf16>) v(%v : memref<1x112x32x128xbf16>)
+      g(%g : memref<1x112x32xf32>) beta(%beta : memref<1x112x32xf32>) cu_seqlens(%cu : memref<3xi32>)
+      initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>) o(%o : memref<1x112x32x128xbf16>)
+      {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
