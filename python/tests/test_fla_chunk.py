@@ -150,3 +150,56 @@ def test_chunk_real_shapes_on_the_gpu(T):
     assert rms_rel(np64(ht), rs) < 2.5e-3
     ro_bf16 = torch.from_numpy(ro).bfloat16().double().numpy()
     assert rms_rel(np64(o), ro_bf16) < 3e-3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_chunk_varlen_chunk_parallel_on_the_gpu():
+    """A varlen prefill of long sequences takes chunk_parallel's two
+    launches (docs/cost-model.md#varlen-chunk-parallel), its records in
+    slots a sequence (docs/math.md §5), here with 40 packed tokens before
+    cu_seqlens[0] that no sequence owns (the slots below the first
+    sequence's hold no record: a fault there wrote past the workspace):
+    each sequence's o and final state equal those of the same sequence
+    called alone, and sequence 0's are within the chunked anchors'
+    accuracy of the fp64 reference."""
+    H_, HV_, K_ = 16, 32, 128
+    lens, skip = [100, 0, 70], 40
+    T_ = skip + sum(lens)
+    g = torch.Generator().manual_seed(7)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = (r(1, T_, n, K_).bfloat16().cuda() for n in (H_, H_, HV_))
+    gate = torch.log(torch.rand(1, T_, HV_, generator=g) * 0.1 + 0.9).cuda()
+    beta = torch.rand(1, T_, HV_, generator=g).bfloat16().cuda()
+    h0 = (r(len(lens), HV_, K_, K_) * 0.1).cuda()
+    cu = torch.tensor(np.cumsum([skip] + lens), dtype=torch.int32, device="cuda")
+    o, ht = ops.chunk_gated_delta_rule(q, k, v, gate, beta, initial_state=h0,
+                                       output_final_state=True, cu_seqlens=cu,
+                                       use_qk_l2norm_in_kernel=True)
+    torch.cuda.synchronize()
+    names = _varlen_launches(T_, HV_, K_)  # this call's kernel: a capacity of T_ or more
+    assert any(len(n) == 2 and n[0].endswith("chunk_solves") for n in names), names
+    for n, (s, e) in enumerate(zip(cu[:-1].tolist(), cu[1:].tolist())):
+        if s == e:  # an empty sequence: its state passes through
+            assert torch.equal(ht[n], h0[n])
+            continue
+        alone = torch.tensor([0, e - s], dtype=torch.int32, device="cuda")
+        oa, ha = ops.chunk_gated_delta_rule(
+            *(x[:, s:e] for x in (q, k, v, gate, beta)), initial_state=h0[n:n + 1],
+            output_final_state=True, cu_seqlens=alone, use_qk_l2norm_in_kernel=True)
+        assert torch.allclose(o[:, s:e].float(), oa.float(), rtol=0, atol=1e-2 * oa.abs().max())
+        assert rms_rel(np64(ht[n:n + 1]), np64(ha)) < 1e-5
+    s, e = skip, skip + lens[0]
+    ro, rs = recurrent(*(np64(x[:, s:e]) for x in (q, k, v)), g=np64(gate[:, s:e]),
+                       beta=np64(beta[:, s:e]), initial_state=np64(h0[:1]), qk_l2norm=True,
+                       layout="kv")
+    assert rms_rel(np64(ht[:1]), rs) < 2.5e-3
+
+
+def _varlen_launches(T_, HV_, K_):
+    """The launch names of the varlen CUDA kernels compiled so far for HV_,
+    K_ and a token capacity of at least T_."""
+    from gdn.ops import _custom_ops
+    return [[name for name, _ in k.launches] for key, k in _custom_ops._kernels.items()
+            if key[0] == "cuda" and dict(key[2:]).get("cu_seqlens_dtype") == "int32"
+            and dict(key[2:]).get("HV") == HV_ and dict(key[2:]).get("K") == K_
+            and dict(key[2:]).get("T", 0) >= T_]
