@@ -341,6 +341,17 @@ def run(args):
     return results, meta
 
 
+# What limits gdn where an anchor is faster, from the measurements behind
+# docs/cost-model.md#chunk-parallel-warps and #chunk-parallel-solve; printed
+# under the table whenever a row loses.
+WHY_SLOWER = ("gdn's scan runs a sequence's 16-token chunks one after another on "
+              "mma.sync (latency-bound: about 0.87 us a chunk at N = 1, 1.7 us on 8 warps) "
+              "and never splits one sequence across CTAs; FlashQLA takes 64-token chunks and "
+              "splits a long sequence (auto_cp). A wgmma 64-token scan and context "
+              "parallelism are not built yet (docs/cost-model.md#chunk-parallel-warps, "
+              "#chunk-parallel-solve).")
+
+
 def _f(x, fmt):
     return "—" if x is None else format(x, fmt)
 
@@ -380,6 +391,13 @@ def report(results, meta, out):
                          _f(x["state_err"], ".1e"), x["timing"] or "—", ratio]
             lines.append(f"| {r['workload']} | {r['N']} | {r['T'] or '—'} | {r['tokens']} | "
                          f"{r['HV']} | {label} | " + " | ".join(cells) + " |")
+    slower = [f"{r['workload']} T = {r['T'] or '—'} HV = {r['HV']}" for r in results
+              for gdn in [next((x for x in r["rows"] if x["impl"] == "gdn"), None)]
+              if gdn and gdn["us"] and any(x["us"] and x["us"] < gdn["us"]
+                                           for x in r["rows"] if x is not gdn)]
+    if slower:
+        lines += ["", f"An anchor is faster in {len(slower)} of {len(results)} points "
+                  f"({'; '.join(slower)}). Why: {WHY_SLOWER}"]
     lines += [""] + targets(results)
     with open(os.path.join(out, "bench_prefill.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
