@@ -31,9 +31,11 @@ void ChunkSolvesKernel::build() {
   int64_t C = *s.getStagedTokens();
   // The grid's x is the record slot (enter() calls it vBlock; no V is read
   // here): a fixed batch's chunk, or a varlen batch's slot of a sequence.
-  Value c = arith::MulIOp::create(b, loc, vBlock, m.index(C));
+  Value c;
   std::optional<OpBuilder::InsertionGuard> afterIf; // the kernel ends after it
-  if (op.isVarlen()) {
+  if (!op.isVarlen()) {
+    c = arith::MulIOp::create(b, loc, vBlock, m.index(C));
+  } else {
     n = sequenceOfSlot(vBlock);
     std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
     Value first = firstSlot(n, tokenLo);
@@ -70,9 +72,7 @@ Value ChunkSolvesKernel::sequenceOfSlot(Value x) {
   Value base = m.index(0);
   for (int64_t len = op.getDims().N; len > 1; len -= len / 2) {
     Value candidate = offset(base, len / 2);
-    auto [row, lo, hiUnused] = m.emitTokenRange(op, candidate);
-    (void)row;
-    (void)hiUnused;
+    Value lo = std::get<1>(m.emitTokenRange(op, candidate));
     Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                         firstSlot(candidate, lo), x);
     base = arith::SelectOp::create(b, loc, below, candidate, base);

@@ -35,12 +35,7 @@ int64_t gdn::stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk) {
 }
 
 int64_t gdn::chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s) {
-  StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), 1);
-  int64_t bytes; // saturating, as StagingLayout's sizes
-  if (llvm::AddOverflow(layout.alignedBytes(16), layout.chunkSetBytes(16),
-                        bytes))
-    return std::numeric_limits<int64_t>::max();
-  return bytes;
+  return stagingLayout(op, s, *s.getStagedTokens(), 1).prefetchedBytes(16);
 }
 
 /// Shared memory of a producer's ring of `stages` slots: each slot's staging

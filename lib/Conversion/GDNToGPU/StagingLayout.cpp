@@ -69,6 +69,10 @@ int64_t StagingLayout::chunkSetBytes(int64_t alignment) const {
   return total;
 }
 
+int64_t StagingLayout::prefetchedBytes(int64_t alignment) const {
+  return saturatingAdd(alignedBytes(alignment), chunkSetBytes(alignment));
+}
+
 StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
                                  int64_t slots) {
   auto d = op.getDims();

@@ -53,6 +53,8 @@ struct StagingLayout {
   /// The buffers a chunk_prefetch_distance = 1 scan keeps a second set of
   /// (Staging::ChunkBuffers: q, k, v, solve, factors, tokens), aligned so.
   int64_t chunkSetBytes(int64_t alignment) const;
+  /// The buffers and that second set (alignedBytes + chunkSetBytes).
+  int64_t prefetchedBytes(int64_t alignment) const;
 };
 
 StagingLayout stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
