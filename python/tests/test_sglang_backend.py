@@ -17,8 +17,8 @@ kernel backend "gdn", against the fp64 reference (reference.py) on the CPU
    retrieve_parent_token, done here from the tree's next/sibling tables).
    On CUDA SGLang's own kernels run.
 
-On a CPU-only machine `pip install --no-deps sglang==0.5.23` imports once
-about 20 small packages are added (docs/sglang.md, "Tests")."""
+On a CPU-only machine scripts/install-sglang-cpu.sh makes sglang 0.5.23
+importable (docs/sglang.md, "Tests"); CI runs it."""
 import functools
 
 import numpy as np

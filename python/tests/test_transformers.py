@@ -9,16 +9,16 @@ full-attention layer the pattern needs, 4 experts where the model is MoE).
 
 For each model: greedy generate() of NEW tokens from a fixed batch of two
 prompts, and a teacher-forced forward over prompt + generated tokens, first
-on the model's own torch path (asserted: transformers bound its torch
-reference, FLA's kernels do not import here), then after enable(model):
+on the model's own torch path (transformers' torch reference: where FLA
+imports, transformers binds FLA's Triton kernels, which do not run on CPU
+tensors, so torch_reference_bound binds the wrapper to its torch reference
+for the tests and restores it after), then after enable(model):
 the same tokens, logits within TOL (max abs difference, fp32; logits are of
 order 0.5 and the linear-attention layer moves them by ~5e-2, see
 test_the_comparison_can_fail). The gdn entry points are counted (prefill and
 the teacher-forced forward through chunk_*, each decode step through
 fused_recurrent_*) and gdn's kernel cache must hold kernels of the layer's
-shapes. Skipped only when transformers is not importable, and on a CUDA
-machine where transformers bound FLA's kernels (fla imports there: the
-model's own path is then no torch reference to compare with on the CPU).
+shapes. Skipped only when transformers is not importable.
 
 On CUDA, test_bf16_on_cuda_is_no_less_accurate_than_the_models_own_path
 (skipped without CUDA) judges the same four models in bf16 against the fp32
@@ -115,6 +115,33 @@ def binding(module_name, function):
     return inspect.getclosurevars(fn).nonlocals.get("implementation"), fn.__wrapped__
 
 
+@contextlib.contextmanager
+def torch_reference_bound(module_name, functions):
+    """Binds transformers' wrappers of `functions` to their torch references
+    inside the block, then restores their bindings. Where FLA imports (it
+    does on a machine without a GPU once einops is installed, which SGLang
+    needs) transformers binds FLA's Triton kernels, which do not run on CPU
+    tensors; the comparisons here are with transformers' torch path."""
+    saved = []
+    for function in functions:
+        fn = getattr(importlib.import_module(module_name), function)
+        fn = getattr(fn, "replaced", fn)  # under gdn's router (an earlier test)
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
+        reference = fn.__wrapped__
+        bound = {name: cells[name].cell_contents
+                 for name in ("implementation", "is_new_implementation", "applicable_params")}
+        saved.append((cells, bound))
+        cells["implementation"].cell_contents = reference
+        cells["is_new_implementation"].cell_contents = False
+        cells["applicable_params"].cell_contents = tuple(inspect.signature(reference).parameters)
+    try:
+        yield
+    finally:
+        for cells, bound in saved:
+            for name, value in bound.items():
+                cells[name].cell_contents = value
+
+
 def assert_torch_reference(module_name, function):
     """The wrapper bound its torch reference, not FLA's kernel."""
     bound, reference = binding(module_name, function)
@@ -161,16 +188,13 @@ def case(request):
     number of linear-attention layers)."""
     name = request.param
     _, module_name, routes = MODELS[name]
-    if torch.cuda.is_available() and any(
-            binding(module_name, f)[0] is not binding(module_name, f)[1] for f in routes):
-        pytest.skip("transformers bound FLA's kernels here (fla imports on this CUDA machine): "
-                    "no torch reference to compare with on the CPU; the bf16 CUDA test compares")
-    model = build(name)
-    for function in routes:
-        assert_torch_reference(module_name, function)
-    reference = run(model)
-    switched = gdn_transformers.enable(model)
-    return name, model, reference, switched
+    with torch_reference_bound(module_name, routes):
+        model = build(name)
+        for function in routes:
+            assert_torch_reference(module_name, function)
+        reference = run(model)
+        switched = gdn_transformers.enable(model)
+        yield name, model, reference, switched
 
 
 def test_enable_generates_the_same_tokens_and_logits(case, monkeypatch):
@@ -388,6 +412,5 @@ def test_bf16_rule_on_cpu(name, monkeypatch):
     to bf16) and gdn runs its CPU lowering: so CI runs the dense routing of
     the MoE models and every assertion of compare_bf16."""
     _, module_name, routes = MODELS[name]
-    if any(binding(module_name, f)[0] is not binding(module_name, f)[1] for f in routes):
-        pytest.skip("transformers bound FLA's kernels here: they do not run on CPU tensors")
-    compare_bf16(name, monkeypatch, "cpu")
+    with torch_reference_bound(module_name, routes):
+        compare_bf16(name, monkeypatch, "cpu")
