@@ -25,6 +25,8 @@ llvm_config.add_tool_substitutions(tools, [config.gdn_tools_dir, config.llvm_too
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+    # The Python tests of the SASS scripts (bench/profile) look it up on PATH.
+    llvm_config.with_environment("PATH", os.path.dirname(config.ptxas), append_path=True)
     # Blackwell (sm_100a) needs CUDA 12.8's ptxas or newer.
     import subprocess as _sp
     _help = _sp.run([config.ptxas, "--help"], capture_output=True, text=True).stdout

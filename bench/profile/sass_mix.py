@@ -27,8 +27,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-import gdn  # noqa: E402
 
 H, HV, K, V = 16, 32, 128, 128
 MLIR = {"bfloat16": "bf16", "float8_e4m3fn": "f8E4M3FN", "float32": "f32"}
@@ -64,6 +62,36 @@ def elements_a_thread(gdn_opt, N, dtype, tmp, schedule=None):
     return cpl * K // (32 // lav), f"columns_per_lane = {cpl}, lanes_along_v = {lav}"
 
 
+def assemble(ptx_text, stem, ptxas, nvdisasm):
+    """(SASS text lines of PTX `ptx_text` for sm_90a, registers a thread,
+    spilled bytes); files at `stem`.ptx / .cubin."""
+    ptx, cubin = stem + ".ptx", stem + ".cubin"
+    with open(ptx, "w") as f:
+        f.write(ptx_text)
+    report = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", cubin], check=True,
+                            capture_output=True, text=True).stderr
+    registers = int(re.search(r"Used (\d+) registers", report).group(1))
+    spilled = int(re.search(r"(\d+) bytes spill stores", report).group(1))
+    text = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True,
+                          check=True).stdout
+    return text.splitlines(), registers, spilled
+
+
+def opcode(line):
+    """The opcode (without its modifiers) of a SASS line, else None."""
+    m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(.*?);", line)
+    if not m:
+        return None
+    ins = m.group(1)
+    if ins.startswith("@"):  # a predicate
+        ins = ins.split(None, 1)[1]
+    return ins.split()[0].split(".")[0]
+
+
+def count_opcodes(lines):
+    return collections.Counter(op for op in map(opcode, lines) if op)
+
+
 def mix(compiler, N, dtype, tmp, ptxas, nvdisasm, schedule=None):
     """(opcode counts of the kernel's SASS, registers a thread, spilled bytes)."""
     kern = compiler.compile(N=N, T=1, H=H, HV=HV, K=K, V=V, decay="fused_gating",
@@ -71,25 +99,8 @@ def mix(compiler, N, dtype, tmp, ptxas, nvdisasm, schedule=None):
                             final_state=True, state_in_place=True, num_slots=N,
                             state_dtype=dtype, target="cuda",
                             **({"schedule": schedule} if schedule else {}))
-    ptx, cubin = os.path.join(tmp, f"{dtype}.ptx"), os.path.join(tmp, f"{dtype}.cubin")
-    with open(ptx, "w") as f:
-        f.write(kern.ptx)
-    report = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", cubin], check=True,
-                            capture_output=True, text=True).stderr
-    registers = int(re.search(r"Used (\d+) registers", report).group(1))
-    spilled = int(re.search(r"(\d+) bytes spill stores", report).group(1))
-    text = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True,
-                          check=True).stdout
-    ops = collections.Counter()
-    for line in text.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(.*?);", line)
-        if not m:
-            continue
-        ins = m.group(1)
-        if ins.startswith("@"):  # a predicate
-            ins = ins.split(None, 1)[1]
-        ops[ins.split()[0].split(".")[0]] += 1
-    return ops, registers, spilled
+    lines, registers, spilled = assemble(kern.ptx, os.path.join(tmp, dtype), ptxas, nvdisasm)
+    return count_opcodes(lines), registers, spilled
 
 
 if __name__ == "__main__":
@@ -102,6 +113,8 @@ if __name__ == "__main__":
     p.add_argument("--nvdisasm", default="nvdisasm")
     p.add_argument("--gdn-opt", default=os.path.join(HERE, "..", "..", "build", "bin", "gdn-opt"))
     a = p.parse_args()
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import gdn  # only here: assemble() and count_opcodes() need no library
     c = gdn.Compiler()
     kernels = [(d, None) for d in a.dtypes.split(",") if d]
     kernels += [tuple(x.split(":", 1)) for x in a.schedules.split(";") if x.strip()]

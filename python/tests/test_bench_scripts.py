@@ -2,7 +2,8 @@
 found before a device session spends its time on it: bench_prefill.py's
 CPU dry run and its --from-json join, bench_gdn.py's --from-json redraw of
 the committed table, fp8_error_model.py on a small case (its model against
-its own simulation), and sass_mix.py where ptxas and nvdisasm are installed.
+its own simulation), and sass_mix.py and loop_mix.py where ptxas and
+nvdisasm are installed.
 No timing is asserted."""
 import json
 import os
@@ -111,12 +112,16 @@ def test_fp8_error_model_small(tmp_path):
         assert 0.75 < measured / model < 1.25, cells
 
 
-def gdn_opt():
-    """gdn-opt beside the library under test (build/bin next to build/lib),
-    which sass_mix.py asks for the schedule."""
+def tool(name):
+    """A tool beside the library under test (build/bin next to build/lib)."""
     lib = os.environ.get("GDN_LIBRARY", "")
-    path = os.path.join(os.path.dirname(lib), "..", "bin", "gdn-opt")
+    path = os.path.join(os.path.dirname(lib), "..", "bin", name)
     return path if lib and os.path.exists(path) else None
+
+
+def gdn_opt():
+    """gdn-opt, which sass_mix.py asks for the schedule."""
+    return tool("gdn-opt")
 
 
 @pytest.mark.skipif(not (shutil.which("ptxas") and shutil.which("nvdisasm") and gdn_opt()),
@@ -125,3 +130,22 @@ def gdn_opt():
 def test_sass_mix():
     out = run(os.path.join("profile", "sass_mix.py"), "--N", "8", "--gdn-opt", gdn_opt())
     assert "an element" in out and "| FFMA |" in out
+
+
+@pytest.mark.skipif(not (shutil.which("ptxas") and shutil.which("nvdisasm") and tool("gdn-run")),
+                    reason="loop_mix.py needs ptxas and nvdisasm on PATH and gdn-run beside "
+                           "GDN_LIBRARY")
+def test_loop_mix(tmp_path):
+    """chunk_parallel's scan (launch 1) of a prefill: its loop is the chunk
+    loop, whose trip runs the chunk's products (HMMA) and issues the next
+    chunk's copies (LDGSTS)."""
+    sys.path.insert(0, os.path.join(BENCH, "profile"))
+    from prefill_sweep import recurrent
+    f = tmp_path / "prefill.mlir"
+    f.write_text(recurrent(1, 4096))
+    out = run(os.path.join("profile", "loop_mix.py"), str(f), "--launch", "1",
+              "--gdn-run", tool("gdn-run"))
+    rows = {cells[1].strip(): cells[2].strip() for cells in
+            (line.split("|") for line in out.splitlines() if line.startswith("| "))}
+    assert int(rows["HMMA"]) >= 48 and int(rows["LDGSTS"]) > 0, out
+    assert int(rows["all"]) > int(rows["HMMA"]), out
