@@ -342,14 +342,16 @@ def run(args):
 
 
 # What limits gdn where an anchor is faster, from the measurements behind
-# docs/cost-model.md#chunk-parallel-warps and #chunk-parallel-solve; printed
-# under the table whenever a row loses.
+# docs/cost-model.md#scan-throughput; printed under the table whenever a row
+# loses.
 WHY_SLOWER = ("gdn's scan runs a sequence's 16-token chunks one after another on "
-              "mma.sync (latency-bound: about 0.87 us a chunk at N = 1, 1.7 us on 8 warps) "
-              "and never splits one sequence across CTAs; FlashQLA takes 64-token chunks and "
-              "splits a long sequence (auto_cp). A wgmma 64-token scan and context "
-              "parallelism are not built yet (docs/cost-model.md#chunk-parallel-warps, "
-              "#chunk-parallel-solve).")
+              "mma.sync: at N = 1 two warps an SM wait on each chunk's chain (about "
+              "0.87 us a chunk), and a full SM runs out at about 3.7 warp-chunks a us "
+              "(150 of a chunk's 524 instructions a warp are shared loads; the last "
+              "profile under load stalled most on the shared-memory pipe). FlashQLA takes 64-token chunks and splits a long sequence "
+              "across CTAs (auto_cp); splitting gdn's scan so would cost about 2.3 x its "
+              "work for at most 1.6 x the SM's rate, so it waits on a cheaper chunk "
+              "(docs/cost-model.md#scan-throughput).")
 
 
 def _f(x, fmt):
