@@ -183,9 +183,12 @@ _FIELD_BITS = {name: 8 * ctypes.sizeof(t) for name, t in RecurrentDesc._fields_}
 
 def _set_int(desc, name, value):
     """desc.name = int(value), or ValueError if it does not fit the C field
-    (ctypes would silently keep only the low bits)."""
+    (ctypes would silently keep only the low bits); a bool is a TypeError
+    (checkpoint_interval=True is no interval of 1 token)."""
     bits = _FIELD_BITS[name]
     try:
+        if isinstance(value, bool):
+            raise TypeError
         v = operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {value!r}") from None
@@ -203,9 +206,12 @@ class Compiler:
         check(lib.gdnCompilerCreate(ctypes.byref(h)))
         self._h = h
 
-    def __del__(self):
+    # The destroy function is bound when the class is defined: at interpreter
+    # exit the module's globals (lib) may already be None when a Compiler
+    # still alive is collected.
+    def __del__(self, _destroy=lib.gdnCompilerDestroy):
         if getattr(self, "_h", None):
-            lib.gdnCompilerDestroy(self._h)
+            _destroy(self._h)
             self._h = None
 
     def compile_text(self, mlir, function=None, target="cpu", chip=None):

@@ -335,6 +335,24 @@ def test_compile_boolean_fields_take_only_bools(field, bad):
         gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, **{field: bad})
 
 
+@pytest.mark.parametrize("field", ["checkpoint_interval", "N", "num_slots"])
+def test_compile_integer_fields_refuse_bools(field):
+    """checkpoint_interval=True is no interval of 1 token."""
+    with pytest.raises(TypeError, match=f"^{field} must be an integer, got True"):
+        gdn.Compiler().compile(**{**dict(N=1, T=1, H=1, HV=1, K=32, V=8), field: True})
+
+
+def test_a_compiler_alive_at_exit_is_destroyed_quietly():
+    """A Compiler still referenced when the interpreter exits is collected
+    after the module's globals are cleared; its __del__ must not raise
+    ("Exception ignored in ... Compiler.__del__")."""
+    code = ("import gdn\nkeep = gdn.Compiler()\n"
+            "keep.compile(N=1, T=1, H=1, HV=1, K=32, V=8)\nimport sys\nsys.modules['gdn'].lib = None\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ))
+    assert r.returncode == 0 and "Exception ignored" not in r.stderr, r.stderr
+
+
 def test_compile_boolean_fields_accept_numpy_bools_and_0_1():
     c = gdn.Compiler()
     d = dict(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32", target="cuda")
@@ -543,6 +561,21 @@ def test_the_custom_op_checks_every_tensor_against_the_kernel():
         run(wide[:, 0])
     with pytest.raises(ValueError, match="argument 'A_log' must be a torch.float32"):
         run(scale, A_log=x["A_log"].double())
+
+
+@pytest.mark.parametrize("name", ["q", "a", "b", "state"])
+def test_the_custom_op_names_a_dtype_it_does_not_take(name):
+    """A float64 (or integer) tensor where the op takes float32, bfloat16,
+    float16 (or float8_e4m3fn states) is a TypeError naming it, not a
+    KeyError from the dtype table."""
+    x = inputs(2, 1)
+    x["state"] = torch.zeros(2, HV, V, K)
+    x[name] = x[name].double()
+    with pytest.raises(TypeError, match=f"argument '{name}' in torch.float64 is not supported"):
+        torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], None, x["a"], x["A_log"], x["dt_bias"],
+                                None, x["b"], None, None, None, None, x["state"], None, None,
+                                torch.empty(x["v"].shape, dtype=x["v"].dtype), None, None, None,
+                                None, None, None, None, None, None, None, False, "vk")
 
 
 def test_flashinfer_buffer_with_a_row_pitch_is_refused_naming_it():

@@ -456,6 +456,45 @@ def test_bad_input_names_the_argument_before_any_launch(over, error, name):
     assert torch.all(sentinel == SENTINEL)  # nothing ran
 
 
+@pytest.mark.parametrize("starts,rows,name", [
+    ([0, 1, 1], 4, "sequence 0 \\(64 tokens\\) 1 rows for its 1"),  # valid: no error
+    ([0, 0, 1], 4, "sequence 0 \\(64 tokens\\) 0 rows"),
+    ([-1, 1, 1], 4, "checkpoint_cu_starts\\[0\\] = -1"),
+    ([1, 0, 1], 4, "non-decreasing"),
+    ([3, 4, 5], 4, "state_checkpoints has 4 rows"),
+    ([0, 1, 1], 0, "state_checkpoints has 0 rows"),
+])
+def test_validation_refuses_checkpoints_that_do_not_fit(starts, rows, name, monkeypatch):
+    """Without validation the op clamps checkpoint rows to the buffer and
+    drops what does not fit (test_checkpoints_every_128_and_rows_clamped_to_
+    the_buffer); GDN_VALIDATE_INDICES=1 refuses it before any launch,
+    naming the argument (issue 23's bad input: a sequence longer than the
+    checkpoint buffer allows). Sequences of 64 and 2 tokens: 1 and 0
+    checkpoints every 64."""
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
+    buf = torch.full((rows, 2, 32, 32), SENTINEL)
+    over = dict(state_checkpoints=buf, checkpoint_cu_starts=torch.tensor(starts))
+    if starts == [0, 1, 1] and rows:
+        _call(**over)  # exactly the rows needed
+        assert torch.all(buf[1:] == SENTINEL) and not torch.any(buf[0] == SENTINEL)
+        return
+    sentinel = torch.full((66, 2, 32), SENTINEL)
+    with pytest.raises(ValueError, match=name):
+        _call(output=sentinel, **over)
+    assert torch.all(sentinel == SENTINEL) and torch.all(buf == SENTINEL)
+
+
+def test_validation_refuses_a_slot_named_twice(monkeypatch):
+    """Two sequences naming one pool slot would both write it (FlashInfer:
+    the ids must be unique); GDN_VALIDATE_INDICES=1 refuses it, padding rows
+    (-1) may repeat."""
+    monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
+    pool = torch.zeros(4, 2, 32, 32)
+    with pytest.raises(ValueError, match="state_indices holds slot 1 for sequences 0 and 1"):
+        _call(initial_state=pool, output_state=pool, state_indices=torch.tensor([1, 1]))
+    _call(initial_state=pool, output_state=pool, state_indices=torch.tensor([-1, -1]))
+
+
 def test_compile_checkpoint_fields_need_the_interval():
     c = gdn.default_compiler()
     base = dict(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="float32", target="cpu")

@@ -21,6 +21,15 @@ _kernels = {}
 _schedule = {}
 
 
+def _dtype_of(name, t):
+    """The C API's name of tensor `t`'s dtype; TypeError naming the
+    argument for one the op does not take (float64, an integer type...)."""
+    if t.dtype not in _DTYPES:
+        raise TypeError(f"gdn::recurrent: argument '{name}' in {t.dtype} is not supported "
+                        f"(one of {', '.join(str(d) for d in _DTYPES)})")
+    return _DTYPES[t.dtype]
+
+
 def set_schedule(schedule=None, **parameters):
     """Pins parameters of the GPU schedule of the kernels compiled from now
     on: a dict and/or keywords of #gdn.schedule parameters
@@ -278,18 +287,20 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
     per_key_decay = gate is not None and gate.dim() == 4
     per_channel_beta = bt is not None and bt.dim() == 4
-    pool = state if state is not None else initial_state if initial_state is not None else final_state
+    pool_name, pool = next(((n, t) for n, t in (("state", state), ("initial_state", initial_state),
+                                                ("final_state", final_state)) if t is not None),
+                           (None, None))
     index_dtype = lambda t: "int64" if t.dtype == torch.int64 else "int32"
     # Only the fields that matter (Compiler.compile refuses one set without
     # the field it depends on).
-    desc = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_DTYPES[q.dtype],
+    desc = dict(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype=_dtype_of("q", q),
                 qk_l2norm=qk_l2norm, scale=scale, layout=state_layout)
     if gate is not None:
         desc.update(decay="log_space" if g is not None else "fused_gating",
-                    gate_dtype=_DTYPES[gate.dtype], per_key_decay=per_key_decay)
+                    gate_dtype=_dtype_of("g" if g is not None else "a", gate), per_key_decay=per_key_decay)
     if bt is not None:
         desc.update(beta="given" if beta is not None else "logits",
-                    beta_dtype=_DTYPES[bt.dtype], per_channel_beta=per_channel_beta)
+                    beta_dtype=_dtype_of("beta" if beta is not None else "b", bt), per_channel_beta=per_channel_beta)
     if allow_neg_eigval:
         desc["allow_neg_eigval"] = True
     if stochastic_rounding:
@@ -297,7 +308,7 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     if pool is not None:
         desc.update(initial_state=initial_state is not None or state is not None,
                     final_state=final_state is not None or state is not None,
-                    state_in_place=state is not None, state_dtype=_DTYPES[pool.dtype])
+                    state_in_place=state is not None, state_dtype=_dtype_of(pool_name, pool))
     if state_indices is not None:
         desc.update(num_slots=pool.shape[0], state_index_dtype=index_dtype(state_indices))
     if cu_seqlens is not None:
@@ -331,13 +342,13 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         desc.update(checkpoint_interval=int(checkpoint_interval),
                     checkpoint_rows=state_checkpoints.shape[0],
                     checkpoint_offset_dtype=index_dtype(checkpoint_offsets),
-                    checkpoint_dtype=_DTYPES[state_checkpoints.dtype])
+                    checkpoint_dtype=_dtype_of("state_checkpoints", state_checkpoints))
     elif checkpoint_scale is not None:
         raise ValueError("gdn::recurrent: checkpoint_scale needs state_checkpoints")
     if intermediate_states is not None:
         desc.update(intermediate_rows=intermediate_states.shape[0],
                     intermediate_steps=intermediate_states.shape[1],
-                    intermediate_dtype=_DTYPES[intermediate_states.dtype])
+                    intermediate_dtype=_dtype_of("intermediate_states", intermediate_states))
         if intermediate_state_indices is not None:
             desc["intermediate_index_dtype"] = index_dtype(intermediate_state_indices)
         if retrieve_parent_token is not None:

@@ -426,7 +426,33 @@ def _checkpoint_interval(every, state_checkpoints, checkpoint_cu_starts):
     return every
 
 
-def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K):
+def _check_checkpoint_rows(starts, cu_seqlens, every, rows):
+    """Debug aid (GDN_VALIDATE_INDICES=1; synchronises with the device):
+    sequence n's len_n // every checkpoints need rows [starts[n], starts[n]
+    + len_n // every) inside [starts[n], starts[n + 1]) and [0, rows), with
+    starts non-decreasing; else ValueError naming checkpoint_cu_starts or
+    state_checkpoints (without validation the op clamps the rows and drops
+    the checkpoints that do not fit, writing no row outside the buffer)."""
+    s, cu = starts.tolist(), cu_seqlens.tolist()
+    if s[0] < 0:
+        raise ValueError(f"checkpoint_cu_starts[0] = {s[0]} must be >= 0")
+    for n in range(len(s) - 1):
+        if s[n + 1] < s[n]:
+            raise ValueError(f"checkpoint_cu_starts must be non-decreasing, got "
+                             f"checkpoint_cu_starts[{n + 1}] = {s[n + 1]} < "
+                             f"checkpoint_cu_starts[{n}] = {s[n]}")
+        need = (cu[n + 1] - cu[n]) // every
+        if s[n + 1] - s[n] < need:
+            raise ValueError(f"checkpoint_cu_starts gives sequence {n} ({cu[n + 1] - cu[n]} "
+                             f"tokens) {s[n + 1] - s[n]} rows for its {need} checkpoints, one "
+                             f"every {every} tokens")
+    if s[-1] > rows:
+        raise ValueError(f"state_checkpoints has {rows} rows, checkpoint_cu_starts[-1] = "
+                         f"{s[-1]} asks for more")
+
+
+def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K,
+                         cu_seqlens):
     """FlashInfer's prefix-cache checkpoints (every: the checked
     checkpoint_every_n_tokens), checked (ValueError / TypeError naming the
     argument; unscaled float8 buffers: NotImplementedError): returns
@@ -460,6 +486,8 @@ def _prefill_checkpoints(state_checkpoints, checkpoint_cu_starts, every, dev, N,
     given = checkpoint_cu_starts
     offsets = _check("checkpoint_cu_starts", checkpoint_cu_starts, dev, (N + 1,),
                      (torch.int32, torch.int64), copy=True)
+    if _validate_indices():
+        _check_checkpoint_rows(offsets, cu_seqlens, every, state_checkpoints.shape[0])
     if state_checkpoints.shape[0] == 0:
         return None, None, 0, False, None
     return offsets, state_checkpoints, every, offsets is not given, checkpoint_scale
@@ -528,8 +556,10 @@ def chunk_gated_delta_rule(
       padding row (no slot touched, output rows zero, no checkpoints);
       output_final_state with state_indices needs output_state (ValueError,
       as FlashInfer). Indices must be unique and below the pool's slots (the
-      caller's contract, as in FlashInfer; GDN_VALIDATE_INDICES=1 checks the
-      bound). An initial_state of another dtype or layout than output_state
+      caller's contract, as in FlashInfer; GDN_VALIDATE_INDICES=1 checks
+      both). Without initial_state and output_state, state_indices addresses
+      nothing: it is checked and unused (a negative index is then no padding
+      row: every sequence runs from zeros). An initial_state of another dtype or layout than output_state
       is first converted (a copy). Strided pools whose slots have a pitch
       are read and written in place.
     - output [total, HV, V] in q's dtype: written in place when given, else
@@ -547,7 +577,11 @@ def chunk_gated_delta_rule(
       checkpoint_cu_starts[n + 1] (the caller sets their difference to
       len_n // checkpoint_every_n_tokens); rows outside [0, C) are never
       written, other rows keep their contents (both starts are clamped
-      to [0, C] first, the op's rule: a negative start counts from row 0).
+      to [0, C] first, the op's rule: a negative start counts from row 0),
+      so a checkpoint that does not fit is dropped; GDN_VALIDATE_INDICES=1
+      refuses that instead (ValueError naming checkpoint_cu_starts or
+      state_checkpoints: starts negative or decreasing, fewer rows than a
+      sequence's checkpoints, or past C; synchronises).
       ValueError naming the argument when checkpoint_every_n_tokens > 0 and either buffer is
       missing or misshapen, or when 0 and either is given.
     - use_cp ("auto", True, False; else ValueError as FlashInfer),
@@ -588,7 +622,7 @@ def chunk_gated_delta_rule(
         raise ValueError("cu_seqlens must contain at least two entries")
     _check_max_seqlen(max_seqlen, total, N)
     offsets, checkpoints, interval, copied, checkpoint_scale = _prefill_checkpoints(
-        state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K)
+        state_checkpoints, checkpoint_cu_starts, every, dev, N, HV, V, K, cu_seqlens)
     fresh = fresh or copied
     if g is not None:
         if not isinstance(g, torch.Tensor):
@@ -635,6 +669,12 @@ def chunk_gated_delta_rule(
             indices = None  # no state to address: state_indices is checked, unused
         elif _validate_indices() and N:
             _check_indices("state_indices", indices, dev, N, pool.shape[0])
+            seen = {}
+            for n, slot in enumerate(indices.tolist()):
+                if slot >= 0 and seen.setdefault(slot, n) != n:
+                    raise ValueError(f"state_indices holds slot {slot} for sequences "
+                                     f"{seen[slot]} and {n}: two sequences would write one "
+                                     "pool row (the ids must be unique)")
     else:
         indices = None
         shape = (N, HV, V, K)
