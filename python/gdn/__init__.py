@@ -11,6 +11,7 @@ import ctypes
 import math
 import numbers
 import operator
+import threading
 
 from ._capi import (BETA, DECAY, DTYPES, LAYOUTS, TARGETS, GDNError,
                     RecurrentDesc, check, lib, new_desc)
@@ -205,6 +206,19 @@ class Compiler:
         h = ctypes.c_void_p()
         check(lib.gdnCompilerCreate(ctypes.byref(h)))
         self._h = h
+        # Kernel of each handle: a cache hit returns the same handle (the
+        # compiler owns its kernels until it is destroyed), whose argument
+        # table Kernel reads with some 150 C calls; reused, a warm compile
+        # is the C API's lookup and the descriptor's checks.
+        self._wrapped = {}
+        self._wrapped_lock = threading.Lock()
+
+    def _kernel(self, handle, target):
+        with self._wrapped_lock:
+            kernel = self._wrapped.get(handle.value)
+            if kernel is None:
+                kernel = self._wrapped[handle.value] = Kernel(handle, self, target)
+            return kernel
 
     # The destroy function is bound when the class is defined: at interpreter
     # exit the module's globals (lib) may already be None when a Compiler
@@ -222,7 +236,7 @@ class Compiler:
                                  function.encode() if function else None,
                                  _target(target), chip.encode() if chip else None,
                                  ctypes.byref(k)))
-        return Kernel(k, self, target)
+        return self._kernel(k, target)
 
     def compile(self, *, N, T, H, HV, K, V, input_dtype="bfloat16",
                 gate_dtype="float32", beta_dtype=None, decay="none", beta="one", qk_l2norm=False,
@@ -386,7 +400,7 @@ class Compiler:
         k = ctypes.c_void_p()
         check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
                                  chip.encode() if chip else None, ctypes.byref(k)))
-        return Kernel(k, self, target)
+        return self._kernel(k, target)
 
 
 _FLOAT32_MAX = 3.4028234663852886e38

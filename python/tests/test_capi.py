@@ -25,6 +25,20 @@ def test_version():
     assert gdn.version() == "0.1.0"
 
 
+def test_a_cached_kernel_is_the_same_object():
+    """A compile the C API answers from its cache returns the Kernel made for
+    it the first time (its argument table is not read again); another
+    target, shape or compiler is another kernel."""
+    c = gdn.Compiler()
+    shape = dict(N=1, T=1, H=1, HV=1, K=32, V=8)
+    k = c.compile(**shape)
+    assert c.compile(**shape) is k
+    assert c.compile(**shape, target="cuda") is not k
+    assert c.compile(**{**shape, "N": 2}) is not k
+    assert gdn.Compiler().compile(**shape) is not k
+    assert c.compile_text(TINY_RECURRENT) is c.compile_text(TINY_RECURRENT)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_fused_gating_in_place_vk_matches_reference(dtype):
     N, T, H, HV, K, V = 2, 3, 2, 4, 64, 16
