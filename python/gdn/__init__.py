@@ -42,9 +42,15 @@ def choose_verify_mode(state_dtype, T, N, layers=1, expected_accepted=None, tree
     for arg, value in (("T", T), ("N", N), ("layers", layers)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool):
             raise TypeError(f"{arg} must be an int, got {type(value).__name__}")
+        if not -(1 << 63) <= value < (1 << 63):
+            raise ValueError(f"{arg} = {value} does not fit int64")
     accepted = T / 2 if expected_accepted is None else expected_accepted
     if not isinstance(accepted, numbers.Real) or isinstance(accepted, bool):
         raise TypeError(f"expected_accepted must be a number, got {type(accepted).__name__}")
+    try:
+        accepted = float(accepted)
+    except OverflowError:
+        raise ValueError(f"expected_accepted = {accepted} does not fit a double") from None
     mode = ctypes.c_int()
     status = lib.gdnChooseVerifyMode(dtype, int(T), int(N), int(layers), float(accepted),
                                      int(bool(tree)), ctypes.byref(mode))
@@ -136,8 +142,9 @@ class Kernel:
         types, sizes = iter(self._types), iter(self.arguments)
 
         def host(name, a):
-            if not hasattr(a, "__array_interface__") or not hasattr(a, "flags"):
-                raise TypeError(f"argument '{name}' must be a numpy array")
+            if not all(hasattr(a, x) for x in ("__array_interface__", "flags", "ctypes")):
+                raise TypeError(f"argument '{name}' must be a numpy array, got "
+                                f"{type(a).__name__}")
             dtype, shape, strides = next(types)
             nbytes = next(sizes)[1]
             if a.dtype.name not in _NUMPY_DTYPES[dtype] or not a.dtype.isnative:
@@ -231,6 +238,9 @@ class Compiler:
     def compile_text(self, mlir, function=None, target="cpu", chip=None):
         """Compiles the function holding a gdn.recurrent, a gdn.commit or a
         gdn.replay_commit of MLIR text `mlir`."""
+        for arg, value in (("mlir", mlir), ("function", function), ("chip", chip)):
+            if not isinstance(value, str) and (arg == "mlir" or value is not None):
+                raise TypeError(f"{arg} must be a str, got {type(value).__name__}")
         k = ctypes.c_void_p()
         check(lib.gdnCompileText(self._h, mlir.encode(),
                                  function.encode() if function else None,
@@ -347,8 +357,11 @@ class Compiler:
                                   beta_strides=beta_strides).items():
             if strides is None:
                 continue
-            if len(strides) > 4:
-                raise ValueError(f"{name} has {len(strides)} entries, at most 4")
+            counts = (4,) if name in ("q_strides", "k_strides", "v_strides") else (3, 4)
+            if len(strides) not in counts:
+                raise ValueError(f"{name} has {len(strides)} entries, not "
+                                 f"{' or '.join(map(str, counts))} (one a dimension of its "
+                                 "operand)")
             field = getattr(d, name)
             for i, x in enumerate(strides):
                 if not -(1 << 63) <= operator.index(x) < (1 << 63):

@@ -589,3 +589,96 @@ def test_flashinfer_buffer_with_a_row_pitch_is_refused_naming_it():
     with pytest.raises(_StridedInPlace, match="argument 'intermediate_states_buffer'"):
         mtp(x, x["pool"], torch.arange(B, dtype=torch.int32),
             intermediate_states_buffer=whole[:, 0])
+
+
+# ---------------------------------------------------------------------------
+# 7. Found by a hunt of the decode, verify, commit and raw entry points
+# ---------------------------------------------------------------------------
+
+def time_major(t):
+    """t's values stored token-major ([T, B, ...] in memory): dense but
+    permuted, as a slice of a time-major projection is."""
+    return t.transpose(0, 1).contiguous().transpose(0, 1)
+
+
+def test_a_permuted_dense_v_gets_a_dense_output():
+    """o was torch.empty_like(v), which keeps a permuted v's strides, and the
+    kernel's o then refused it with an error about 'o', an argument the
+    caller never gave. Now the same result as with a row-major v."""
+    x = inputs(2, 3)
+    want_o, want_s = fla(x, output_final_state=True)
+    y = dict(x, v=time_major(x["v"]))
+    assert not y["v"].is_contiguous()
+    o, s = fla(y, output_final_state=True)
+    assert o.is_contiguous() and torch.equal(o, want_o) and torch.equal(s, want_s)
+    idx = torch.tensor([0, 1], dtype=torch.int32)
+    pool = x["pool"].clone()
+    want = sglang(x, pool, idx)
+    assert torch.equal(sglang(y, x["pool"].clone(), idx), want)
+
+
+def test_sglang_verify_of_strided_token_views_into_a_longer_buffer():
+    """Token views of a longer batch (strided) with a verify buffer of more
+    steps than T: the packed view of them was torch's 'view size is not
+    compatible' RuntimeError; now it runs as on dense copies."""
+    x = inputs(2, 4)
+    y = {n: (t[:, :3] if n in ("q", "k", "v", "a", "b") else t) for n, t in x.items()}
+    idx = torch.tensor([0, 1], dtype=torch.int32)
+    kw = lambda: dict(intermediate_states_buffer=torch.zeros(2, 5, HV, V, K),  # noqa: E731
+                      intermediate_state_indices=torch.tensor([1, 0], dtype=torch.int32))
+    got_kw, want_kw = kw(), kw()
+    got = sglang(y, x["pool"].clone(), idx, **got_kw)
+    dense = {n: t.contiguous() for n, t in y.items()}
+    want = sglang(dense, x["pool"].clone(), idx, **want_kw)
+    assert torch.equal(got, want)
+    assert torch.equal(got_kw["intermediate_states_buffer"], want_kw["intermediate_states_buffer"])
+
+
+def test_commit_names_a_dtype_it_does_not_take():
+    inter = torch.zeros(2, 3, HV, V, K)
+    acc = torch.tensor([1, 2], dtype=torch.int32)
+    with pytest.raises(TypeError, match="gdn::commit: argument 'state' in torch.float64"):
+        torch.ops.gdn.commit(inter, acc, torch.zeros(2, HV, V, K, dtype=torch.float64),
+                             None, None, None, None, "vk")
+
+
+def test_the_custom_op_refuses_malformed_calls_naming_the_argument():
+    x = inputs(2, 1)
+    o = torch.empty_like(x["v"])
+
+    def run(q=x["q"], state=x["pool"][:2].clone(), indices=None):
+        torch.ops.gdn.recurrent(q, x["k"], x["v"], x["g"], None, None, None, x["beta"], None,
+                                indices, None, None, None, state, None, None, o, None, None,
+                                None, None, None, None, None, None, None, None, False, "vk")
+
+    with pytest.raises(ValueError, match="argument 'q' must be 4-D"):
+        run(q=x["q"][0])
+    with pytest.raises(ValueError, match="state_indices addresses a pool"):
+        run(state=None, indices=torch.tensor([0, 1], dtype=torch.int32))
+
+
+def test_scales_of_another_shape_are_refused_even_with_the_same_count():
+    """[HV, S, V] scales for an [S, HV, V, K] pool hold as many floats as
+    the right ones and were read flat: silently wrong rows."""
+    pool, scales = ops.quantize_state(torch.randn(3, HV, V, K))
+    with pytest.raises(ValueError, match=r"must hold one scale a row .*\[3, 2, 16\]"):
+        ops.attach_state_scale(pool.clone(), scales.transpose(0, 1).contiguous())
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: gdn.Compiler().compile_text(None), TypeError, "mlir must be a str"),
+    (lambda: gdn.Compiler().compile_text(TINY_RECURRENT.encode()), TypeError,
+     "mlir must be a str"),
+    (lambda: gdn.choose_verify_mode("float32", 2**63, 8), ValueError, "T = .* does not fit"),
+    (lambda: gdn.choose_verify_mode("float32", 4, 8, expected_accepted=10**400), ValueError,
+     "expected_accepted"),
+    (lambda: gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8, q_strides=(16, 16, 16)),
+     ValueError, "q_strides has 3 entries, not 4"),
+    (lambda: ops.quantized_state((4.7, 2, 16, 32)), TypeError, "shape must be a sequence of ints"),
+    (lambda: ops.quantized_state("abc"), TypeError, "shape must be a sequence of ints"),
+    (lambda: gdn.Compiler().compile(N=1, T=1, H=1, HV=1, K=32, V=8).run_host(
+        [np.float32(0)] * 4), TypeError, "argument 'q' must be a numpy array, got float32"),
+])
+def test_the_python_api_names_what_is_wrong(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -53,6 +53,13 @@ def _view_strides(t, layout):
     return tuple(out)
 
 
+def _dense_like(t):
+    """A new row-major tensor of t's shape, dtype and device: an output the
+    kernel writes densely (torch.empty_like keeps a permuted t's strides,
+    e.g. a time-major v, which the kernel's o would then not match)."""
+    return torch.empty(t.shape, dtype=t.dtype, device=t.device)
+
+
 def _check(name, t, device, shape=None, dtypes=None, copy=False, written=False,
            strided=False, layout=None):
     """Checks t's type, device, dtype and shape (TypeError / ValueError naming

@@ -99,9 +99,9 @@ def _in_kernel_order(kern, given, what, tokens=None):
     names = [name for name, _ in kern.arguments]
     extra = sorted(n for n, t in given.items() if t is not None and n not in names)
     missing = [n for n in names if given.get(n) is None]
-    if extra or missing:  # the description and the tensors disagree: a bug here
-        raise RuntimeError(f"{what}: the kernel takes ({', '.join(names)}); "
-                           f"missing {missing}, not arguments {extra}")
+    if extra or missing:  # tensors given without the ones they go with
+        raise ValueError(f"{what}: the arguments given make a kernel that takes "
+                         f"({', '.join(names)}): missing {missing}, not taken {extra}")
     for name, (dtype, shape, strides) in zip(names, kern._types):
         t = given[name]
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
@@ -270,6 +270,13 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     stochastic_rounding: the float8_e4m3fn state or intermediate_states
     written are rounded stochastically (docs/math.md §6; the op's
     attribute), GDNError from the compiler where nothing is."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"gdn::recurrent: argument '{name}' must be 4-D [N, T, heads, "
+                             f"dim], got {t.dim()}-D")
+    if state_indices is not None and all(t is None for t in (state, initial_state, final_state)):
+        raise ValueError("gdn::recurrent: state_indices addresses a pool: it needs state, "
+                         "initial_state or final_state")
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     tokens = None
@@ -406,9 +413,13 @@ _MLIR_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16
 _text_kernels = {}
 
 
-def _memref(t):
-    """The memref type of tensor t: dense, or the strided view the kernels
-    read in place (_view_strides; the callers checked it)."""
+def _memref(t, name, op):
+    """The memref type of tensor t (argument `name` of gdn::`op`): dense, or
+    the strided view the kernels read in place (_view_strides; the callers
+    checked it); TypeError naming it for a dtype no kernel takes."""
+    if t.dtype not in _MLIR_TYPES:
+        raise TypeError(f"gdn::{op}: argument '{name}' in {t.dtype} is not supported (one of "
+                        f"{', '.join(str(d) for d in _MLIR_TYPES)})")
     text = "memref<" + "".join(f"{d}x" for d in t.shape) + _MLIR_TYPES[t.dtype]
     strides = _view_strides(t, "slots") if t.dim() > 1 else None
     if strides:
@@ -423,7 +434,7 @@ def _text_kernel(op, operands, attributes):
     left out; `attributes` the text of its attribute dictionary."""
     operands = [(name, t) for name, t in operands if t is not None]
     device = operands[0][1].device
-    types = [(name, _memref(t)) for name, t in operands]
+    types = [(name, _memref(t, name, op)) for name, t in operands]
     key = (device.type, device.index, op, attributes) + tuple(types)
     k = _text_kernels.get(key)
     if k is None:

@@ -7,6 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_qkv, _f32_param, _scale,
                       _unsupported)
+from ._checks import _dense_like
 
 
 def _transpose_state_layout(state_v_first, kwargs):
@@ -52,7 +53,7 @@ def _fla_run(q, k, v, g, a, A_log, dt_bias, beta, b, scale, initial_state, outpu
         initial_state = _check("initial_state", initial_state, dev, state_shape, _INPUT,
                                copy=True, layout="slots")
         fresh = fresh or initial_state is not given
-    new_o = torch.zeros_like if zero_o else torch.empty_like
+    new_o = (lambda t: _dense_like(t).zero_()) if zero_o else _dense_like
     if N == 0 or q.shape[1] == 0:  # no token: the final state is the initial one
         final_state = None
         if output_final_state:

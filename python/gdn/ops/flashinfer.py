@@ -13,6 +13,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
+from ._checks import _dense_like
 from .quantized import FP8, _scales_attached, _state_scale_of, _stochastic_rounding
 from .replay import _null_blocks, _replay
 
@@ -47,7 +48,7 @@ def _flashinfer_buffer(inter, dev, B, T, HV, V, K):
 
 def _check_output(output, v):
     if output is None:
-        return torch.empty_like(v)
+        return _dense_like(v)
     return _check("output", output, v.device, v.shape, (v.dtype,), written=True)
 
 

@@ -14,6 +14,8 @@ back with `stochastic_rounding_of`; docs/math.md §6): the SGLang and
 FlashInfer recurrence entry points then round every e4m3 store of the call
 stochastically (the pool's and an fp8 per-token buffer's alike, when either
 asks); commits (commit_accepted, replay_commit) round to nearest."""
+import operator
+
 import torch
 
 FP8 = torch.float8_e4m3fn
@@ -65,10 +67,13 @@ def attach_state_scale(pool, state_scale, stochastic_rounding=False, layout="vk"
         raise TypeError(f"state_scale must be float32, got {state_scale.dtype}")
     if state_scale.device != pool.device:
         raise ValueError(f"state_scale is on {state_scale.device}, pool on {pool.device}")
-    if (pool.dim() < 3 or pool.numel() == 0 or state_scale.numel() == 0
-            or pool.numel() % state_scale.numel() != 0):
+    rows = (tuple(pool.shape[:-1]) if layout == "vk"
+            else tuple(pool.shape[:-2]) + tuple(pool.shape[-1:]))
+    if pool.dim() < 3 or pool.numel() == 0 or tuple(state_scale.shape) != rows:
+        # the same element count in another shape would be read flat: silently wrong
         raise ValueError(f"state_scale {list(state_scale.shape)} must hold one scale a row "
-                         f"of pool {list(pool.shape)} ([..., HV, V] for [..., HV, V, K])")
+                         f"of pool {list(pool.shape)}: {list(rows)} ([..., HV, V] for "
+                         f"[..., HV, V, K], {layout})")
     K = pool.numel() // state_scale.numel()
     if pool.storage_offset() != 0 or state_scale.storage_offset() != 0:
         raise ValueError("attach the scales to the whole pool (storage offset 0), not a view")
@@ -93,7 +98,10 @@ def quantized_state(shape, device=None, layout="vk", stochastic_rounding=False):
     (`state_scale_of(pool)` gives the scales). Every dimension must be at
     least 1 (ValueError naming shape): an empty pool has no storage to
     attach scales to."""
-    shape = tuple(int(x) for x in shape)
+    try:
+        shape = tuple(operator.index(x) for x in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
     if len(shape) < 3 or layout not in ("vk", "kv"):
         raise ValueError(f"shape must be [..., HV, V, K] and layout 'vk' or 'kv', got {shape} "
                          f"and {layout!r}")

@@ -7,6 +7,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
                       _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
+from ._checks import _dense_like
 from .quantized import FP8, _state_scale_of, _stochastic_rounding, stochastic_rounding_of
 from .replay import _null_blocks, _replay
 
@@ -159,7 +160,7 @@ def fused_sigmoid_gating_delta_rule_update(
         windows = _ring(pool, dev, q.dtype, H, HV, K, V, replayssm_rawv, replayssm_rawk,
                         replayssm_g, replayssm_beta)
     scale = _scale(scale)
-    o = torch.empty_like(v)
+    o = _dense_like(v)
     if N == 0 or T == 0:  # no token: nothing to launch, the pool is unchanged
         return o
     o_out = o
@@ -169,7 +170,8 @@ def fused_sigmoid_gating_delta_rule_update(
         # tokens only: the B rows as B sequences of T tokens (views).
         cu_seqlens = torch.arange(0, (B + 1) * T, T, dtype=torch.int32, device=dev)
         fresh = True
-        packed = lambda t: t.view(1, B * T, *t.shape[2:])
+        # (reshape: a strided input view may need a copy; o is dense)
+        packed = lambda t: t.reshape(1, B * T, *t.shape[2:])
         q, k, v, a, b, o = (packed(t) for t in (q, k, v, a, b, o))
     # disable_state_update: the pool is only read (no commit).
     read_only = bool(disable_state_update)

@@ -12,6 +12,7 @@ import torch
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_indices, _check_pool,
                       _check_qkv, _scale, _validate_indices)
+from ._checks import _dense_like
 from .fla import _fla_beta
 from .quantized import _state_scale_of, _stochastic_rounding
 
@@ -76,7 +77,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
         state_scale = _state_scale_of(pool, "initial_state")
     elif initial_state_indices is not None:
         _check_indices("initial_state_indices", initial_state_indices, dev, N)
-    o = torch.empty_like(v)
+    o = _dense_like(v)
     if N == 0 or T == 0:
         return o, None, None
     written = pool if inplace_update else None
