@@ -275,7 +275,9 @@ class Compiler:
         without intermediate_rows > 0; state_index_dtype without num_slots;
         state_dtype without a state; gate_dtype and per_key_decay without a
         decay; beta_dtype and per_channel_beta without beta;
-        allow_neg_eigval without beta "logits". scale: None is K^-0.5, any
+        allow_neg_eigval without beta "logits"; state_slot_stride without a
+        state; intermediate_row_stride without intermediate_rows > 0;
+        gate_strides without a decay; beta_strides without beta. scale: None is K^-0.5, any
         other finite real is used as given (0 gives o = 0); NaN and inf are
         a ValueError.
         per_key_decay (KDA): the decay is per key channel, g or a
@@ -409,7 +411,9 @@ class Compiler:
             num_slots=num_slots, state_index_dtype=state_index_dtype, state_dtype=state_dtype,
             intermediate_rows=intermediate_rows, intermediate_steps=intermediate_steps,
             intermediate_index_dtype=intermediate_index_dtype,
-            intermediate_dtype=intermediate_dtype, parent_index_dtype=parent_index_dtype)
+            intermediate_dtype=intermediate_dtype, parent_index_dtype=parent_index_dtype,
+            state_slot_stride=state_slot_stride, intermediate_row_stride=intermediate_row_stride,
+            gate_strides=gate_strides, beta_strides=beta_strides)
         k = ctypes.c_void_p()
         check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
                                  chip.encode() if chip else None, ctypes.byref(k)))
@@ -485,7 +489,8 @@ def _check_checkpoint_fields(interval, rows, offset_dtype, dtype):
 def _check_dependent_fields(flags, *, decay, beta, gate_dtype, beta_dtype, num_slots,
                             state_index_dtype, state_dtype, intermediate_rows,
                             intermediate_steps, intermediate_index_dtype, intermediate_dtype,
-                            parent_index_dtype):
+                            parent_index_dtype, state_slot_stride=0, intermediate_row_stride=0,
+                            gate_strides=None, beta_strides=None):
     """A field that only matters with another one, given (not its default)
     without it, is a ValueError naming both: it would be silently ignored."""
     def needs(given, field, what):
@@ -515,6 +520,14 @@ def _check_dependent_fields(flags, *, decay, beta, gate_dtype, beta_dtype, num_s
           "per_key_decay", "decay 'log_space' or 'fused_gating' (decay = 'none')")
     needs(flags["per_channel_beta"] and beta == "one",
           "per_channel_beta", "beta 'given' or 'logits' (beta = 'one')")
+    needs(state_slot_stride != 0 and not (flags["initial_state"] or flags["final_state"]),
+          f"state_slot_stride = {state_slot_stride!r}", "initial_state or final_state")
+    needs(intermediate_row_stride != 0 and not rows,
+          f"intermediate_row_stride = {intermediate_row_stride!r}", "intermediate_rows > 0")
+    needs(gate_strides is not None and decay == "none",
+          "gate_strides", "decay 'log_space' or 'fused_gating' (decay = 'none')")
+    needs(beta_strides is not None and beta == "one",
+          "beta_strides", "beta 'given' or 'logits' (beta = 'one')")
 
 
 def _lookup(table, key, what):

@@ -376,6 +376,10 @@ DEPENDENT = [
     (dict(per_channel_beta=True), "per_channel_beta.*beta"),
     (dict(gate_dtype="float16"), "gate_dtype.*decay"),
     (dict(beta_dtype="float16"), "beta_dtype.*beta"),
+    (dict(state_slot_stride=300), "state_slot_stride.*initial_state or final_state"),
+    (dict(intermediate_row_stride=999), "intermediate_row_stride.*intermediate_rows"),
+    (dict(gate_strides=(96, 32, 1)), "gate_strides.*decay"),
+    (dict(beta_strides=(96, 32, 1)), "beta_strides.*beta"),
 ]
 
 
