@@ -242,6 +242,24 @@ TEST(KernelCacheTest, OtherFormatsMiss) {
   EXPECT_FALSE(cache.load("k", 4).has_value());
 }
 
+// A valid entry under another key's name (copied or renamed: nothing on
+// disk ties a file name to its program but the key the entry holds) is
+// another kernel's program: a miss, as is an entry whose key was edited.
+TEST(KernelCacheTest, AnEntryUnderAnotherKeyMisses) {
+  TempDir dir;
+  KernelCache cache(dir.path);
+  cache.store("k", goodProgram());
+  ASSERT_TRUE(cache.load("k", 4).has_value());
+  fs::copy_file(dir.entry("k"), dir.entry("other"));
+  EXPECT_FALSE(cache.load("other", 4).has_value());
+  std::string text = readFile(dir.entry("k"));
+  ASSERT_NE(text.find("\"key\":\"k\""), std::string::npos);
+  text.replace(text.find("\"key\":\"k\""), 9, "\"key\":\"j\"");
+  std::ofstream(dir.entry("j"), std::ios::trunc) << text;
+  EXPECT_FALSE(cache.load("j", 4).has_value()); // the checksum holds the key
+  EXPECT_TRUE(cache.load("k", 4).has_value());
+}
+
 // Not a regular file at the entry's path: a FIFO (which once hung the
 // compile), /dev/zero behind a symlink, a directory.
 TEST(KernelCacheTest, NonRegularFilesAreIgnored) {

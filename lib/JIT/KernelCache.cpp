@@ -62,11 +62,12 @@ namespace {
 /// Entries past this size are not ours (a PTX is a few hundred KiB).
 constexpr uint64_t kMaxEntryBytes = 64ull << 20;
 
-/// The checksum of an entry: xxh3 over every field, in a fixed order.
-std::string checksum(const GPUProgram &p) {
+/// The checksum of the entry of `key`: xxh3 over the key and every field,
+/// in a fixed order.
+std::string checksum(StringRef key, const GPUProgram &p) {
   std::string blob;
   llvm::raw_string_ostream os(blob);
-  os << KernelCache::kFormat << '\0';
+  os << KernelCache::kFormat << '\0' << key << '\0';
   for (const std::string &ptx : p.modules)
     os << ptx.size() << ':' << ptx << '\0';
   for (const GPULaunch &l : p.launches) {
@@ -246,10 +247,14 @@ std::optional<GPUProgram> KernelCache::load(StringRef key,
   // An entry of another format (an older build's single kernel): a miss.
   std::optional<int64_t> format = obj->getInteger("format");
   auto sum = obj->getString("checksum");
+  // An entry holds its own key: one copied or renamed to another key's
+  // name (a valid program of another kernel) misses.
+  auto storedKey = obj->getString("key");
   const llvm::json::Array *modules = obj->getArray("modules");
   const llvm::json::Array *launches = obj->getArray("launches");
-  if (!format || *format != kFormat || !sum || !modules || !launches ||
-      modules->empty() || launches->empty())
+  if (!format || *format != kFormat || !sum || !storedKey ||
+      *storedKey != key || !modules || !launches || modules->empty() ||
+      launches->empty())
     return std::nullopt;
   GPUProgram p;
   for (const llvm::json::Value &m : *modules) {
@@ -274,7 +279,7 @@ std::optional<GPUProgram> KernelCache::load(StringRef key,
   for (const GPULaunch &l : p.launches)
     if (!inRange(l, p.modules.size(), numArguments + p.workspaceBytes.size()))
       return std::nullopt;
-  if (*sum != checksum(p))
+  if (*sum != checksum(key, p))
     return std::nullopt;
   return p;
 }
@@ -300,9 +305,10 @@ void KernelCache::store(StringRef key, const GPUProgram &program) const {
         {"launch", stringifyLaunchMode(l.mode)}});
   }
   llvm::json::Object obj{{"format", kFormat},
+                         {"key", key},
                          {"modules", std::move(modules)},
                          {"launches", std::move(launches)},
-                         {"checksum", checksum(program)}};
+                         {"checksum", checksum(key, program)}};
   if (!program.workspaceBytes.empty())
     obj["workspaces"] = llvm::json::Array(program.workspaceBytes);
   llvm::SmallString<256> path(directory), tmp;

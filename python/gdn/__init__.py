@@ -189,6 +189,16 @@ class Kernel:
 _FIELD_BITS = {name: 8 * ctypes.sizeof(t) for name, t in RecurrentDesc._fields_}
 
 
+def _c_str(name, text):
+    """`text` encoded for a C string argument; a NUL character would end it
+    early on the C side (the rest silently dropped): ValueError naming it."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+    if "\0" in text:
+        raise ValueError(f"{name} must not contain a NUL character (at {text.index(chr(0))})")
+    return text.encode()
+
+
 def _set_int(desc, name, value):
     """desc.name = int(value), or ValueError if it does not fit the C field
     (ctypes would silently keep only the low bits); a bool is a TypeError
@@ -238,13 +248,10 @@ class Compiler:
     def compile_text(self, mlir, function=None, target="cpu", chip=None):
         """Compiles the function holding a gdn.recurrent, a gdn.commit or a
         gdn.replay_commit of MLIR text `mlir`."""
-        for arg, value in (("mlir", mlir), ("function", function), ("chip", chip)):
-            if not isinstance(value, str) and (arg == "mlir" or value is not None):
-                raise TypeError(f"{arg} must be a str, got {type(value).__name__}")
         k = ctypes.c_void_p()
-        check(lib.gdnCompileText(self._h, mlir.encode(),
-                                 function.encode() if function else None,
-                                 _target(target), chip.encode() if chip else None,
+        check(lib.gdnCompileText(self._h, _c_str("mlir", mlir),
+                                 _c_str("function", function) if function else None,
+                                 _target(target), _c_str("chip", chip) if chip else None,
                                  ctypes.byref(k)))
         return self._kernel(k, target)
 
@@ -379,7 +386,7 @@ class Compiler:
             d.has_scale, d.scale = 1, _check_scale(scale)
         d.layout = _lookup(LAYOUTS, layout, "layout")
         schedule = schedule_text(schedule)
-        d.schedule = schedule.encode() if schedule else None
+        d.schedule = _c_str("schedule", schedule) if schedule else None
         d.has_initial_state = flags["initial_state"]
         d.has_final_state = flags["final_state"]
         d.state_in_place = flags["state_in_place"]
@@ -416,7 +423,7 @@ class Compiler:
             gate_strides=gate_strides, beta_strides=beta_strides)
         k = ctypes.c_void_p()
         check(lib.gdnCompileDesc(self._h, ctypes.byref(d), _target(target),
-                                 chip.encode() if chip else None, ctypes.byref(k)))
+                                 _c_str("chip", chip) if chip else None, ctypes.byref(k)))
         return self._kernel(k, target)
 
 

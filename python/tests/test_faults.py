@@ -686,3 +686,33 @@ def test_scales_of_another_shape_are_refused_even_with_the_same_count():
 def test_the_python_api_names_what_is_wrong(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda c: c.compile(N=1, T=1, H=1, HV=1, K=32, V=8,
+                         schedule="\0#gdn.schedule<warps = 0>"), "schedule"),
+    (lambda c: c.compile_text(TINY_RECURRENT + "\0 not mlir {{{"), "mlir"),
+    (lambda c: c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, target="cuda", chip="sm_90a\0junk"),
+     "chip"),
+])
+def test_a_nul_character_is_refused_not_cut(call, name):
+    """A C string ends at its first NUL: the rest was silently dropped (a
+    schedule after one compiled under the cost model instead)."""
+    with pytest.raises(ValueError, match=f"{name} must not contain a NUL character"):
+        call(gdn.Compiler())
+
+
+def test_set_schedule_checks_before_it_changes_the_pins():
+    """A bad set_schedule raised only after clearing the pins in force, and
+    a text schedule failed with a dict error; both are refused up front now,
+    the pins kept."""
+    ops.set_schedule(warps=2)
+    try:
+        for bad, error in (("#gdn.schedule<warps = 4>", TypeError), (5, TypeError),
+                           ({"warps": True}, TypeError), ({"no such": 1}, ValueError)):
+            with pytest.raises(error):
+                ops.set_schedule(bad)
+            assert ops._custom_ops._schedule == {"warps": 2}
+    finally:
+        ops.set_schedule()
+    assert ops._custom_ops._schedule == {}

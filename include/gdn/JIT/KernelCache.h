@@ -24,8 +24,9 @@ namespace jit {
 class KernelCache {
 public:
   /// The layout of an entry, stored as its "format" and hashed into every
-  /// key: entries of another format (format 1 held a single kernel) miss.
-  static constexpr int64_t kFormat = 2;
+  /// key: entries of another format miss (format 1 held a single kernel,
+  /// format 2 did not hold its key).
+  static constexpr int64_t kFormat = 3;
 
   /// $GDN_CACHE_DIR, else $XDG_CACHE_HOME/gdn-mlir, else ~/.cache/gdn-mlir;
   /// "" (disabled) when GDN_CACHE_DIR is "off" or no home is known.

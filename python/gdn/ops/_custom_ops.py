@@ -36,10 +36,17 @@ def set_schedule(schedule=None, **parameters):
     (gdn.schedule.schedule_text, docs/schedule.md), e.g.
     set_schedule(columns_per_lane=2, reductions="in_turn");
     set_schedule() leaves every parameter to the cost model again. Used by
-    the benchmarks to sweep schedules."""
+    the benchmarks to sweep schedules. A schedule that is not a dict, or a
+    name or value schedule_text refuses, is a TypeError / ValueError naming
+    it, and the pins in force stay as they were."""
+    if schedule is not None and not isinstance(schedule, dict):
+        raise TypeError(f"set_schedule takes a dict of #gdn.schedule parameters and/or "
+                        f"keywords, got {type(schedule).__name__} (a #gdn.schedule<...> "
+                        f"text goes to Compiler.compile's schedule)")
+    pins = {**(schedule or {}), **parameters}
+    schedule_text(pins)  # checks every name and value's form before any change
     _schedule.clear()
-    _schedule.update(schedule or {})
-    _schedule.update(parameters)
+    _schedule.update(pins)
 
 
 def _chip(device):
