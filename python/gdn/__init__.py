@@ -76,27 +76,35 @@ def _dense_strides(shape):
     return tuple(reversed(strides))
 
 
+def _argument_tables(handle):
+    """(arguments, types) of a kernel handle: per argument (role name, size
+    in bytes), and (gdnDType, shape, strides in elements) as the kernel was
+    compiled; tuples, shared by every Kernel of the handle."""
+    n = lib.gdnKernelNumArguments(handle)
+    arguments = tuple((lib.gdnKernelArgumentName(handle, i).decode(),
+                       lib.gdnKernelArgumentBytes(handle, i)) for i in range(n))
+    types = []
+    for i in range(n):
+        dims = range(lib.gdnKernelArgumentRank(handle, i))
+        types.append((lib.gdnKernelArgumentDType(handle, i),
+                      tuple(lib.gdnKernelArgumentDim(handle, i, d) for d in dims),
+                      tuple(lib.gdnKernelArgumentStride(handle, i, d) for d in dims)))
+    return arguments, tuple(types)
+
+
 class Kernel:
     """A compiled gdn.recurrent or gdn.commit. Its arguments are described by
     `arguments`: (role name, size in bytes) in the order the kernel takes
     them."""
 
-    def __init__(self, handle, compiler, target):
+    def __init__(self, handle, compiler, target, tables=None):
         self._h = handle
         self._compiler = compiler  # kernels live as long as their compiler
         self.target = target
-        n = lib.gdnKernelNumArguments(handle)
-        self.arguments = [(lib.gdnKernelArgumentName(handle, i).decode(),
-                           lib.gdnKernelArgumentBytes(handle, i)) for i in range(n)]
-        # Per argument (gdnDType, shape, strides in elements), as the kernel
-        # was compiled.
-        self._types = []
-        for i in range(n):
-            dims = range(lib.gdnKernelArgumentRank(handle, i))
-            self._types.append((lib.gdnKernelArgumentDType(handle, i),
-                                tuple(lib.gdnKernelArgumentDim(handle, i, d) for d in dims),
-                                tuple(lib.gdnKernelArgumentStride(handle, i, d) for d in dims)))
-        self._argtype = ctypes.c_void_p * n
+        # (arguments, types) read once a handle (Compiler._tables): some 150
+        # C calls, most of a warm compile's time otherwise.
+        self.arguments, self._types = tables or _argument_tables(handle)
+        self._argtype = ctypes.c_void_p * len(self.arguments)
 
     @property
     def ptx(self):
@@ -223,19 +231,20 @@ class Compiler:
         h = ctypes.c_void_p()
         check(lib.gdnCompilerCreate(ctypes.byref(h)))
         self._h = h
-        # Kernel of each handle: a cache hit returns the same handle (the
-        # compiler owns its kernels until it is destroyed), whose argument
-        # table Kernel reads with some 150 C calls; reused, a warm compile
-        # is the C API's lookup and the descriptor's checks.
-        self._wrapped = {}
-        self._wrapped_lock = threading.Lock()
+        # The argument tables of each handle: a cache hit returns the same
+        # handle (the compiler owns its kernels until it is destroyed), so a
+        # warm compile is the C API's lookup and the descriptor's checks.
+        # Tables, not Kernels: a Kernel holds its compiler, and a cycle
+        # would leave the compiler (its MLIR context) to the cyclic GC.
+        self._tables = {}
+        self._tables_lock = threading.Lock()
 
     def _kernel(self, handle, target):
-        with self._wrapped_lock:
-            kernel = self._wrapped.get(handle.value)
-            if kernel is None:
-                kernel = self._wrapped[handle.value] = Kernel(handle, self, target)
-            return kernel
+        with self._tables_lock:
+            tables = self._tables.get(handle.value)
+            if tables is None:
+                tables = self._tables[handle.value] = _argument_tables(handle)
+        return Kernel(handle, self, target, tables)
 
     # The destroy function is bound when the class is defined: at interpreter
     # exit the module's globals (lib) may already be None when a Compiler
