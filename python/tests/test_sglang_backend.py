@@ -410,6 +410,26 @@ def test_dispatcher_phases(sg, kind, config, want):
         assert isinstance(d.tree_verify_kernel, mine) == want[2]
 
 
+@pytest.mark.parametrize("strategy,prefill,refused", [
+    ("extra_buffer", "gdn", True), ("extra_buffer_lazy", "gdn", True),
+    ("extra_buffer", "triton", False), ("no_buffer", "gdn", False)])
+def test_radix_track_with_a_gdn_prefill_is_refused_up_front(sg, strategy, prefill, refused):
+    """SGLang's argument check lets extra_buffer through unless the backend
+    is its Triton one; gdn's prefill returns no per-chunk states, so the
+    first tracked prefill ended at a bare assertion. The resolve hook now
+    refuses it naming both options (decode and verify on gdn stay fine)."""
+    config = dict(linear_attn_backend="triton", linear_attn_decode_backend="gdn",
+                  linear_attn_prefill_backend=prefill, linear_attn_verify_backend=None,
+                  mamba_radix_cache_strategy=strategy, uses_mamba_radix_cache=True)
+    with sg["get_context"]().override_server_args(**config):
+        if refused:
+            with pytest.raises(NotImplementedError, match=f"radix-cache-strategy {strategy}.*"
+                                                          "linear-attn-prefill-backend triton"):
+                sg["utils"].resolve_linear_attn_backends()
+        else:
+            assert sg["utils"].resolve_linear_attn_backends().decode.value == "custom"
+
+
 class _Case:
     """A GDNAttnBackend built by SGLang (decode and verify on gdn, or all
     phases) on the kit's mock runner, pools and forward batch: N sequences

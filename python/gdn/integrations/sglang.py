@@ -44,11 +44,11 @@ Not supported (NotImplementedError naming it, or SGLang's own refusal): the
 KDA safe gate (lower_bound: SGLang's KDA dispatcher refuses it for decode and
 verify and sends that prefill to Triton), ReplaySSM (SGLang allows it with
 Triton/Helion decode only), per-chunk prefill states for the mamba radix
-track (--mamba-radix-cache-strategy extra_buffer; the default no_buffer
-works), a page-major (strided) state pool (SGLang refuses gdn with
---enable-page-major-kv-layout). GDN multi-item scoring (extend with
-inplace_update=False) runs on gdn's kernel, though SGLang's server asks for
-its Triton prefill there.
+track (--mamba-radix-cache-strategy extra_buffer with a gdn prefill:
+refused when the runner resolves its backends; the default no_buffer
+works), a page-major (strided) state pool (SGLang refuses gdn decode and
+prefill with --enable-page-major-kv-layout), GDN multi-item scoring (SGLang
+refuses a prefill other than its Triton one for it).
 
 Importing this module imports neither gdn.ops nor any sglang module other
 than the kernel base class (when sglang is installed); the kernels load
@@ -100,7 +100,8 @@ class GDNKernel(_KernelBase):
     tokens, H q/k heads, HV value heads, head sizes K, V; x's dtype the
     model's, e.g. bf16): ssm_states the layer's pool [slots, HV, V, K]
     (float32 by default, --mamba-ssm-dtype), updated in place at
-    cache_indices [>= N] int32 (< 0: a padding row, nothing written);
+    cache_indices [>= N] int32 (< 0, or past the pool's slots: a padding
+    row, nothing written; GDN_VALIDATE_INDICES=1 refuses the latter);
     query_start_loc [N + 1] int32; A_log [HV] float32; dt_bias [HV] in the
     model's dtype. Every method returns o [1, T, HV, V] in q's dtype (a
     view for packed_decode), as SGLang's Triton kernel does."""
@@ -353,11 +354,34 @@ def _patch_dispatchers(only_loaded=False):
                          kda=kernel_cls is KDAKernel)
 
 
+def _refuse_radix_track(backends):
+    """A prefill on gdn under --mamba-radix-cache-strategy extra_buffer (or
+    extra_buffer_lazy), with the radix cache in use: NotImplementedError
+    naming both, before any request. That strategy snapshots per-chunk
+    prefill states, which gdn's prefill does not return; SGLang's argument
+    check only looks for its Triton backend, so the combination passed it
+    and ended at an assertion in the first tracked prefill."""
+    if "prefill" not in gdn_phases():  # (backends name every plugin "custom")
+        return
+    from sglang.srt.runtime_context import get_exec
+
+    mamba = get_exec().mamba
+    strategy = getattr(mamba, "mamba_radix_cache_strategy", None)
+    if strategy in ("extra_buffer", "extra_buffer_lazy") and getattr(
+            mamba, "uses_mamba_radix_cache", True) is not False:
+        raise NotImplementedError(
+            f"gdn: --mamba-radix-cache-strategy {strategy} needs per-chunk prefill states, "
+            "which gdn's prefill does not return: use --linear-attn-prefill-backend triton "
+            "(gdn keeps decode and verify) or --mamba-radix-cache-strategy no_buffer")
+
+
 def _after_resolve(result, *args, **kwargs):
     """AFTER hook on resolve_linear_attn_backends, which the model runner
     calls right before it builds GDNAttnBackend / KDAAttnBackend (their
-    modules are imported by then): wraps the dispatchers in that process."""
+    modules are imported by then): wraps the dispatchers in that process,
+    and refuses a gdn prefill the radix cache's track cannot use."""
     _patch_dispatchers()
+    _refuse_radix_track(result)
     return result
 
 
