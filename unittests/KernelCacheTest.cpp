@@ -253,8 +253,9 @@ TEST(KernelCacheTest, AnEntryUnderAnotherKeyMisses) {
   fs::copy_file(dir.entry("k"), dir.entry("other"));
   EXPECT_FALSE(cache.load("other", 4).has_value());
   std::string text = readFile(dir.entry("k"));
-  ASSERT_NE(text.find("\"key\":\"k\""), std::string::npos);
-  text.replace(text.find("\"key\":\"k\""), 9, "\"key\":\"j\"");
+  const std::string field = "\"key\":\"k\"";
+  ASSERT_NE(text.find(field), std::string::npos);
+  text.replace(text.find(field), field.size(), "\"key\":\"j\"");
   std::ofstream(dir.entry("j"), std::ios::trunc) << text;
   EXPECT_FALSE(cache.load("j", 4).has_value()); // the checksum holds the key
   EXPECT_TRUE(cache.load("k", 4).has_value());

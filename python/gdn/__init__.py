@@ -52,7 +52,7 @@ def choose_verify_mode(state_dtype, T, N, layers=1, expected_accepted=None, tree
     except OverflowError:
         raise ValueError(f"expected_accepted = {accepted} does not fit a double") from None
     mode = ctypes.c_int()
-    status = lib.gdnChooseVerifyMode(dtype, int(T), int(N), int(layers), float(accepted),
+    status = lib.gdnChooseVerifyMode(dtype, int(T), int(N), int(layers), accepted,
                                      int(bool(tree)), ctypes.byref(mode))
     if status != 0:
         raise ValueError(lib.gdnGetLastError().decode(errors="replace"))
@@ -213,11 +213,11 @@ def _set_int(desc, name, value):
     (checkpoint_interval=True is no interval of 1 token)."""
     bits = _FIELD_BITS[name]
     try:
-        if isinstance(value, bool):
-            raise TypeError
-        v = operator.index(value)
+        v = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r}") from None
+        v = None
+    if v is None:
+        raise TypeError(f"{name} must be an integer, got {value!r}")
     if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
         raise ValueError(f"{name} = {v} does not fit the C API's {bits}-bit field")
     setattr(desc, name, v)

@@ -346,8 +346,9 @@ def test_a_compiler_alive_at_exit_is_destroyed_quietly():
     """A Compiler still referenced when the interpreter exits is collected
     after the module's globals are cleared; its __del__ must not raise
     ("Exception ignored in ... Compiler.__del__")."""
-    code = ("import gdn\nkeep = gdn.Compiler()\n"
-            "keep.compile(N=1, T=1, H=1, HV=1, K=32, V=8)\nimport sys\nsys.modules['gdn'].lib = None\n")
+    code = ("import sys\nimport gdn\nkeep = gdn.Compiler()\n"
+            "keep.compile(N=1, T=1, H=1, HV=1, K=32, V=8)\n"
+            "sys.modules['gdn'].lib = None\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ))
     assert r.returncode == 0 and "Exception ignored" not in r.stderr, r.stderr

@@ -21,13 +21,18 @@ _kernels = {}
 _schedule = {}
 
 
+def _type_name(table, t, name, op="recurrent"):
+    """table[t.dtype] (_DTYPES: the C API's dtype names; _MLIR_TYPES: MLIR
+    element types); TypeError naming argument `name` of gdn::`op` for a
+    dtype the table lacks (float64, an integer type...)."""
+    if t.dtype not in table:
+        raise TypeError(f"gdn::{op}: argument '{name}' in {t.dtype} is not supported "
+                        f"(one of {', '.join(str(d) for d in table)})")
+    return table[t.dtype]
+
+
 def _dtype_of(name, t):
-    """The C API's name of tensor `t`'s dtype; TypeError naming the
-    argument for one the op does not take (float64, an integer type...)."""
-    if t.dtype not in _DTYPES:
-        raise TypeError(f"gdn::recurrent: argument '{name}' in {t.dtype} is not supported "
-                        f"(one of {', '.join(str(d) for d in _DTYPES)})")
-    return _DTYPES[t.dtype]
+    return _type_name(_DTYPES, t, name)
 
 
 def set_schedule(schedule=None, **parameters):
@@ -301,9 +306,8 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
     per_key_decay = gate is not None and gate.dim() == 4
     per_channel_beta = bt is not None and bt.dim() == 4
-    pool_name, pool = next(((n, t) for n, t in (("state", state), ("initial_state", initial_state),
-                                                ("final_state", final_state)) if t is not None),
-                           (None, None))
+    states = (("state", state), ("initial_state", initial_state), ("final_state", final_state))
+    pool_name, pool = next(((n, t) for n, t in states if t is not None), (None, None))
     index_dtype = lambda t: "int64" if t.dtype == torch.int64 else "int32"
     # Only the fields that matter (Compiler.compile refuses one set without
     # the field it depends on).
@@ -311,10 +315,12 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 qk_l2norm=qk_l2norm, scale=scale, layout=state_layout)
     if gate is not None:
         desc.update(decay="log_space" if g is not None else "fused_gating",
-                    gate_dtype=_dtype_of("g" if g is not None else "a", gate), per_key_decay=per_key_decay)
+                    gate_dtype=_dtype_of("g" if g is not None else "a", gate),
+                    per_key_decay=per_key_decay)
     if bt is not None:
         desc.update(beta="given" if beta is not None else "logits",
-                    beta_dtype=_dtype_of("beta" if beta is not None else "b", bt), per_channel_beta=per_channel_beta)
+                    beta_dtype=_dtype_of("beta" if beta is not None else "b", bt),
+                    per_channel_beta=per_channel_beta)
     if allow_neg_eigval:
         desc["allow_neg_eigval"] = True
     if stochastic_rounding:
@@ -424,10 +430,7 @@ def _memref(t, name, op):
     """The memref type of tensor t (argument `name` of gdn::`op`): dense, or
     the strided view the kernels read in place (_view_strides; the callers
     checked it); TypeError naming it for a dtype no kernel takes."""
-    if t.dtype not in _MLIR_TYPES:
-        raise TypeError(f"gdn::{op}: argument '{name}' in {t.dtype} is not supported (one of "
-                        f"{', '.join(str(d) for d in _MLIR_TYPES)})")
-    text = "memref<" + "".join(f"{d}x" for d in t.shape) + _MLIR_TYPES[t.dtype]
+    text = "memref<" + "".join(f"{d}x" for d in t.shape) + _type_name(_MLIR_TYPES, t, name, op)
     strides = _view_strides(t, "slots") if t.dim() > 1 else None
     if strides:
         text += ", strided<[" + ", ".join(map(str, strides)) + "]>"

@@ -5,9 +5,8 @@ import warnings
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
-from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_qkv, _f32_param, _scale,
-                      _unsupported)
-from ._checks import _dense_like
+from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_qkv, _dense_like, _f32_param,
+                      _scale, _unsupported)
 
 
 def _transpose_state_layout(state_v_first, kwargs):

@@ -12,8 +12,8 @@ import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
-                      _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from ._checks import _dense_like
+                      _check_pool, _check_qkv, _dense_like, _scale, _unsupported,
+                      _validate_indices)
 from .quantized import FP8, _scales_attached, _state_scale_of, _stochastic_rounding
 from .replay import _null_blocks, _replay
 
@@ -560,9 +560,9 @@ def chunk_gated_delta_rule(
       caller's contract, as in FlashInfer; GDN_VALIDATE_INDICES=1 checks
       both). Without initial_state and output_state, state_indices addresses
       nothing: it is checked and unused (a negative index is then no padding
-      row: every sequence runs from zeros). An initial_state of another dtype or layout than output_state
-      is first converted (a copy). Strided pools whose slots have a pitch
-      are read and written in place.
+      row: every sequence runs from zeros). An initial_state of another
+      dtype or layout than output_state is first converted (a copy).
+      Strided pools whose slots have a pitch are read and written in place.
     - output [total, HV, V] in q's dtype: written in place when given, else
       allocated.
     - Checkpoints (prefix caching): checkpoint_every_n_tokens > 0, a

@@ -6,8 +6,8 @@ import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
 from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_fused_gating, _check_indices,
-                      _check_pool, _check_qkv, _scale, _unsupported, _validate_indices)
-from ._checks import _dense_like
+                      _check_pool, _check_qkv, _dense_like, _scale, _unsupported,
+                      _validate_indices)
 from .quantized import FP8, _state_scale_of, _stochastic_rounding, stochastic_rounding_of
 from .replay import _null_blocks, _replay
 

@@ -10,9 +10,8 @@ of the slots, no host synchronisation."""
 import torch
 
 from . import _custom_ops  # noqa: F401  (registers torch.ops.gdn.recurrent)
-from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_indices, _check_pool,
-                      _check_qkv, _scale, _validate_indices)
-from ._checks import _dense_like
+from ._checks import (_INPUT, _check, _check_cu_seqlens, _check_indices, _check_pool, _check_qkv,
+                      _dense_like, _scale, _validate_indices)
 from .fla import _fla_beta
 from .quantized import _state_scale_of, _stochastic_rounding
 
