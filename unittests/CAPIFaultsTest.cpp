@@ -177,6 +177,40 @@ TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
   gdnCompilerDestroy(reinterpret_cast<gdnCompiler>(buf)); // never created
 }
 
+// A kernel passed where a compiler is expected, and the reverse, is not a
+// live handle of that kind: refused, never used as the other kind (it
+// aborted the host in gdnCompilerDestroy and gdnCompileText).
+TEST(CAPIFaultsTest, HandlesOfTheOtherKindAreRefused) {
+  gdnCompiler c = nullptr;
+  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  gdnKernel k = nullptr;
+  gdnRecurrentDesc d = tinyDesc();
+  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
+  auto asCompiler = reinterpret_cast<gdnCompiler>(k);
+  auto asKernel = reinterpret_cast<gdnKernel>(c);
+  gdnKernel other = nullptr;
+  EXPECT_EQ(gdnCompileDesc(asCompiler, &d, GDN_TARGET_CPU, nullptr, &other),
+            GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(errorMentions("not a live handle")) << gdnGetLastError();
+  EXPECT_EQ(gdnCompileText(asCompiler, "module {}", nullptr, GDN_TARGET_CPU,
+                           nullptr, &other),
+            GDN_ERROR_INVALID_ARGUMENT);
+  gdnCompilerDestroy(asCompiler); // not a compiler: ignored
+  EXPECT_EQ(gdnKernelNumArguments(asKernel), -1);
+  EXPECT_EQ(gdnKernelArgumentName(asKernel, 0), nullptr);
+  EXPECT_EQ(gdnKernelArgumentBytes(asKernel, 0), -1);
+  EXPECT_EQ(gdnKernelPTX(asKernel), nullptr);
+  alignas(16) static float buf[64];
+  void *args[6] = {buf, buf, buf, buf, buf, buf};
+  EXPECT_EQ(gdnKernelRunHost(asKernel, args, 6), GDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gdnKernelLaunch(asKernel, args, 6, nullptr),
+            GDN_ERROR_INVALID_ARGUMENT);
+  // Both still work as what they are.
+  EXPECT_EQ(gdnKernelNumArguments(k), 6);
+  EXPECT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &other), GDN_OK);
+  gdnCompilerDestroy(c);
+}
+
 TEST(CAPIFaultsTest, DeeplyNestedTextIsADiagnostic) {
   Compiler comp;
   gdnKernel k = nullptr;

@@ -16,7 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -103,37 +103,47 @@ struct gdnCompilerImpl {
 };
 
 namespace {
-/// The live compiler and kernel handles: every entry point checks its
-/// handle here, so one used after gdnCompilerDestroy (or never created) is
-/// an error, not a read of freed memory. Kernels are registered by their
-/// compiler and leave with it.
+/// The live compiler and kernel handles, each with its kind: every entry
+/// point checks its handle here, so one used after gdnCompilerDestroy (or
+/// never created, or a kernel passed as a compiler and the reverse) is an
+/// error, not a read of freed or foreign memory. Kernels are registered by
+/// their compiler and leave with it.
 class Handles {
 public:
+  enum class Kind { compiler, kernel };
   static Handles &get() {
     static Handles *handles = new Handles(); // never destroyed: hosts may
     return *handles;                         // call us from atexit handlers
   }
-  void add(const void *h) {
+  void add(const void *h, Kind kind) {
     std::unique_lock<std::shared_mutex> lock(mu);
-    live.insert(h);
+    live[h] = kind;
   }
-  /// Removes `h`; false if it was not live.
-  bool remove(const void *h) {
+  /// Removes `h`; false if it was not a live handle of `kind`.
+  bool remove(const void *h, Kind kind) {
     std::unique_lock<std::shared_mutex> lock(mu);
-    return live.erase(h);
+    auto it = live.find(h);
+    if (it == live.end() || it->second != kind)
+      return false;
+    live.erase(it);
+    return true;
   }
-  bool contains(const void *h) {
+  bool contains(const void *h, Kind kind) {
     std::shared_lock<std::shared_mutex> lock(mu);
-    return live.contains(h);
+    auto it = live.find(h);
+    return it != live.end() && it->second == kind;
   }
 
 private:
   std::shared_mutex mu;
-  llvm::DenseSet<const void *> live;
+  llvm::DenseMap<const void *, Kind> live;
 };
 
-bool isLive(const void *handle) {
-  return handle && Handles::get().contains(handle);
+bool isLive(gdnCompiler c) {
+  return c && Handles::get().contains(c, Handles::Kind::compiler);
+}
+bool isLive(gdnKernel k) {
+  return k && Handles::get().contains(k, Handles::Kind::kernel);
 }
 } // namespace
 
@@ -176,17 +186,18 @@ extern "C" gdnStatus gdnCompilerCreate(gdnCompiler *compiler) {
   if (!compiler)
     return fail(GDN_ERROR_INVALID_ARGUMENT, "gdnCompilerCreate: compiler is NULL");
   *compiler = new gdnCompilerImpl();
-  Handles::get().add(*compiler);
+  Handles::get().add(*compiler, Handles::Kind::compiler);
   return ok();
 }
 
 extern "C" void gdnCompilerDestroy(gdnCompiler compiler) {
-  if (!compiler || !Handles::get().remove(compiler))
+  if (!compiler ||
+      !Handles::get().remove(compiler, Handles::Kind::compiler))
     return; // NULL, destroyed already or never created: nothing to free
   {
     std::lock_guard<std::mutex> lock(compiler->mu);
     for (auto &entry : compiler->kernels)
-      Handles::get().remove(entry.second.get());
+      Handles::get().remove(entry.second.get(), Handles::Kind::kernel);
   }
   delete compiler;
 }
@@ -241,7 +252,7 @@ compile(gdnCompiler c, llvm::SourceMgr &sourceMgr,
     }
   }
   *out = kernel.get();
-  Handles::get().add(kernel.get());
+  Handles::get().add(kernel.get(), Handles::Kind::kernel);
   c->kernels[cacheKey] = std::move(kernel);
   return ok();
 }
