@@ -152,6 +152,15 @@ TEST(CAPIFaultsTest, NonFiniteScaleIsRefusedAndZeroIsUsed) {
   EXPECT_NE(bufs[4], bufs[3]); // the final state is not the initial one
 }
 
+/// The argument and PTX queries of `k`, not a live kernel handle, answer
+/// their "none" values.
+static void expectQueriesRefused(gdnKernel k) {
+  EXPECT_EQ(gdnKernelNumArguments(k), -1);
+  EXPECT_EQ(gdnKernelArgumentName(k, 0), nullptr);
+  EXPECT_EQ(gdnKernelArgumentBytes(k, 0), -1);
+  EXPECT_EQ(gdnKernelPTX(k), nullptr);
+}
+
 TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
   gdnCompiler c = nullptr;
   ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
@@ -164,10 +173,7 @@ TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
   EXPECT_TRUE(errorMentions("not a live handle")) << gdnGetLastError();
   EXPECT_EQ(gdnCompileText(c, "module {}", nullptr, GDN_TARGET_CPU, nullptr, &k),
             GDN_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(gdnKernelNumArguments(k), -1);
-  EXPECT_EQ(gdnKernelArgumentName(k, 0), nullptr);
-  EXPECT_EQ(gdnKernelArgumentBytes(k, 0), -1);
-  EXPECT_EQ(gdnKernelPTX(k), nullptr);
+  expectQueriesRefused(k);
   alignas(16) static float buf[64];
   void *args[6] = {buf, buf, buf, buf, buf, buf};
   EXPECT_EQ(gdnKernelRunHost(k, args, 6), GDN_ERROR_INVALID_ARGUMENT);
@@ -196,10 +202,7 @@ TEST(CAPIFaultsTest, HandlesOfTheOtherKindAreRefused) {
                            nullptr, &other),
             GDN_ERROR_INVALID_ARGUMENT);
   gdnCompilerDestroy(asCompiler); // not a compiler: ignored
-  EXPECT_EQ(gdnKernelNumArguments(asKernel), -1);
-  EXPECT_EQ(gdnKernelArgumentName(asKernel, 0), nullptr);
-  EXPECT_EQ(gdnKernelArgumentBytes(asKernel, 0), -1);
-  EXPECT_EQ(gdnKernelPTX(asKernel), nullptr);
+  expectQueriesRefused(asKernel);
   alignas(16) static float buf[64];
   void *args[6] = {buf, buf, buf, buf, buf, buf};
   EXPECT_EQ(gdnKernelRunHost(asKernel, args, 6), GDN_ERROR_INVALID_ARGUMENT);
