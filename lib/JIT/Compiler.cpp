@@ -8,6 +8,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
@@ -362,9 +363,33 @@ static OwningOpRef<ModuleOp> onlyFunction(ModuleOp module,
   return copy;
 }
 
+/// The symbol the CPU JIT compiles the caller's function under: C reserves
+/// names that begin with an underscore and a capital, so no libm or C
+/// runtime function the lowered kernel calls (expf, logf, ...) has it.
+static constexpr llvm::StringLiteral kCPUEntry = "_Gdn_entry";
+
+/// A module holding `sig.function`'s body in a fresh function named
+/// kCPUEntry with the same type and no attributes: neither the caller's
+/// name (a function named @expf would take the kernel's libm calls) nor its
+/// function and argument attributes (llvm.byval, llvm.noalias,
+/// instrument_function_entry, target_cpu, ...; they would reach LLVM and
+/// change or break the code) get into the JIT-compiled module.
+static OwningOpRef<ModuleOp> cpuEntryModule(ModuleOp module,
+                                            const Signature &sig) {
+  auto func = module.lookupSymbol<func::FuncOp>(sig.function);
+  OpBuilder b(module.getContext());
+  OwningOpRef<ModuleOp> copy = ModuleOp::create(module.getLoc());
+  b.setInsertionPointToEnd(copy->getBody());
+  auto entry =
+      func::FuncOp::create(b, func.getLoc(), kCPUEntry, func.getFunctionType());
+  IRMapping mapping;
+  func.getBody().cloneInto(&entry.getBody(), mapping);
+  return copy;
+}
+
 FailureOr<std::unique_ptr<CPUProgram>>
 jit::compileForCPU(ModuleOp module, const Signature &sig) {
-  OwningOpRef<ModuleOp> copy = onlyFunction(module, sig);
+  OwningOpRef<ModuleOp> copy = cpuEntryModule(module, sig);
   PassManager pm(module.getContext());
   buildLowerToCPUPipeline(pm);
   if (failed(pm.run(*copy)))
@@ -385,7 +410,7 @@ jit::compileForCPU(ModuleOp module, const Signature &sig) {
     std::string message = llvm::toString(engine.takeError());
     return module.emitError() << "CPU JIT failed: " << message;
   }
-  return std::make_unique<CPUProgram>(std::move(*engine), sig.function);
+  return std::make_unique<CPUProgram>(std::move(*engine), kCPUEntry.str());
 }
 
 FailureOr<GPUProgram> jit::compileForGPU(ModuleOp module, const Signature &sig,
