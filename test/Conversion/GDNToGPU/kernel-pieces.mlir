@@ -2,6 +2,8 @@
 // RUN: gdn-opt %s -gdn-select-schedule -test-gdn-kernel-pieces="piece=staging" | FileCheck %s --check-prefix=STAGE
 // RUN: gdn-opt %s -gdn-select-schedule -test-gdn-kernel-pieces="piece=token" | FileCheck %s --check-prefix=TOKEN
 // RUN: not gdn-opt %s -test-gdn-kernel-pieces="piece=none" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores, chunk_prefetch_distance = 1>}" -test-gdn-kernel-pieces="piece=staging" 2>&1 | FileCheck %s --check-prefix=CHUNKED
+// RUN: not gdn-opt %s -gdn-select-schedule="schedule={#gdn.schedule<solve = tensor_cores, chunk_prefetch_distance = 0>}" -test-gdn-kernel-pieces="piece=staging" 2>&1 | FileCheck %s --check-prefix=CHUNKED
 
 // The pieces of a GPU kernel (lib/Conversion/GDNToGPU/KernelContext.h),
 // each built alone by the test pass. A staged bf16 verify in vk, K = V = 64:
@@ -61,6 +63,10 @@
 // TOKEN-COUNT-2: vector.store %{{.*}} : memref<2x2x64x64xbf16>, vector<8xbf16>
 
 // BAD: error: test-gdn-kernel-pieces: unknown piece 'none' (tile-io, staging, token)
+
+// The staging piece is the token loop's: a chunked solve (which once
+// crashed the pass at chunk_prefetch_distance = 1) is refused.
+// CHUNKED: error: 'gdn.recurrent' op test-gdn-kernel-pieces: piece=staging needs a staged token loop (staged_tokens > 0, solve = token_by_token)
 
 func.func @verify(%q: memref<2x4x1x64xbf16>, %k: memref<2x4x1x64xbf16>, %v: memref<2x4x2x64xbf16>,
                   %g: memref<2x4x2xf32>, %beta: memref<2x4x2xf32>, %s: memref<2x2x64x64xbf16>,
