@@ -13,6 +13,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -77,7 +78,22 @@ int main(int argc, char **argv) {
     llvm::errs() << errorMessage << "\n";
     return 1;
   }
-  if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+  // A pass that crashes or that LLVM aborts (the NVPTX back end's fatal
+  // error on IR it cannot select, an LLVM pipeline it cannot run) ends in
+  // an error and exit 1, not a signal; MLIR's crash reproducer names the
+  // pass and keeps its input.
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  LogicalResult result = failure();
+  if (!recovery.RunSafely([&] {
+        result = MlirOptMain(output->os(), std::move(file), registry, config);
+      })) {
+    llvm::errs() << "gdn-opt: error: a pass crashed or LLVM aborted (above); "
+                    "--mlir-pass-pipeline-crash-reproducer=FILE names the "
+                    "pass and writes a reproducer\n";
+    return 1;
+  }
+  if (failed(result))
     return writeFailed(output->os(), outputFilename), 1;
   if (writeFailed(output->os(), outputFilename) ||
       writeFailed(llvm::outs(), "<stdout>"))
