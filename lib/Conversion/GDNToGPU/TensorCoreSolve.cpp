@@ -42,6 +42,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -182,6 +183,37 @@ Fragment productBF16(OpBuilder &b, Location loc, ArrayRef<Value> a,
                      ArrayRef<Value> bb, const Fragment &c) {
   return mmaSync(b, loc, {16, 8, 16}, NVVM::MMATypes::bf16, a, bb, c);
 }
+
+/// `count` (2 or 4) 8 x 8 tiles of the bf16 [rows, keys] staging buffer
+/// `buf` (its rows 16-byte aligned, as StagingLayout pads them) in one
+/// ldmatrix (PTX ISA, "ldmatrix"): lane l < 8 count gives the address of
+/// row l % 8 of tile l / 8, whose first row and key are `corner`(l / 8)
+/// (the other lanes' addresses are not read). Register i (an i32 of two
+/// bf16) holds tile i's row g, keys 2t and 2t + 1, or with `transpose` its
+/// rows 2t and 2t + 1 of key g (g = lane / 4, t = lane % 4): the fragments
+/// of productBF16's operands, without a load of 32 bits each, or two of 16
+/// bits and a pack.
+SmallVector<Value, 4>
+loadTiles(KernelMath &m, Value buf, Value lane, int64_t count, bool transpose,
+          function_ref<std::pair<Value, Value>(Value tile)> corner) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  Value tile = arith::DivUIOp::create(b, loc, lane, m.index(8));
+  if (count < 4) // keep the unread lanes' addresses in the buffer too
+    tile = arith::RemUIOp::create(b, loc, tile, m.index(count));
+  auto [row, key] = corner(tile);
+  row = arith::AddIOp::create(b, loc, row,
+                              arith::RemUIOp::create(b, loc, lane, m.index(8)));
+  Type bf16 = b.getBF16Type();
+  Value tiles =
+      nvgpu::LdMatrixOp::create(b, loc, VectorType::get({count, 2}, bf16), buf,
+                                ValueRange{row, key}, transpose, count);
+  SmallVector<Value, 4> regs;
+  for (int64_t i = 0; i < count; ++i)
+    regs.push_back(
+        bf16Register(b, loc, vector::ExtractOp::create(b, loc, tiles, i)));
+  return regs;
+}
 } // namespace
 
 void TensorCoreSolveKernel::build() {
@@ -244,22 +276,42 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     Value top = offset(g, 16 * r), bottom = offset(g, 16 * r + 8);
     bool hasBottom = 16 * r + 8 < C;
     // bf16 q and k: 16 keys an m16n8k16 mma on the pairs as staged (the
-    // products are exact either way, in half the mma; docs/math.md §5).
-    auto pairOf = [&](Value buf, Value row, Value key, bool real) {
-      return real ? bf16Register(b, loc, loadVector(buf, {row, key}, 2))
-                  : m.i32(0);
+    // products are exact either way, in half the mma; docs/math.md §5),
+    // loaded by ldmatrix: tile i of a row tile (rows 8 (2r + i % 2) of x,
+    // keys 16 p + 8 (i / 2)) is A's register i; a bottom half past the
+    // chunk (C % 16 == 8) is zeros. Tile i of column tiles n, n + 1 (rows
+    // 8 (n + i / 2) of y, keys 16 p + 8 (i % 2)): B's registers of n, then
+    // of n + 1.
+    auto times8 = [&](Value i, int64_t base) {
+      return arith::MulIOp::create(b, loc, offset(i, base), m.index(8));
     };
+    Value two = m.index(2);
     for (int64_t p = 0; bf16Gram && p < d.K / 16; ++p) {
-      Value key = offset(t2, 16 * p), keyHi = offset(t2, 16 * p + 8);
-      SmallVector<Value> aRegs = {
-          pairOf(x, top, key, true), pairOf(x, bottom, key, hasBottom),
-          pairOf(x, top, keyHi, true), pairOf(x, bottom, keyHi, hasBottom)};
-      for (int64_t n = n0; n < n1; ++n) {
-        Value row = offset(g, 8 * n);
-        acc[n - n0] = productBF16(
-            b, loc, aRegs,
-            {pairOf(y, row, key, true), pairOf(y, row, keyHi, true)},
-            acc[n - n0]);
+      SmallVector<Value> aRegs;
+      if (hasBottom) {
+        aRegs = llvm::to_vector(loadTiles(
+            m, x, mmaLane, 4, false, [&](Value i) -> std::pair<Value, Value> {
+              return {times8(arith::RemUIOp::create(b, loc, i, two), 2 * r),
+                      times8(arith::DivUIOp::create(b, loc, i, two), 2 * p)};
+            }));
+      } else {
+        SmallVector<Value, 4> top2 = loadTiles(
+            m, x, mmaLane, 2, false, [&](Value i) -> std::pair<Value, Value> {
+              return {m.index(16 * r), times8(i, 2 * p)};
+            });
+        aRegs = {top2[0], m.i32(0), top2[1], m.i32(0)};
+      }
+      for (int64_t n = n0; n < n1; n += 2) {
+        int64_t count = std::min<int64_t>(2, n1 - n);
+        SmallVector<Value, 4> bRegs = loadTiles(
+            m, y, mmaLane, 2 * count, false,
+            [&](Value i) -> std::pair<Value, Value> {
+              return {times8(arith::DivUIOp::create(b, loc, i, two), n),
+                      times8(arith::RemUIOp::create(b, loc, i, two), 2 * p)};
+            });
+        for (int64_t j = 0; j < count; ++j)
+          acc[n + j - n0] = productBF16(
+              b, loc, aRegs, {bRegs[2 * j], bRegs[2 * j + 1]}, acc[n + j - n0]);
       }
     }
     for (int64_t p = 0; !bf16Gram && p < d.K / 8; ++p) {
@@ -488,16 +540,29 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     Fragment lo = tileOf(p), hi = tileOf(p + 1);
     SmallVector<Value> a = bf16Registers(
         b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]});
-    Value key = offset(t2, 8 * p);
-    for (int64_t n = 0; n < tiles; ++n) {
-      Value token = offset(g, 8 * n);
-      auto keyPairs = [&](Value buf) -> SmallVector<Value> {
-        return {
-            bf16Register(b, loc, loadVector(buf, {token, key}, 2)),
-            bf16Register(b, loc, loadVector(buf, {token, offset(key, 8)}, 2))};
+    // Token tiles n0, n0 + 1 (tiles is even: staged_tokens % 16 == 0) by
+    // ldmatrix: tile i = (token tile n0 + i / 2, keys 8 p + 8 (i % 2)), so
+    // registers 2 n and 2 n + 1 are B[key][token] = k[token][key] of token
+    // tile n0 + n, keys 2t, 2t + 1 and 8 on, the two B registers.
+    for (int64_t n0 = 0; n0 < tiles; n0 += 2) {
+      auto corner = [&](Value i) -> std::pair<Value, Value> {
+        Value two = m.index(2);
+        return {arith::MulIOp::create(
+                    b, loc, offset(arith::DivUIOp::create(b, loc, i, two), n0),
+                    m.index(8)),
+                arith::MulIOp::create(
+                    b, loc, offset(arith::RemUIOp::create(b, loc, i, two), p),
+                    m.index(8))};
       };
-      P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
-      R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
+      SmallVector<Value, 4> kRegs =
+          loadTiles(m, kStage, mmaLane, 4, false, corner);
+      SmallVector<Value, 4> qRegs =
+          loadTiles(m, qStage, mmaLane, 4, false, corner);
+      for (int64_t n = n0; n < n0 + 2; ++n) {
+        int64_t r = 2 * (n - n0);
+        P[n] = productBF16(b, loc, a, {kRegs[r], kRegs[r + 1]}, P[n]);
+        R[n] = productBF16(b, loc, a, {qRegs[r], qRegs[r + 1]}, R[n]);
+      }
     }
   }
   for (int64_t p = 0; !bf16 && p < keyTiles; ++p) {
@@ -580,19 +645,32 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       Y16.push_back(bf16Registers(b, loc, std::exchange(pending, {})));
   }
   // In bf16, 16 tokens an mma: B[token][key] = k[token][key], the two
-  // tokens of a register 2t and 2t + 1 of one key.
+  // tokens of a register 2t and 2t + 1 of one key: ldmatrix.trans of tiles
+  // i = (token tile p + i % 2, key tile q + i / 2) for key tiles q and q + 1
+  // (keyTiles is even: K % 16 == 0), registers 0-1 and 2-3.
+  SmallVector<SmallVector<Value, 4>> kPairs; // [p / 2]: key tiles q, q + 1
   for (int64_t q = 0; q < keyTiles; ++q) {
     Fragment acc = tileOf(q);
     Value key = offset(g, 8 * q);
-    auto kAt = [&](int64_t p, int64_t e) {
-      return extractAll(loadVector(kStage, {tokenOf(p, e), key}, 1)).front();
-    };
-    for (int64_t p = 0; bf16 && p < tiles; p += 2)
-      acc = productBF16(
-          b, loc, Y16[p / 2],
-          bf16Registers(b, loc,
-                        {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}),
-          acc);
+    for (int64_t p = 0; bf16 && q % 2 == 0 && p < tiles; p += 2) {
+      if (p == 0)
+        kPairs.clear();
+      kPairs.push_back(loadTiles(m, kStage, mmaLane, 4, true, [&](Value i) {
+        Value two = m.index(2);
+        return std::pair<Value, Value>{
+            arith::MulIOp::create(
+                b, loc, offset(arith::RemUIOp::create(b, loc, i, two), p),
+                m.index(8)),
+            arith::MulIOp::create(
+                b, loc, offset(arith::DivUIOp::create(b, loc, i, two), q),
+                m.index(8))};
+      }));
+    }
+    for (int64_t p = 0; bf16 && p < tiles; p += 2) {
+      const SmallVector<Value, 4> &regs = kPairs[p / 2];
+      int64_t r = 2 * (q % 2);
+      acc = productBF16(b, loc, Y16[p / 2], {regs[r], regs[r + 1]}, acc);
+    }
     for (int64_t p = 0; !bf16 && p < tiles; ++p) {
       Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
       Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
