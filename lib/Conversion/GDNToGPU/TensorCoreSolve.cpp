@@ -536,6 +536,10 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   bool bf16 = s.bf16Products();
+  // checkPrecision: bf16 products need whole m16n8k16 tiles, so the
+  // ldmatrix.x4 loads below (two token or key tiles each) stay in kStage.
+  assert((!bf16 || (tiles % 2 == 0 && keyTiles % 2 == 0)) &&
+         "bf16 products with a staged_tokens or K not a multiple of 16");
   for (int64_t p = 0; bf16 && p < keyTiles; p += 2) { // 16 keys an mma
     Fragment lo = tileOf(p), hi = tileOf(p + 1);
     SmallVector<Value> a = bf16Registers(
