@@ -214,6 +214,16 @@ loadTiles(KernelMath &m, Value buf, Value lane, int64_t count, bool transpose,
         bf16Register(b, loc, vector::ExtractOp::create(b, loc, tiles, i)));
   return regs;
 }
+
+/// Whether the bf16 products take their staged operands by ldmatrix
+/// (loadTiles) rather than one 32-bit word (or two 16-bit values) a
+/// register: in chunk_parallel's launches of 4 warps a CTA or more, where
+/// it measured faster; at 2 warps a CTA (one CTA an SM at N = 1) the word
+/// loads' scan is faster, and the tensor_cores form has not been measured
+/// with it (docs/cost-model.md#scan-operand-loads).
+bool ldmatrixOperands(ScheduleAttr s) {
+  return s.chunkParallel() && *s.getWarps() >= 4;
+}
 } // namespace
 
 void TensorCoreSolveKernel::build() {
@@ -249,6 +259,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   OperandForm qk = qkForm(op, s);
   // q and k are staged as they are (StagingLayout).
   bool bf16Gram = bf16QueriesAndKeys(op) && d.K % 16 == 0;
+  bool ldm = ldmatrixOperands(s);
   auto gate = [&](int64_t l) -> Value {
     return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
   };
@@ -277,7 +288,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     bool hasBottom = 16 * r + 8 < C;
     // bf16 q and k: 16 keys an m16n8k16 mma on the pairs as staged (the
     // products are exact either way, in half the mma; docs/math.md §5),
-    // loaded by ldmatrix: tile i of a row tile (rows 8 (2r + i % 2) of x,
+    // loaded a 32-bit pair a register or (ldm) by ldmatrix: tile i of a row tile (rows 8 (2r + i % 2) of x,
     // keys 16 p + 8 (i / 2)) is A's register i; a bottom half past the
     // chunk (C % 16 == 8) is zeros. Tile i of column tiles n, n + 1 (rows
     // 8 (n + i / 2) of y, keys 16 p + 8 (i % 2)): B's registers of n, then
@@ -285,8 +296,25 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     auto times8 = [&](Value i, int64_t base) {
       return arith::MulIOp::create(b, loc, offset(i, base), m.index(8));
     };
+    auto pairOf = [&](Value buf, Value row, Value key, bool real) {
+      return real ? bf16Register(b, loc, loadVector(buf, {row, key}, 2))
+                  : m.i32(0);
+    };
+    for (int64_t p = 0; bf16Gram && !ldm && p < d.K / 16; ++p) {
+      Value key = offset(t2, 16 * p), keyHi = offset(t2, 16 * p + 8);
+      SmallVector<Value> aRegs = {
+          pairOf(x, top, key, true), pairOf(x, bottom, key, hasBottom),
+          pairOf(x, top, keyHi, true), pairOf(x, bottom, keyHi, hasBottom)};
+      for (int64_t n = n0; n < n1; ++n) {
+        Value row = offset(g, 8 * n);
+        acc[n - n0] = productBF16(
+            b, loc, aRegs,
+            {pairOf(y, row, key, true), pairOf(y, row, keyHi, true)},
+            acc[n - n0]);
+      }
+    }
     Value two = m.index(2);
-    for (int64_t p = 0; bf16Gram && p < d.K / 16; ++p) {
+    for (int64_t p = 0; bf16Gram && ldm && p < d.K / 16; ++p) {
       SmallVector<Value> aRegs;
       if (hasBottom) {
         aRegs = llvm::to_vector(loadTiles(
@@ -536,6 +564,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   bool bf16 = s.bf16Products();
+  bool ldm = ldmatrixOperands(s);
   // checkPrecision: bf16 products need whole m16n8k16 tiles, so the
   // ldmatrix.x4 loads below (two token or key tiles each) stay in kStage.
   assert((!bf16 || (tiles % 2 == 0 && keyTiles % 2 == 0)) &&
@@ -544,11 +573,22 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     Fragment lo = tileOf(p), hi = tileOf(p + 1);
     SmallVector<Value> a = bf16Registers(
         b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]});
-    // Token tiles n0, n0 + 1 (tiles is even: staged_tokens % 16 == 0) by
-    // ldmatrix: tile i = (token tile n0 + i / 2, keys 8 p + 8 (i % 2)), so
+    // A 32-bit pair a register, or token tiles n0, n0 + 1 (tiles is even:
+    // staged_tokens % 16 == 0) by ldmatrix: tile i = (token tile n0 + i / 2, keys 8 p + 8 (i % 2)), so
     // registers 2 n and 2 n + 1 are B[key][token] = k[token][key] of token
     // tile n0 + n, keys 2t, 2t + 1 and 8 on, the two B registers.
-    for (int64_t n0 = 0; n0 < tiles; n0 += 2) {
+    Value key = offset(t2, 8 * p);
+    for (int64_t n = 0; !ldm && n < tiles; ++n) {
+      Value token = offset(g, 8 * n);
+      auto keyPairs = [&](Value buf) -> SmallVector<Value> {
+        return {
+            bf16Register(b, loc, loadVector(buf, {token, key}, 2)),
+            bf16Register(b, loc, loadVector(buf, {token, offset(key, 8)}, 2))};
+      };
+      P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
+      R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
+    }
+    for (int64_t n0 = 0; ldm && n0 < tiles; n0 += 2) {
       auto corner = [&](Value i) -> std::pair<Value, Value> {
         Value two = m.index(2);
         return {arith::MulIOp::create(
@@ -649,14 +689,24 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       Y16.push_back(bf16Registers(b, loc, std::exchange(pending, {})));
   }
   // In bf16, 16 tokens an mma: B[token][key] = k[token][key], the two
-  // tokens of a register 2t and 2t + 1 of one key: ldmatrix.trans of tiles
+  // tokens of a register 2t and 2t + 1 of one key, two 16-bit loads and a
+  // pack or (ldm) ldmatrix.trans of tiles
   // i = (token tile p + i % 2, key tile q + i / 2) for key tiles q and q + 1
   // (keyTiles is even: K % 16 == 0), registers 0-1 and 2-3.
   SmallVector<SmallVector<Value, 4>> kPairs; // [p / 2]: key tiles q, q + 1
   for (int64_t q = 0; q < keyTiles; ++q) {
     Fragment acc = tileOf(q);
     Value key = offset(g, 8 * q);
-    for (int64_t p = 0; bf16 && q % 2 == 0 && p < tiles; p += 2) {
+    auto kAt = [&](int64_t p, int64_t e) {
+      return extractAll(loadVector(kStage, {tokenOf(p, e), key}, 1)).front();
+    };
+    for (int64_t p = 0; bf16 && !ldm && p < tiles; p += 2)
+      acc = productBF16(
+          b, loc, Y16[p / 2],
+          bf16Registers(b, loc,
+                        {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}),
+          acc);
+    for (int64_t p = 0; bf16 && ldm && q % 2 == 0 && p < tiles; p += 2) {
       if (p == 0)
         kPairs.clear();
       kPairs.push_back(loadTiles(m, kStage, mmaLane, 4, true, [&](Value i) {
@@ -670,7 +720,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                 m.index(8))};
       }));
     }
-    for (int64_t p = 0; bf16 && p < tiles; p += 2) {
+    for (int64_t p = 0; bf16 && ldm && p < tiles; p += 2) {
       const SmallVector<Value, 4> &regs = kPairs[p / 2];
       int64_t r = 2 * (q % 2);
       acc = productBF16(b, loc, Y16[p / 2], {regs[r], regs[r + 1]}, acc);

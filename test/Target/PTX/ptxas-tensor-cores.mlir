@@ -61,6 +61,16 @@
 // RUN: %ptxas -arch=sm_90a -v %t.cpf0.ptx -o %t.cpf0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>' %t/t64.mlir > %t.cpf1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.cpf1.ptx -o %t.cpf1.cubin 2>&1 | FileCheck %s
+// At 8 warps a CTA the bf16 products take their operands by ldmatrix
+// (docs/cost-model.md#scan-operand-loads): both launches assemble, no
+// spills.
+// RUN: gdn-run --emit=ptx --launch=0 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 8>' %t/t64.mlir > %t.ldm0.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ldm0.ptx -o %t.ldm0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
+// RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 8>' %t/t64.mlir > %t.ldm1.ptx
+// RUN: FileCheck %s --check-prefix=LDM < %t.ldm1.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ldm1.ptx -o %t.ldm1.cubin 2>&1 | FileCheck %s
+// LDM: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// LDM: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // chunk_parallel on a varlen batch with a pool (the SGLang extend pinned to
 // it): the first launch's binary search of cu_seqlens and the scan's
 // record slots assemble without spills too.
