@@ -117,6 +117,15 @@ TEST(CAPIFaultsTest, CheckpointsAddTheirArguments) {
                        "q", "k", "v", "checkpoint_offsets", "initial_state",
                        "state_checkpoints", "final_state", "o"}));
   EXPECT_EQ(gdnKernelArgumentDim(k, 5, 0), 3);
+  // What a host must hand over writable: the state checkpoints too.
+  std::vector<int> written;
+  for (int i = 0; i < gdnKernelNumArguments(k); ++i) {
+    written.push_back(gdnKernelArgumentWritten(k, i));
+    EXPECT_EQ(gdnKernelArgumentOffset(k, i), 0);
+  }
+  EXPECT_EQ(written, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(gdnKernelArgumentWritten(k, 8), -1);
+  EXPECT_EQ(gdnKernelArgumentOffset(k, -1), -1);
 }
 
 TEST(CAPIFaultsTest, NonFiniteScaleIsRefusedAndZeroIsUsed) {
@@ -158,6 +167,8 @@ static void expectQueriesRefused(gdnKernel k) {
   EXPECT_EQ(gdnKernelNumArguments(k), -1);
   EXPECT_EQ(gdnKernelArgumentName(k, 0), nullptr);
   EXPECT_EQ(gdnKernelArgumentBytes(k, 0), -1);
+  EXPECT_EQ(gdnKernelArgumentOffset(k, 0), -1);
+  EXPECT_EQ(gdnKernelArgumentWritten(k, 0), -1);
   EXPECT_EQ(gdnKernelPTX(k), nullptr);
 }
 

@@ -298,6 +298,17 @@ int gdnKernelArgumentDType(gdnKernel kernel, int index);
 int gdnKernelArgumentRank(gdnKernel kernel, int index);
 int64_t gdnKernelArgumentDim(gdnKernel kernel, int index, int dim);
 int64_t gdnKernelArgumentStride(gdnKernel kernel, int index, int dim);
+/* Argument i's offset in elements: from the pointer a caller passes (the
+ * buffer's base) to its element [0, ...]: a static subview's offset, 0
+ * for every other argument. gdnKernelRunHost and gdnKernelLaunch take the
+ * base; a host holding a view of element [0, ...] passes its address minus
+ * offset elements. -1 for a bad handle or index. */
+int64_t gdnKernelArgumentOffset(gdnKernel kernel, int index);
+/* 1 if the kernel writes argument i (o, final_state, state,
+ * intermediate_states, the replay windows, state_checkpoints and the e4m3
+ * scales: its buffer must be writable), 0 if it only reads it, -1 for a bad
+ * handle or index. */
+int gdnKernelArgumentWritten(gdnKernel kernel, int index);
 
 /* A CUDA kernel is a list of launches that gdnKernelLaunch issues in order.
  * gdnKernelNumLaunches: their number (0 for a kernel that launches nothing:

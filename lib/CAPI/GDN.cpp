@@ -408,6 +408,18 @@ extern "C" int64_t gdnKernelArgumentStride(gdnKernel k, int i, int dim) {
   return k->signature.arguments[i].strides[dim];
 }
 
+extern "C" int64_t gdnKernelArgumentOffset(gdnKernel k, int i) {
+  if (gdnKernelArgumentRank(k, i) < 0)
+    return -1;
+  return k->signature.arguments[i].offset;
+}
+
+extern "C" int gdnKernelArgumentWritten(gdnKernel k, int i) {
+  if (gdnKernelArgumentRank(k, i) < 0)
+    return -1;
+  return isOutput(k->signature.arguments[i].role) ? 1 : 0;
+}
+
 extern "C" int gdnKernelNumLaunches(gdnKernel k) {
   if (!isLive(k) || k->target != GDN_TARGET_CUDA)
     return -1;

@@ -64,7 +64,6 @@ def choose_verify_mode(state_dtype, T, N, layers=1, expected_accepted=None, tree
 _NUMPY_DTYPES = [("float32",), ("bfloat16", "uint16"), ("float16",), ("int32",), ("int64",),
                  ("float8_e4m3fn", "uint8")]
 _DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int64", "float8_e4m3fn"]
-_OUTPUTS = ("o", "final_state", "state", "intermediate_states")
 
 
 def _dense_strides(shape):
@@ -78,8 +77,9 @@ def _dense_strides(shape):
 
 def _argument_tables(handle):
     """(arguments, types) of a kernel handle: per argument (role name, size
-    in bytes), and (gdnDType, shape, strides in elements) as the kernel was
-    compiled; tuples, shared by every Kernel of the handle."""
+    in bytes), and (gdnDType, shape, strides in elements, offset in
+    elements, written) as the kernel was compiled; tuples, shared by every
+    Kernel of the handle."""
     n = lib.gdnKernelNumArguments(handle)
     arguments = tuple((lib.gdnKernelArgumentName(handle, i).decode(),
                        lib.gdnKernelArgumentBytes(handle, i)) for i in range(n))
@@ -88,7 +88,9 @@ def _argument_tables(handle):
         dims = range(lib.gdnKernelArgumentRank(handle, i))
         types.append((lib.gdnKernelArgumentDType(handle, i),
                       tuple(lib.gdnKernelArgumentDim(handle, i, d) for d in dims),
-                      tuple(lib.gdnKernelArgumentStride(handle, i, d) for d in dims)))
+                      tuple(lib.gdnKernelArgumentStride(handle, i, d) for d in dims),
+                      lib.gdnKernelArgumentOffset(handle, i),
+                      lib.gdnKernelArgumentWritten(handle, i) == 1))
     return arguments, tuple(types)
 
 
@@ -137,15 +139,19 @@ class Kernel:
         return self._argtype(*ptrs)
 
     def run_host(self, arrays):
-        """Runs a CPU kernel on numpy arrays (in argument order); outputs (o,
-        state, final_state, intermediate_states) are written in place. Each
+        """Runs a CPU kernel on numpy arrays (in argument order); the outputs
+        (the arguments the kernel writes: o, state, final_state,
+        intermediate_states, state_checkpoints, the replay windows, the e4m3
+        scales) are written in place and must be writeable. Each
         array must have the argument's dtype in native byte order (float32,
         float16, int32, int64; bfloat16: ml_dtypes.bfloat16 or its bits as
         uint16). An argument compiled dense takes a C-contiguous array of its
         size in bytes, of its shape when it has more than one dimension (flat
         1-D arrays are accepted); one compiled as a view (strides given)
         takes an array of its shape and strides, e.g. a numpy view of a
-        packed array. Else TypeError (dtype) or ValueError naming the
+        packed array, whose element [0, ...] is the view's (a static offset
+        is the caller's: the kernel is given the address offset elements
+        before it). Else TypeError (dtype) or ValueError naming the
         argument; the kernel never reinterprets an array."""
         types, sizes = iter(self._types), iter(self.arguments)
 
@@ -153,14 +159,14 @@ class Kernel:
             if not all(hasattr(a, x) for x in ("__array_interface__", "flags", "ctypes")):
                 raise TypeError(f"argument '{name}' must be a numpy array, got "
                                 f"{type(a).__name__}")
-            dtype, shape, strides = next(types)
+            dtype, shape, strides, offset, written = next(types)
             nbytes = next(sizes)[1]
             if a.dtype.name not in _NUMPY_DTYPES[dtype] or not a.dtype.isnative:
                 raise TypeError(f"argument '{name}' must have dtype {_DTYPE_NAMES[dtype]} "
                                 f"({' or '.join(_NUMPY_DTYPES[dtype])}, native byte order), "
                                 f"got {a.dtype.str} ({a.dtype.name})")
-            if strides != _dense_strides(shape):
-                if name in _OUTPUTS and not a.flags["WRITEABLE"]:
+            if strides != _dense_strides(shape) or offset:
+                if written and not a.flags["WRITEABLE"]:
                     raise ValueError(f"argument '{name}' must be writeable")
                 got = tuple(s // a.itemsize for s in a.strides)
                 if (tuple(a.shape) != shape or any(
@@ -169,11 +175,13 @@ class Kernel:
                     raise ValueError(f"argument '{name}' must have shape {list(shape)} and "
                                      f"strides {list(strides)} (elements), got shape "
                                      f"{list(a.shape)} and strides {list(got)}")
-                return a.ctypes.data, nbytes  # the span the kernel reads
+                # The kernel takes the base, offset elements before the
+                # view's element [0, ...], and spans nbytes from it.
+                return a.ctypes.data - offset * a.itemsize, nbytes
 
             if not a.flags["C_CONTIGUOUS"]:
                 raise ValueError(f"argument '{name}' must be C-contiguous")
-            if name in _OUTPUTS and not a.flags["WRITEABLE"]:
+            if written and not a.flags["WRITEABLE"]:
                 raise ValueError(f"argument '{name}' must be writeable")
             if a.ndim > 1 and tuple(a.shape) != shape:
                 raise ValueError(f"argument '{name}' must have shape {list(shape)} (or be "

@@ -108,6 +108,8 @@ _sigs = {
     "gdnKernelArgumentRank": (ctypes.c_int, [_p, ctypes.c_int]),
     "gdnKernelArgumentDim": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
     "gdnKernelArgumentStride": (ctypes.c_int64, [_p, ctypes.c_int, ctypes.c_int]),
+    "gdnKernelArgumentOffset": (ctypes.c_int64, [_p, ctypes.c_int]),
+    "gdnKernelArgumentWritten": (ctypes.c_int, [_p, ctypes.c_int]),
     "gdnKernelPTX": (ctypes.c_char_p, [_p]),
     "gdnKernelNumLaunches": (ctypes.c_int, [_p]),
     "gdnKernelLaunchName": (ctypes.c_char_p, [_p, ctypes.c_int]),

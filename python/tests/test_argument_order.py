@@ -12,11 +12,11 @@ from gdn.ops._custom_ops import _in_kernel_order  # noqa: E402
 
 class _Named:
     """A kernel as _in_kernel_order sees it: its argument names, each a
-    float32 [4] (gdnDType, shape, strides)."""
+    float32 [4] (gdnDType, shape, strides, offset, written)."""
 
     def __init__(self, *names):
         self.arguments = [(n, 0) for n in names]
-        self._types = [(0, (4,), (1,)) for _ in names]
+        self._types = [(0, (4,), (1,), 0, n == "o") for n in names]
 
 
 def test_tensors_follow_the_kernels_order():

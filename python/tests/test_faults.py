@@ -430,6 +430,19 @@ def test_run_host_checks_dtypes_shapes_and_outputs():
     with pytest.raises(ValueError, match="argument 'intermediate_states' must be writeable"):
         verify.run_host([np.zeros(64, np.float32), np.zeros(64, np.float32),
                          np.zeros(16, np.float32), inter, np.zeros(16, np.float32)])
+    # every argument the kernel writes must be writeable, state_checkpoints
+    # too (it was written through a read-only array: a segfault on a
+    # read-only mapping)
+    ckpt = c.compile(N=1, T=4, H=1, HV=1, K=32, V=8, input_dtype="float32", final_state=True,
+                     checkpoint_interval=1, checkpoint_rows=4, checkpoint_offset_dtype="int32")
+    assert [w for _, _, _, _, w in ckpt._types] == [
+        n in ("final_state", "o", "state_checkpoints") for n, _ in ckpt.arguments]
+    arrays = [np.array([0, 4], np.int32) if n == "checkpoint_offsets"
+              else np.zeros(b // 4, np.float32) for n, b in ckpt.arguments]
+    ckpt.run_host(arrays)
+    arrays[[n for n, _ in ckpt.arguments].index("state_checkpoints")].flags.writeable = False
+    with pytest.raises(ValueError, match="argument 'state_checkpoints' must be writeable"):
+        ckpt.run_host(arrays)
     # bf16: its bits as uint16 (numpy has no bfloat16); float16 is refused
     bf = c.compile(N=1, T=1, H=1, HV=1, K=32, V=8, input_dtype="bfloat16")
     bf.run_host([np.zeros(32, np.uint16), np.zeros(32, np.uint16), np.zeros(8, np.uint16),
@@ -647,6 +660,23 @@ def test_commit_names_a_dtype_it_does_not_take():
                              None, None, None, None, "vk")
 
 
+def test_commit_and_replay_commit_refuse_a_state_layout_they_do_not_know():
+    """The text kernels paste state_layout into their MLIR: anything but
+    "vk" / "kv" is a ValueError naming it, before any text is built (it
+    reached the parser from replay_commit before)."""
+    bad = "vk>, qk_l2norm} {"
+    acc = torch.tensor([1, 2], dtype=torch.int32)
+    with pytest.raises(ValueError, match="gdn::commit: state_layout must be 'vk' or 'kv'"):
+        torch.ops.gdn.commit(torch.zeros(2, 3, HV, V, K), acc, torch.zeros(2, HV, V, K),
+                             None, None, None, None, bad)
+    L = 2
+    with pytest.raises(ValueError, match="gdn::replay_commit: state_layout must be 'vk' or 'kv'"):
+        torch.ops.gdn.replay_commit(
+            torch.randn(1, 2, H, L, K), torch.randn(1, 2, HV, L, V), -torch.rand(1, 2, HV, L),
+            torch.rand(1, 2, HV, L), acc, torch.randn(1, 2, HV, V, K),
+            torch.tensor([0, 1], dtype=torch.int32), None, True, bad)
+
+
 def test_the_custom_op_refuses_malformed_calls_naming_the_argument():
     x = inputs(2, 1)
     o = torch.empty_like(x["v"])
@@ -717,3 +747,60 @@ def test_set_schedule_checks_before_it_changes_the_pins():
     finally:
         ops.set_schedule()
     assert ops._custom_ops._schedule == {}
+
+
+def test_run_host_views_with_a_static_offset():
+    """An argument compiled as a view with a static offset (compile_text) is
+    passed as the numpy view of its element [0, ...]: the kernel reads and
+    writes that view, not offset elements past it (it read and wrote past
+    the array before, a segfault at a large offset)."""
+    def text(offset):
+        q = f"memref<1x1x1x32xf32, strided<[64, 64, 64, 1], offset: {offset}>>"
+        st = f"memref<1x1x32x8xf32, strided<[512, 256, 8, 1], offset: {offset}>>"
+        return f"""
+func.func @f(%q: {q}, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>,
+             %st: {st}, %o: memref<1x1x1x8xf32>) {{
+  gdn.recurrent q(%q : {q}) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>)
+      final_state(%st : {st}) o(%o : memref<1x1x1x8xf32>)
+  return
+}}"""
+    c = gdn.Compiler()
+    rng = np.random.default_rng(0)
+    k, v = rng.standard_normal(32).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    q = rng.standard_normal(32).astype(np.float32)
+    results = []
+    for offset in (0, 1000):
+        kern = c.compile_text(text(offset))
+        assert [x[3] for x in kern._types] == [offset, 0, 0, offset, 0]
+        qbuf = np.full(offset + 64, np.nan, np.float32)
+        qbuf[offset:offset + 32] = q
+        sbuf = np.full(offset + 512, -7.0, np.float32)
+        qview = np.lib.stride_tricks.as_strided(qbuf[offset:], (1, 1, 1, 32), (256, 256, 256, 4))
+        sview = np.lib.stride_tricks.as_strided(sbuf[offset:], (1, 1, 32, 8), (2048, 1024, 32, 4))
+        o = np.zeros(8, np.float32)
+        kern.run_host([qview, k, v, sview, o])
+        assert np.isfinite(o).all()
+        assert (sbuf[:offset] == -7.0).all() and (sbuf[offset + 256:] == -7.0).all()
+        results.append((o, sbuf[offset:offset + 256].copy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_fla_pitched_initial_state_with_a_final_state():
+    """FLA's fused_recurrent_gated_delta_rule with an initial_state view of a
+    slot pitch and output_final_state: the view is copied (the op's two
+    states share a layout; the final state is new and dense), as FLA's
+    input_guard does, not refused with an error about final_state, an
+    argument the caller never passed."""
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 3, H, K), torch.randn(2, 3, H, K)
+    v = torch.randn(2, 3, HV, V)
+    g = torch.log(torch.rand(2, 3, HV) * 0.5 + 0.5)
+    beta = torch.rand(2, 3, HV)
+    h0 = torch.randn(2, 2, HV, K, V)[:, 0]
+    o, ht = ops.fused_recurrent_gated_delta_rule(q, k, v, g=g, beta=beta, initial_state=h0,
+                                                 output_final_state=True)
+    want_o, want_ht = ops.fused_recurrent_gated_delta_rule(
+        q, k, v, g=g, beta=beta, initial_state=h0.contiguous(), output_final_state=True)
+    assert ht.is_contiguous()
+    assert torch.equal(o, want_o) and torch.equal(ht, want_ht)

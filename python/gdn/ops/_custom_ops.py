@@ -114,7 +114,7 @@ def _in_kernel_order(kern, given, what, tokens=None):
     if extra or missing:  # tensors given without the ones they go with
         raise ValueError(f"{what}: the arguments given make a kernel that takes "
                          f"({', '.join(names)}): missing {missing}, not taken {extra}")
-    for name, (dtype, shape, strides) in zip(names, kern._types):
+    for name, (dtype, shape, strides, _, _) in zip(names, kern._types):
         t = given[name]
         if t.is_cuda and t.data_ptr() % 16 != 0:  # 16-byte vector loads and stores
             raise ValueError(f"{name} must be 16-byte aligned (data_ptr % 16 == 0)")
@@ -492,10 +492,8 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
              "intermediate_state_indices": intermediate_state_indices,
              "intermediate_state_scale": intermediate_state_scale,
              "state_scale": state_scale, "state": state}
-    if state_layout not in ("vk", "kv"):
-        raise ValueError(f"gdn::commit: state_layout must be 'vk' or 'kv', got {state_layout!r}")
     kern = _text_kernel("commit", list(given.items()),
-                        f"{{state_layout = #gdn.layout<{state_layout}>}}")
+                        f"{{state_layout = {_layout_attr('gdn::commit', state_layout)}}}")
     _launch(kern, given, "gdn::commit", state.device)
 
 
@@ -503,6 +501,14 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
 def _(intermediate_states, accepted, state, state_indices, intermediate_state_indices,
       state_scale, intermediate_state_scale, state_layout="vk"):
     return None
+
+
+def _layout_attr(what: str, state_layout: str) -> str:
+    """The #gdn.layout attribute of `state_layout` ("vk" or "kv"; else a
+    ValueError naming it: the text kernels paste it into their MLIR)."""
+    if state_layout not in ("vk", "kv"):
+        raise ValueError(f"{what}: state_layout must be 'vk' or 'kv', got {state_layout!r}")
+    return f"#gdn.layout<{state_layout}>"
 
 
 @torch.library.custom_op("gdn::replay_commit", mutates_args=("state", "state_scale"))
@@ -540,7 +546,7 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
     if _schedule and state.device.type == "cuda":
         pinned = f", gdn.schedule = {schedule_text(dict(_schedule))}"
     attributes = (("{qk_l2norm, " if qk_l2norm else "{") +
-                  f"state_layout = #gdn.layout<{state_layout}>{pinned}}}")
+                  f"state_layout = {_layout_attr('gdn::replay_commit', state_layout)}{pinned}}}")
     kern = _text_kernel("replay_commit", list(given.items()), attributes)
     _launch(kern, given, "gdn::replay_commit", state.device)
 

@@ -48,9 +48,12 @@ def _fla_run(q, k, v, g, a, A_log, dt_bias, beta, b, scale, initial_state, outpu
     layout = "vk" if state_v_first else "kv"
     state_shape = (N, HV, V, K) if state_v_first else (N, HV, K, V)
     if initial_state is not None:  # read only: a view is copied, as FLA's input_guard does
+        # A slot-pitched view is read in place, unless the op also writes a
+        # final state: the two states share one layout, and FLA's final state
+        # is a new dense tensor.
         given = initial_state
         initial_state = _check("initial_state", initial_state, dev, state_shape, _INPUT,
-                               copy=True, layout="slots")
+                               copy=True, layout=None if output_final_state else "slots")
         fresh = fresh or initial_state is not given
     new_o = (lambda t: _dense_like(t).zero_()) if zero_o else _dense_like
     if N == 0 or q.shape[1] == 0:  # no token: the final state is the initial one
