@@ -15,6 +15,8 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::gdn;
 using namespace mlir::gdn::jit;
@@ -68,10 +70,13 @@ bool jit::isOutput(Role role) {
 }
 
 int64_t Argument::numElements() const {
-  int64_t n = 1;
+  // analyze() bounds the span, not the elements: zero strides (expand())
+  // give a small span many elements, so the product saturates.
+  uint64_t n = 1;
   for (int64_t d : shape)
-    n *= d; // bounded by analyze()
-  return n;
+    n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d));
+  return static_cast<int64_t>(
+      std::min<uint64_t>(n, std::numeric_limits<int64_t>::max()));
 }
 
 bool Argument::isDense() const {

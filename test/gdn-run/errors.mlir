@@ -77,6 +77,9 @@ func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x
 // RUN: not gdn-run --target=cpu %t/in-loop.mlir 2>&1 | FileCheck %s --check-prefix=BODY
 // RUN: not gdn-run --target=cpu %t/extra-op.mlir 2>&1 | FileCheck %s --check-prefix=BODY
 // RUN: not gdn-run --target=cpu %t/huge.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
+// Zero strides (expand()) give 2^58 elements in a 4 GiB span: the estimate
+// saturates instead of wrapping negative past --max-gib (an abort before).
+// RUN: not gdn-run --target=cpu %t/expanded.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
 // --max-gib bounds the check's fp64 copies too (768 MiB of arguments and
 // their values, 1.5 GiB with the check), never an out-of-memory abort.
 // RUN: not gdn-run --target=cpu --check --max-gib=1 %t/medium.mlir 2>&1 | FileCheck %s --check-prefix=CHECKMEM
@@ -109,6 +112,13 @@ func.func @f(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x
 //--- huge.mlir
 func.func @f(%q: memref<4096x4096x1x256xf32>, %k: memref<4096x4096x1x256xf32>, %v: memref<4096x4096x1x1xf32>, %o: memref<4096x4096x1x1xf32>) {
   gdn.recurrent q(%q : memref<4096x4096x1x256xf32>) k(%k : memref<4096x4096x1x256xf32>) v(%v : memref<4096x4096x1x1xf32>) o(%o : memref<4096x4096x1x1xf32>)
+  return
+}
+//--- expanded.mlir
+!q = memref<16384x16384x1x1073741824xf32, strided<[0, 0, 1073741824, 1]>>
+!v = memref<16384x16384x1x1xf32, strided<[0, 0, 1, 1]>>
+func.func @f(%q: !q, %k: !q, %v: !v, %o: memref<16384x16384x1x1xf32>) {
+  gdn.recurrent q(%q : !q) k(%k : !q) v(%v : !v) o(%o : memref<16384x16384x1x1xf32>)
   return
 }
 //--- medium.mlir

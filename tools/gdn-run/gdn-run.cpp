@@ -23,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -33,6 +34,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using namespace mlir;
@@ -386,7 +388,14 @@ std::vector<double> widen(const Argument &arg, const HostBuffer &buf) {
 /// reference's fp64 value, the widened result and the gathered pair that is
 /// compared (4 doubles).
 int64_t hostMemoryBytes(const Signature &sig, bool cpu, bool check) {
-  int64_t total = 0;
+  // Saturating: zero-stride arguments may have 2^63 elements in a small
+  // span, and such a total must be refused, not wrap.
+  uint64_t total = 0;
+  auto add = [&](int64_t count, int64_t bytesEach) {
+    total = llvm::SaturatingMultiplyAdd(static_cast<uint64_t>(count),
+                                        static_cast<uint64_t>(bytesEach),
+                                        total);
+  };
   for (const Argument &arg : sig.arguments) {
     int64_t width = arg.elementType.getIntOrFloatBitWidth() / 8;
     int64_t perElement = width * (cpu ? 3 : 2);
@@ -395,11 +404,12 @@ int64_t hostMemoryBytes(const Signature &sig, bool cpu, bool check) {
       perElement += 8;
     if (check && isOutput(arg.role))
       perElement += 4 * 8;
-    total += arg.numElements() * perElement; // each < 2^40 (analyze)
+    add(arg.numElements(), perElement);
     if (!arg.isDense()) // the strided copy the kernel runs on, and its map
-      total += arg.bytes() * (cpu ? 3 : 2);
+      add(arg.bytes(), cpu ? 3 : 2);
   }
-  return total;
+  return static_cast<int64_t>(
+      std::min<uint64_t>(total, std::numeric_limits<int64_t>::max()));
 }
 
 /// `values` rounded to the storage dtype `t`, as a kernel stores them.

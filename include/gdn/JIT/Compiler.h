@@ -73,7 +73,8 @@ struct Argument {
   /// [0, ...]: 0 but for a static subview's offset.
   int64_t offset = 0;
   Type elementType;
-  /// Elements of the logical shape.
+  /// Elements of the logical shape, saturated at INT64_MAX (zero strides
+  /// let a small buffer have more).
   int64_t numElements() const;
   /// Whether the layout is the dense row-major one (size-1 dims aside) at
   /// offset 0.
