@@ -9,11 +9,14 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -192,6 +195,43 @@ TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
   EXPECT_EQ(gdnKernelLaunch(k, args, 6, nullptr), GDN_ERROR_INVALID_ARGUMENT);
   gdnCompilerDestroy(c); // twice: ignored
   gdnCompilerDestroy(reinterpret_cast<gdnCompiler>(buf)); // never created
+}
+
+// gdnCompilerDestroy while another thread runs one of its kernels waits for
+// the run to return (it freed the JIT code under the run before: a
+// segfault of the host process).
+TEST(CAPIFaultsTest, DestroyWaitsForARunInAnotherThread) {
+  ::setenv("GDN_CACHE_DIR", "off", 1);
+  gdnCompiler c = nullptr;
+  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  gdnRecurrentDesc d = tinyDesc();
+  d.N = 4, d.T = 1024, d.K = 128, d.V = 128;
+  gdnKernel k = nullptr;
+  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+  int n = gdnKernelNumArguments(k);
+  std::vector<std::vector<float>> buffers;
+  std::vector<void *> args;
+  for (int i = 0; i < n; ++i) {
+    buffers.emplace_back(gdnKernelArgumentBytes(k, i) / sizeof(float), 0.01f);
+    args.push_back(buffers.back().data());
+  }
+  std::atomic<int> status{-1};
+  std::atomic<bool> started{false};
+  std::thread run([&] {
+    started = true;
+    status = gdnKernelRunHost(k, args.data(), n);
+  });
+  while (!started)
+    std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  gdnCompilerDestroy(c); // waits for the run, then frees the kernel
+  run.join();
+  // The run either finished (GDN_OK) or, had destroy come first, found the
+  // handle dead; never a crash.
+  EXPECT_TRUE(status == GDN_OK || status == GDN_ERROR_INVALID_ARGUMENT)
+      << status;
+  EXPECT_EQ(gdnKernelNumArguments(k), -1);
 }
 
 // A kernel passed where a compiler is expected, and the reverse, is not a

@@ -218,7 +218,10 @@ static inline void gdnRecurrentDescInit(gdnRecurrentDesc *desc) {
 /* Handles. A handle is valid from its creation until gdnCompilerDestroy of
  * its compiler (a kernel's too); every function checks it against a registry
  * of live handles and answers GDN_ERROR_INVALID_ARGUMENT (NULL / -1 for the
- * queries) for one that is not, e.g. used after destroy. */
+ * queries) for one that is not, e.g. used after destroy. A call in flight
+ * in another thread (a compile, a run, a launch, a query) holds its
+ * compiler: gdnCompilerDestroy waits for it to return before freeing the
+ * compiler and its kernels (strings the queries returned die with them). */
 typedef struct gdnCompilerImpl *gdnCompiler;
 typedef struct gdnKernelImpl *gdnKernel;
 

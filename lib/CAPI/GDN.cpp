@@ -27,8 +27,10 @@
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <condition_variable>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -72,7 +74,10 @@ rt::Status driverFor(int device, rt::CudaDriver *&out) {
 
 } // namespace
 
+struct gdnCompilerImpl;
+
 struct gdnKernelImpl {
+  gdnCompilerImpl *owner; // its compiler, which frees it
   gdnTarget target;
   Signature signature;
   std::vector<std::string> names;
@@ -100,9 +105,37 @@ struct gdnCompilerImpl {
   std::mutex mu;
   llvm::StringMap<std::unique_ptr<gdnKernelImpl>> kernels;
   KernelCache disk;
+  /// Entry points in flight on this compiler or its kernels (Hold):
+  /// gdnCompilerDestroy waits for them to return before it frees either.
+  std::mutex callsMu;
+  std::condition_variable callsDone;
+  int calls = 0;
 };
 
 namespace {
+/// An entry point's hold on a live compiler (directly or through one of its
+/// kernels) for as long as it uses it; false for a handle that is not live.
+/// Holds nest (a query calling another takes two).
+class Hold {
+public:
+  Hold() = default;
+  explicit Hold(gdnCompilerImpl *c) : c(c) {}
+  Hold(Hold &&other) noexcept : c(std::exchange(other.c, nullptr)) {}
+  Hold(const Hold &) = delete;
+  Hold &operator=(const Hold &) = delete;
+  ~Hold() {
+    if (!c)
+      return;
+    std::lock_guard<std::mutex> lock(c->callsMu);
+    if (--c->calls == 0)
+      c->callsDone.notify_all();
+  }
+  explicit operator bool() const { return c != nullptr; }
+
+private:
+  gdnCompilerImpl *c = nullptr;
+};
+
 /// The live compiler and kernel handles, each with its kind: every entry
 /// point checks its handle here, so one used after gdnCompilerDestroy (or
 /// never created, or a kernel passed as a compiler and the reverse) is an
@@ -128,10 +161,21 @@ public:
     live.erase(it);
     return true;
   }
-  bool contains(const void *h, Kind kind) {
+  /// A hold on `h`'s compiler if `h` is a live handle of `kind`. Taken
+  /// under the lock remove() takes, so once a compiler's handles are
+  /// removed no hold on it begins.
+  Hold hold(const void *h, Kind kind) {
     std::shared_lock<std::shared_mutex> lock(mu);
     auto it = live.find(h);
-    return it != live.end() && it->second == kind;
+    if (it == live.end() || it->second != kind)
+      return Hold();
+    auto *c = kind == Kind::compiler
+                  ? const_cast<gdnCompilerImpl *>(
+                        static_cast<const gdnCompilerImpl *>(h))
+                  : static_cast<const gdnKernelImpl *>(h)->owner;
+    std::lock_guard<std::mutex> calls(c->callsMu);
+    ++c->calls;
+    return Hold(c);
   }
 
 private:
@@ -139,11 +183,13 @@ private:
   llvm::DenseMap<const void *, Kind> live;
 };
 
-bool isLive(gdnCompiler c) {
-  return c && Handles::get().contains(c, Handles::Kind::compiler);
+/// A hold on a live handle (false: NULL, destroyed, never created or of
+/// the other kind); an entry point keeps it while it uses the handle.
+Hold isLive(gdnCompiler c) {
+  return c ? Handles::get().hold(c, Handles::Kind::compiler) : Hold();
 }
-bool isLive(gdnKernel k) {
-  return k && Handles::get().contains(k, Handles::Kind::kernel);
+Hold isLive(gdnKernel k) {
+  return k ? Handles::get().hold(k, Handles::Kind::kernel) : Hold();
 }
 } // namespace
 
@@ -199,6 +245,12 @@ extern "C" void gdnCompilerDestroy(gdnCompiler compiler) {
     for (auto &entry : compiler->kernels)
       Handles::get().remove(entry.second.get(), Handles::Kind::kernel);
   }
+  // No hold begins now; wait for those in flight (a compile, a run in
+  // another thread) to end before freeing what they use.
+  {
+    std::unique_lock<std::mutex> lock(compiler->callsMu);
+    compiler->callsDone.wait(lock, [&] { return compiler->calls == 0; });
+  }
   delete compiler;
 }
 
@@ -229,6 +281,7 @@ compile(gdnCompiler c, llvm::SourceMgr &sourceMgr,
   if (failed(sig))
     return fail(GDN_ERROR_COMPILE, diagnostics);
   auto kernel = std::make_unique<gdnKernelImpl>();
+  kernel->owner = c;
   kernel->target = target;
   kernel->signature = *sig;
   for (const Argument &a : sig->arguments)
@@ -263,7 +316,8 @@ extern "C" gdnStatus gdnCompileText(gdnCompiler c, const char *mlir,
   if (!c || !mlir || !kernel)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileText: compiler, mlir and kernel must not be NULL");
-  if (!isLive(c))
+  Hold use = isLive(c);
+  if (!use)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileText: compiler is not a live handle (destroyed?)");
   if (target != GDN_TARGET_CPU && target != GDN_TARGET_CUDA)
@@ -293,7 +347,8 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   if (!c || !desc || !kernel)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: compiler, desc and kernel must not be NULL");
-  if (!isLive(c))
+  Hold use = isLive(c);
+  if (!use)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 "gdnCompileDesc: compiler is not a live handle (destroyed?)");
   // Read the header fields alone first: a caller built against another
@@ -366,19 +421,22 @@ extern "C" int gdnKernelNumArguments(gdnKernel k) {
 }
 
 extern "C" const char *gdnKernelArgumentName(gdnKernel k, int i) {
-  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+  Hold use = isLive(k);
+  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
     return nullptr;
   return k->names[i].c_str();
 }
 
 extern "C" int64_t gdnKernelArgumentBytes(gdnKernel k, int i) {
-  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+  Hold use = isLive(k);
+  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
     return -1;
   return k->signature.arguments[i].bytes();
 }
 
 extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
-  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+  Hold use = isLive(k);
+  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
     return -1;
   Type t = k->signature.arguments[i].elementType;
   return t.isF32()          ? GDN_DTYPE_F32
@@ -391,37 +449,43 @@ extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
 }
 
 extern "C" int gdnKernelArgumentRank(gdnKernel k, int i) {
-  if (!isLive(k) || i < 0 || i >= static_cast<int>(k->names.size()))
+  Hold use = isLive(k);
+  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
     return -1;
   return static_cast<int>(k->signature.arguments[i].shape.size());
 }
 
 extern "C" int64_t gdnKernelArgumentDim(gdnKernel k, int i, int dim) {
-  if (gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+  Hold use = isLive(k);
+  if (!use || gdnKernelArgumentRank(k, i) <= dim || dim < 0)
     return -1;
   return k->signature.arguments[i].shape[dim];
 }
 
 extern "C" int64_t gdnKernelArgumentStride(gdnKernel k, int i, int dim) {
-  if (gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+  Hold use = isLive(k);
+  if (!use || gdnKernelArgumentRank(k, i) <= dim || dim < 0)
     return -1;
   return k->signature.arguments[i].strides[dim];
 }
 
 extern "C" int64_t gdnKernelArgumentOffset(gdnKernel k, int i) {
-  if (gdnKernelArgumentRank(k, i) < 0)
+  Hold use = isLive(k);
+  if (!use || gdnKernelArgumentRank(k, i) < 0)
     return -1;
   return k->signature.arguments[i].offset;
 }
 
 extern "C" int gdnKernelArgumentWritten(gdnKernel k, int i) {
-  if (gdnKernelArgumentRank(k, i) < 0)
+  Hold use = isLive(k);
+  if (!use || gdnKernelArgumentRank(k, i) < 0)
     return -1;
   return isOutput(k->signature.arguments[i].role) ? 1 : 0;
 }
 
 extern "C" int gdnKernelNumLaunches(gdnKernel k) {
-  if (!isLive(k) || k->target != GDN_TARGET_CUDA)
+  Hold use = isLive(k);
+  if (!use || k->target != GDN_TARGET_CUDA)
     return -1;
   return static_cast<int>(k->gpu.launches.size());
 }
@@ -434,11 +498,13 @@ static const GPULaunch *launchAt(gdnKernel k, int i) {
 }
 
 extern "C" const char *gdnKernelLaunchName(gdnKernel k, int i) {
+  Hold use = isLive(k);
   const GPULaunch *l = launchAt(k, i);
   return l ? l->kernel.c_str() : nullptr;
 }
 
 extern "C" const char *gdnKernelLaunchPTX(gdnKernel k, int i) {
+  Hold use = isLive(k);
   const GPULaunch *l = launchAt(k, i);
   return l ? k->gpu.modules[l->module].c_str() : nullptr;
 }
@@ -474,6 +540,7 @@ static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
 
 extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
                                      int numArgs, void *stream) {
+  Hold use = isLive(k); // checkArgs reports a handle that is not live
   if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelLaunch"))
     return s;
   if (k->target != GDN_TARGET_CUDA)
@@ -564,6 +631,7 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
 
 extern "C" gdnStatus gdnKernelRunHost(gdnKernel k, void *const *args,
                                       int numArgs) {
+  Hold use = isLive(k); // checkArgs reports a handle that is not live
   if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelRunHost"))
     return s;
   if (k->target != GDN_TARGET_CPU)
