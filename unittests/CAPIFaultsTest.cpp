@@ -89,6 +89,20 @@ TEST(CAPIFaultsTest, BadSizesNameTheField) {
        "checkpoint_interval must be >= 0, got -64"},
       {[](gdnRecurrentDesc &d) { d.checkpoint_interval = 64; },
        "checkpoints need checkpoint_interval >= 1, checkpoint_rows >= 1"},
+      // Fields that only matter with another, set without it (ignored
+      // before, where gdn.Compiler.compile refused them).
+      {[](gdnRecurrentDesc &d) { d.intermediate_steps = 4; },
+       "intermediate_steps, intermediate_index_bits and "
+       "intermediate_row_stride need intermediate_rows > 0"},
+      {[](gdnRecurrentDesc &d) { d.intermediate_row_stride = 4096; },
+       "need intermediate_rows > 0"},
+      {[](gdnRecurrentDesc &d) {
+         d.has_initial_state = d.has_final_state = 0;
+         d.state_slot_stride = 1024;
+       },
+       "state_slot_stride needs has_initial_state or has_final_state"},
+      {[](gdnRecurrentDesc &d) { d.checkpoint_offset_bits = 32; },
+       "checkpoint_offset_bits needs checkpoint_interval and checkpoint_rows"},
       {[](gdnRecurrentDesc &d) {
          d.checkpoint_interval = 64, d.checkpoint_rows = 2;
          d.checkpoint_offset_bits = 16;

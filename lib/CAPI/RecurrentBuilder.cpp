@@ -129,6 +129,20 @@ std::string checkOptions(const gdnRecurrentDesc &d, bool knownDTypes) {
        d.intermediate_index_bits != 64))
     return "intermediate_rows/steps must be >= 0 (steps >= 1 with rows) and "
            "intermediate_index_bits 0, 32 or 64";
+  // A field that only matters with another, set without it, would be
+  // ignored: refused, as gdn.Compiler.compile refuses it.
+  bool rows = d.intermediate_rows > 0, state = d.has_initial_state ||
+                                               d.has_final_state;
+  if (!rows && (d.intermediate_steps != 0 || d.intermediate_index_bits != 0 ||
+                d.intermediate_row_stride != 0))
+    return "intermediate_steps, intermediate_index_bits and "
+           "intermediate_row_stride need intermediate_rows > 0";
+  if (!state && d.state_slot_stride != 0)
+    return "state_slot_stride needs has_initial_state or has_final_state";
+  if (d.checkpoint_interval == 0 && d.checkpoint_rows == 0 &&
+      d.checkpoint_offset_bits != 0)
+    return "checkpoint_offset_bits needs checkpoint_interval and "
+           "checkpoint_rows";
   return "";
 }
 
