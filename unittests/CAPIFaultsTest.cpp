@@ -39,6 +39,14 @@ struct Compiler {
   gdnCompiler c = nullptr;
 };
 
+/// A compiler the test destroys itself (not a Compiler) and a CPU kernel of
+/// `d` on it.
+void compilerWithKernel(gdnRecurrentDesc d, gdnCompiler &c, gdnKernel &k) {
+  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
+      << gdnGetLastError();
+}
+
 bool errorMentions(const char *what) {
   return std::string(gdnGetLastError()).find(what) != std::string::npos;
 }
@@ -191,10 +199,9 @@ static void expectQueriesRefused(gdnKernel k) {
 
 TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
   gdnCompiler c = nullptr;
-  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
   gdnKernel k = nullptr;
   gdnRecurrentDesc d = tinyDesc();
-  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
+  ASSERT_NO_FATAL_FAILURE(compilerWithKernel(d, c, k));
   gdnCompilerDestroy(c);
   EXPECT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k),
             GDN_ERROR_INVALID_ARGUMENT);
@@ -217,12 +224,10 @@ TEST(CAPIFaultsTest, HandlesAfterDestroyAreRefused) {
 TEST(CAPIFaultsTest, DestroyWaitsForARunInAnotherThread) {
   ::setenv("GDN_CACHE_DIR", "off", 1);
   gdnCompiler c = nullptr;
-  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
+  gdnKernel k = nullptr;
   gdnRecurrentDesc d = tinyDesc();
   d.N = 4, d.T = 1024, d.K = 128, d.V = 128;
-  gdnKernel k = nullptr;
-  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK)
-      << gdnGetLastError();
+  ASSERT_NO_FATAL_FAILURE(compilerWithKernel(d, c, k));
   int n = gdnKernelNumArguments(k);
   std::vector<std::vector<float>> buffers;
   std::vector<void *> args;
@@ -253,10 +258,9 @@ TEST(CAPIFaultsTest, DestroyWaitsForARunInAnotherThread) {
 // aborted the host in gdnCompilerDestroy and gdnCompileText).
 TEST(CAPIFaultsTest, HandlesOfTheOtherKindAreRefused) {
   gdnCompiler c = nullptr;
-  ASSERT_EQ(gdnCompilerCreate(&c), GDN_OK);
   gdnKernel k = nullptr;
   gdnRecurrentDesc d = tinyDesc();
-  ASSERT_EQ(gdnCompileDesc(c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
+  ASSERT_NO_FATAL_FAILURE(compilerWithKernel(d, c, k));
   auto asCompiler = reinterpret_cast<gdnCompiler>(k);
   auto asKernel = reinterpret_cast<gdnKernel>(c);
   gdnKernel other = nullptr;

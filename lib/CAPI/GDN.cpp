@@ -420,23 +420,28 @@ extern "C" int gdnKernelNumArguments(gdnKernel k) {
   return isLive(k) ? static_cast<int>(k->names.size()) : -1;
 }
 
+/// Whether `i` indexes an argument of `k` (which the caller holds).
+static bool hasArgument(gdnKernel k, int i) {
+  return i >= 0 && i < static_cast<int>(k->names.size());
+}
+
 extern "C" const char *gdnKernelArgumentName(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!use || !hasArgument(k, i))
     return nullptr;
   return k->names[i].c_str();
 }
 
 extern "C" int64_t gdnKernelArgumentBytes(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!use || !hasArgument(k, i))
     return -1;
   return k->signature.arguments[i].bytes();
 }
 
 extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!use || !hasArgument(k, i))
     return -1;
   Type t = k->signature.arguments[i].elementType;
   return t.isF32()          ? GDN_DTYPE_F32
@@ -450,35 +455,37 @@ extern "C" int gdnKernelArgumentDType(gdnKernel k, int i) {
 
 extern "C" int gdnKernelArgumentRank(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || i < 0 || i >= static_cast<int>(k->names.size()))
+  if (!use || !hasArgument(k, i))
     return -1;
   return static_cast<int>(k->signature.arguments[i].shape.size());
 }
 
 extern "C" int64_t gdnKernelArgumentDim(gdnKernel k, int i, int dim) {
   Hold use = isLive(k);
-  if (!use || gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+  if (!use || !hasArgument(k, i) || dim < 0 ||
+      dim >= static_cast<int>(k->signature.arguments[i].shape.size()))
     return -1;
   return k->signature.arguments[i].shape[dim];
 }
 
 extern "C" int64_t gdnKernelArgumentStride(gdnKernel k, int i, int dim) {
   Hold use = isLive(k);
-  if (!use || gdnKernelArgumentRank(k, i) <= dim || dim < 0)
+  if (!use || !hasArgument(k, i) || dim < 0 ||
+      dim >= static_cast<int>(k->signature.arguments[i].shape.size()))
     return -1;
   return k->signature.arguments[i].strides[dim];
 }
 
 extern "C" int64_t gdnKernelArgumentOffset(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || gdnKernelArgumentRank(k, i) < 0)
+  if (!use || !hasArgument(k, i))
     return -1;
   return k->signature.arguments[i].offset;
 }
 
 extern "C" int gdnKernelArgumentWritten(gdnKernel k, int i) {
   Hold use = isLive(k);
-  if (!use || gdnKernelArgumentRank(k, i) < 0)
+  if (!use || !hasArgument(k, i))
     return -1;
   return isOutput(k->signature.arguments[i].role) ? 1 : 0;
 }
@@ -515,12 +522,13 @@ extern "C" const char *gdnKernelPTX(gdnKernel k) {
   return gdnKernelLaunchPTX(k, 0);
 }
 
-static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
-                           const char *what) {
+/// The checks of a run or launch of `k`, which the caller holds (`use`).
+static gdnStatus checkArgs(const Hold &use, gdnKernel k, void *const *args,
+                           int n, const char *what) {
   if (!k || !args)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(what) + ": kernel and args must not be NULL");
-  if (!isLive(k))
+  if (!use)
     return fail(GDN_ERROR_INVALID_ARGUMENT,
                 llvm::Twine(what) +
                     ": kernel is not a live handle (its compiler destroyed?)");
@@ -540,8 +548,8 @@ static gdnStatus checkArgs(gdnKernel k, void *const *args, int n,
 
 extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
                                      int numArgs, void *stream) {
-  Hold use = isLive(k); // checkArgs reports a handle that is not live
-  if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelLaunch"))
+  Hold use = isLive(k);
+  if (gdnStatus s = checkArgs(use, k, args, numArgs, "gdnKernelLaunch"))
     return s;
   if (k->target != GDN_TARGET_CUDA)
     return fail(GDN_ERROR_UNSUPPORTED,
@@ -631,8 +639,8 @@ extern "C" gdnStatus gdnKernelLaunch(gdnKernel k, void *const *args,
 
 extern "C" gdnStatus gdnKernelRunHost(gdnKernel k, void *const *args,
                                       int numArgs) {
-  Hold use = isLive(k); // checkArgs reports a handle that is not live
-  if (gdnStatus s = checkArgs(k, args, numArgs, "gdnKernelRunHost"))
+  Hold use = isLive(k);
+  if (gdnStatus s = checkArgs(use, k, args, numArgs, "gdnKernelRunHost"))
     return s;
   if (k->target != GDN_TARGET_CPU)
     return fail(GDN_ERROR_UNSUPPORTED,

@@ -215,6 +215,25 @@ loadTiles(KernelMath &m, Value buf, Value lane, int64_t count, bool transpose,
   return regs;
 }
 
+/// loadTiles' corner of tile i (0-3) of a 2 x 2 block of 8 x 8 tiles whose
+/// first is at row tile `row0` and key tile `key0`: row tile row0 + i / 2,
+/// key tile key0 + i % 2, or with `keysOuter` row0 + i % 2, key0 + i / 2.
+std::pair<Value, Value> blockCorner(KernelMath &m, Value i, int64_t row0,
+                                    int64_t key0, bool keysOuter) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  auto tileStart = [&](bool outer, int64_t base) -> Value {
+    Value two = m.index(2);
+    Value t = outer ? Value(arith::DivUIOp::create(b, loc, i, two))
+                    : Value(arith::RemUIOp::create(b, loc, i, two));
+    if (base != 0)
+      t = arith::AddIOp::create(b, loc, t, m.index(base));
+    return arith::MulIOp::create(b, loc, t, m.index(8));
+  };
+  Value row = tileStart(!keysOuter, row0);
+  return {row, tileStart(keysOuter, key0)};
+}
+
 /// Whether the bf16 products take their staged operands by ldmatrix
 /// (loadTiles) rather than one 32-bit word (or two 16-bit values) a
 /// register: in chunk_parallel's launches of 4 warps a CTA or more, where
@@ -288,14 +307,11 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     bool hasBottom = 16 * r + 8 < C;
     // bf16 q and k: 16 keys an m16n8k16 mma on the pairs as staged (the
     // products are exact either way, in half the mma; docs/math.md §5),
-    // loaded a 32-bit pair a register or (ldm) by ldmatrix: tile i of a row tile (rows 8 (2r + i % 2) of x,
-    // keys 16 p + 8 (i / 2)) is A's register i; a bottom half past the
-    // chunk (C % 16 == 8) is zeros. Tile i of column tiles n, n + 1 (rows
-    // 8 (n + i / 2) of y, keys 16 p + 8 (i % 2)): B's registers of n, then
-    // of n + 1.
-    auto times8 = [&](Value i, int64_t base) {
-      return arith::MulIOp::create(b, loc, offset(i, base), m.index(8));
-    };
+    // loaded a 32-bit pair a register or (ldm) by ldmatrix: tile i of a row
+    // tile (rows 8 (2r + i % 2) of x, keys 16 p + 8 (i / 2)) is A's
+    // register i; a bottom half past the chunk (C % 16 == 8) is zeros.
+    // Tile i of column tiles n, n + 1 (rows 8 (n + i / 2) of y, keys
+    // 16 p + 8 (i % 2)): B's registers of n, then of n + 1.
     auto pairOf = [&](Value buf, Value row, Value key, bool real) {
       return real ? bf16Register(b, loc, loadVector(buf, {row, key}, 2))
                   : m.i32(0);
@@ -313,19 +329,18 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
             acc[n - n0]);
       }
     }
-    Value two = m.index(2);
     for (int64_t p = 0; bf16Gram && ldm && p < d.K / 16; ++p) {
       SmallVector<Value> aRegs;
       if (hasBottom) {
-        aRegs = llvm::to_vector(loadTiles(
-            m, x, mmaLane, 4, false, [&](Value i) -> std::pair<Value, Value> {
-              return {times8(arith::RemUIOp::create(b, loc, i, two), 2 * r),
-                      times8(arith::DivUIOp::create(b, loc, i, two), 2 * p)};
-            }));
+        aRegs = llvm::to_vector(loadTiles(m, x, mmaLane, 4, false, [&](Value i) {
+          return blockCorner(m, i, 2 * r, 2 * p, /*keysOuter=*/true);
+        }));
       } else {
         SmallVector<Value, 4> top2 = loadTiles(
             m, x, mmaLane, 2, false, [&](Value i) -> std::pair<Value, Value> {
-              return {m.index(16 * r), times8(i, 2 * p)};
+              Value key = arith::MulIOp::create(b, loc, offset(i, 2 * p),
+                                                m.index(8));
+              return {m.index(16 * r), key};
             });
         aRegs = {top2[0], m.i32(0), top2[1], m.i32(0)};
       }
@@ -333,9 +348,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
         int64_t count = std::min<int64_t>(2, n1 - n);
         SmallVector<Value, 4> bRegs = loadTiles(
             m, y, mmaLane, 2 * count, false,
-            [&](Value i) -> std::pair<Value, Value> {
-              return {times8(arith::DivUIOp::create(b, loc, i, two), n),
-                      times8(arith::RemUIOp::create(b, loc, i, two), 2 * p)};
+            [&](Value i) {
+              return blockCorner(m, i, n, 2 * p, /*keysOuter=*/false);
             });
         for (int64_t j = 0; j < count; ++j)
           acc[n + j - n0] = productBF16(
@@ -574,9 +588,10 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     SmallVector<Value> a = bf16Registers(
         b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]});
     // A 32-bit pair a register, or token tiles n0, n0 + 1 (tiles is even:
-    // staged_tokens % 16 == 0) by ldmatrix: tile i = (token tile n0 + i / 2, keys 8 p + 8 (i % 2)), so
-    // registers 2 n and 2 n + 1 are B[key][token] = k[token][key] of token
-    // tile n0 + n, keys 2t, 2t + 1 and 8 on, the two B registers.
+    // staged_tokens % 16 == 0) by ldmatrix: tile i = (token tile
+    // n0 + i / 2, keys 8 p + 8 (i % 2)), so registers 2 n and 2 n + 1 are
+    // B[key][token] = k[token][key] of token tile n0 + n, keys 2t, 2t + 1
+    // and 8 on, the two B registers.
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; !ldm && n < tiles; ++n) {
       Value token = offset(g, 8 * n);
@@ -589,14 +604,8 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
     }
     for (int64_t n0 = 0; ldm && n0 < tiles; n0 += 2) {
-      auto corner = [&](Value i) -> std::pair<Value, Value> {
-        Value two = m.index(2);
-        return {arith::MulIOp::create(
-                    b, loc, offset(arith::DivUIOp::create(b, loc, i, two), n0),
-                    m.index(8)),
-                arith::MulIOp::create(
-                    b, loc, offset(arith::RemUIOp::create(b, loc, i, two), p),
-                    m.index(8))};
+      auto corner = [&](Value i) {
+        return blockCorner(m, i, n0, p, /*keysOuter=*/false);
       };
       SmallVector<Value, 4> kRegs =
           loadTiles(m, kStage, mmaLane, 4, false, corner);
@@ -710,14 +719,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       if (p == 0)
         kPairs.clear();
       kPairs.push_back(loadTiles(m, kStage, mmaLane, 4, true, [&](Value i) {
-        Value two = m.index(2);
-        return std::pair<Value, Value>{
-            arith::MulIOp::create(
-                b, loc, offset(arith::RemUIOp::create(b, loc, i, two), p),
-                m.index(8)),
-            arith::MulIOp::create(
-                b, loc, offset(arith::DivUIOp::create(b, loc, i, two), q),
-                m.index(8))};
+        return blockCorner(m, i, p, q, /*keysOuter=*/true);
       }));
     }
     for (int64_t p = 0; bf16 && ldm && p < tiles; p += 2) {
