@@ -148,7 +148,8 @@ std::string validate(const Problem &p, const Inputs &in) {
         return "reference: intermediate index out of range";
   }
   if (p.parentTable) {
-    if (p.intermediateRows < 1)
+    // (No rows at all only where there are no sequences: varlen N = 0.)
+    if (p.intermediateRows < 1 && p.N > 0)
       return "reference: a parent table needs intermediate states";
     if (static_cast<int64_t>(in.parentTokens.size()) != p.N * p.intermediateSteps)
       return "reference: 'parentTokens' has " +

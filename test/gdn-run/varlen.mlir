@@ -7,6 +7,7 @@
 // RUN: gdn-run --target=cpu --check --seed=2 %t/pool.mlir | FileCheck %s
 // RUN: gdn-run --target=cpu --check --seed=3 %t/kv.mlir | FileCheck %s --check-prefix=KV
 // RUN: gdn-run --target=cpu --check %t/empty.mlir | FileCheck %s --check-prefix=EMPTY
+// RUN: gdn-run --target=cpu --check %t/empty-tree.mlir | FileCheck %s --check-prefix=EMPTY
 // RUN: gdn-run --emit=ptx %t/pool.mlir | FileCheck %s --check-prefix=PTX
 // CHECK: check final_state {{.*}} ok
 // CHECK: check untouched slots: 0 of {{[0-9]+}} changed  ok
@@ -46,5 +47,17 @@ func.func @empty(%q: memref<1x3x1x32xf32>, %k: memref<1x3x1x32xf32>, %v: memref<
                  %cu: memref<1xi32>, %o: memref<1x3x1x8xf32>) {
   gdn.recurrent q(%q : memref<1x3x1x32xf32>) k(%k : memref<1x3x1x32xf32>) v(%v : memref<1x3x1x8xf32>)
       cu_seqlens(%cu : memref<1xi32>) o(%o : memref<1x3x1x8xf32>)
+  return
+}
+
+//--- empty-tree.mlir
+// N = 0 with an EAGLE tree: no intermediate rows (the reference once
+// refused it).
+func.func @empty_tree(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x2x8xf32>,
+                      %cu: memref<1xi32>, %i: memref<0x3x2x32x8xf32>, %p: memref<0x3xi32>,
+                      %o: memref<1x4x2x8xf32>) {
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x2x8xf32>)
+      cu_seqlens(%cu : memref<1xi32>) retrieve_parent_token(%p : memref<0x3xi32>)
+      intermediate_states(%i : memref<0x3x2x32x8xf32>) o(%o : memref<1x4x2x8xf32>)
   return
 }

@@ -442,18 +442,63 @@ struct ReplayCommitToLoops : OpRewritePattern<ReplayCommitOp> {
   }
 };
 
+/// The most bytes of one head's scratch (S[K][V], k, q and u in f32, on the
+/// heap) the CPU lowering allocates: the runner's limit on an argument.
+constexpr int64_t kMaxCPUScratchBytes = int64_t(1) << 40;
+
+/// Refuses an op whose scratch of `K` keys and `V` values would pass
+/// kMaxCPUScratchBytes (or wrap int64, and with it the allocation's size).
+static LogicalResult checkScratch(Operation *op, int64_t K, int64_t V) {
+  int64_t elements = 0, bytes = 0;
+  if (llvm::MulOverflow(K, V, elements) ||
+      llvm::AddOverflow(elements, 2 * K + V, elements) ||
+      llvm::MulOverflow(elements, int64_t(4), bytes) ||
+      bytes > kMaxCPUScratchBytes)
+    return op->emitOpError()
+           << "cannot be lowered to the CPU: one head's f32 scratch (a K x V "
+              "state with K = "
+           << K << ", V = " << V << ") takes more than 2^40 bytes";
+  return success();
+}
+
+/// The loops allocate their scratch on the host's heap, so the op must sit
+/// in host code: not inside an op of the gpu dialect (a gpu.module, a
+/// gpu.func, the body of a gpu.launch).
+static LogicalResult requireHostCode(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->getName().getDialectNamespace() == "gpu")
+      return op->emitOpError()
+             << "cannot be lowered to the CPU: it must be in host code, not "
+                "inside '"
+             << p->getName() << "'";
+  return success();
+}
+
+/// The checks before any rewrite: a gdn op the pass can lower (host code,
+/// memref form, a scratch within bounds), else a diagnostic on it.
+static LogicalResult checkLowerable(Operation *op) {
+  constexpr StringLiteral pass = "convert-gdn-to-cpu";
+  if (!isa<RecurrentOp, CommitOp, ReplayCommitOp>(op))
+    return success();
+  if (failed(requireHostCode(op)))
+    return failure();
+  if (auto recurrent = dyn_cast<RecurrentOp>(op))
+    return failure(
+        failed(recurrent.requireMemRefForm(pass)) ||
+        failed(checkScratch(op, recurrent.getDims().K, recurrent.getDims().V)));
+  if (auto replay = dyn_cast<ReplayCommitOp>(op))
+    return failure(
+        failed(replay.requireMemRefForm(pass)) ||
+        failed(checkScratch(op, replay.getDims().K, replay.getDims().V)));
+  return cast<CommitOp>(op).requireMemRefForm(pass);
+}
+
 struct ConvertGDNToCPUPass
     : gdn::impl::ConvertGDNToCPUPassBase<ConvertGDNToCPUPass> {
   void runOnOperation() override {
     WalkResult form = getOperation().walk([](Operation *op) {
-      LogicalResult ok = success();
-      if (auto recurrent = dyn_cast<RecurrentOp>(op))
-        ok = recurrent.requireMemRefForm("convert-gdn-to-cpu");
-      else if (auto commit = dyn_cast<CommitOp>(op))
-        ok = commit.requireMemRefForm("convert-gdn-to-cpu");
-      else if (auto replay = dyn_cast<ReplayCommitOp>(op))
-        ok = replay.requireMemRefForm("convert-gdn-to-cpu");
-      return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+      return failed(checkLowerable(op)) ? WalkResult::interrupt()
+                                        : WalkResult::advance();
     });
     if (form.wasInterrupted())
       return signalPassFailure();

@@ -283,3 +283,13 @@ func.func @buffer_scale_tensor(%buf: tensor<2x3x1x8x4xf8E4M3FN>, %acc: tensor<2x
   %r = gdn.commit intermediate_states(%buf : tensor<2x3x1x8x4xf8E4M3FN>) accepted(%acc : tensor<2xi32>) intermediate_state_scale(%isc : tensor<2x3x1x8xf32>) state(%s : tensor<2x1x8x4xf32>) {state_layout = #gdn.layout<vk>} -> tensor<2x1x8x4xf32>
   return
 }
+
+// -----
+
+// An index element type with a strided layout (the layout check once
+// asked for its bit width and crashed).
+func.func @accepted_strided_index(%i: memref<1x1x1x8x8xf32>, %acc: memref<1xindex, strided<[1], offset: 4>>, %s: memref<1x1x8x8xf32>) {
+  // expected-error @+1 {{'gdn.commit' op operand 'accepted' expects element type i32 or i64, got 'index'}}
+  gdn.commit intermediate_states(%i : memref<1x1x1x8x8xf32>) accepted(%acc : memref<1xindex, strided<[1], offset: 4>>) state(%s : memref<1x1x8x8xf32>)
+  return
+}

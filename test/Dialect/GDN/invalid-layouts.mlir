@@ -90,3 +90,29 @@ func.func @strides_overflow(%q: memref<2x4294967296x4294967296x8xf32, strided<[1
   gdn.recurrent q(%q : memref<2x4294967296x4294967296x8xf32, strided<[1, 1, 1, 1]>>) k(%q : memref<2x4294967296x4294967296x8xf32, strided<[1, 1, 1, 1]>>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
+
+// -----
+
+// Strided operands whose element type has no bit width: the layout check
+// once asked for it and crashed; the element type check reports them.
+func.func @strided_index(%q: memref<1x1x1x8xindex, strided<[16, 16, 16, 1]>>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects element type bf16, f16 or f32, got 'index'}}
+  gdn.recurrent q(%q : memref<1x1x1x8xindex, strided<[16, 16, 16, 1]>>) k(%q : memref<1x1x1x8xindex, strided<[16, 16, 16, 1]>>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @strided_vector(%q: memref<2x2x1x32xvector<4xf32>, strided<[128, 64, 32, 1]>>, %v: memref<2x2x2x8xf32>, %o: memref<2x2x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects element type bf16, f16 or f32, got 'vector<4xf32>'}}
+  gdn.recurrent q(%q : memref<2x2x1x32xvector<4xf32>, strided<[128, 64, 32, 1]>>) k(%q : memref<2x2x1x32xvector<4xf32>, strided<[128, 64, 32, 1]>>) v(%v : memref<2x2x2x8xf32>) o(%o : memref<2x2x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @strided_complex(%q: memref<2x2x1x32xcomplex<f32>, strided<[128, 64, 32, 1]>>, %v: memref<2x2x2x8xf32>, %o: memref<2x2x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'q' expects element type bf16, f16 or f32, got 'complex<f32>'}}
+  gdn.recurrent q(%q : memref<2x2x1x32xcomplex<f32>, strided<[128, 64, 32, 1]>>) k(%q : memref<2x2x1x32xcomplex<f32>, strided<[128, 64, 32, 1]>>) v(%v : memref<2x2x2x8xf32>) o(%o : memref<2x2x2x8xf32>)
+  return
+}

@@ -522,3 +522,14 @@ func.func @parents_dtype(%q: memref<2x3x1x32xf32>, %k: memref<2x3x1x32xf32>, %v:
   gdn.recurrent q(%q : memref<2x3x1x32xf32>) k(%k : memref<2x3x1x32xf32>) v(%v : memref<2x3x1x8xf32>) retrieve_parent_token(%p : memref<2x3xi16>) intermediate_states(%inter : memref<2x3x1x32x8xf32>) o(%o : memref<2x3x1x8xf32>)
   return
 }
+
+// -----
+
+// A written operand that is the same value as another operand: the kernels
+// read and write them through separate pointers.
+func.func @o_aliases_q(%q: memref<2x2x2x8xf32>, %k: memref<2x2x2x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'o' is written and is the same value as 'q'; give it its own buffer (only initial_state and final_state may share one: a state updated in place)}}
+  gdn.recurrent q(%q : memref<2x2x2x8xf32>) k(%k : memref<2x2x2x8xf32>) v(%k : memref<2x2x2x8xf32>) o(%q : memref<2x2x2x8xf32>)
+  return
+}
+

@@ -212,3 +212,24 @@ func.func @commit_segments(%kw: memref<1x2x1x3x8xf32>, %gw: memref<1x2x1x3xf32>,
       : (memref<1x2x1x3x8xf32>, memref<1x2x1x3x8xf32>, memref<1x2x1x3xf32>, memref<1x2x1x3xf32>, memref<2xi32>, memref<1x2x1x8x8xf32>) -> ()
   return
 }
+
+// -----
+
+// Windows the verify writes may not share a buffer.
+func.func @windows_alias(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>, %gw: memref<2x1x3xf32>,
+                         %bw: memref<2x1x3xf32>, %o: memref<2x3x1x8xf32>) {
+  // expected-error @+1 {{'gdn.recurrent' op operand 'v_window' is written and is the same value as 'k_window'}}
+  gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
+      k_window(%kw : memref<2x1x3x8xf32>) v_window(%kw : memref<2x1x3x8xf32>) g_window(%gw : memref<2x1x3xf32>)
+      beta_window(%bw : memref<2x1x3xf32>) o(%o : memref<2x3x1x8xf32>)
+  return
+}
+
+// -----
+
+// The commit writes its checkpoints: they may not be a window it reads.
+func.func @state_aliases_window(%x: memref<1x2x2x8x8xf32>, %g: memref<1x2x2x8xf32>, %b: memref<1x2x2x8xf32>, %acc: memref<2xi32>) {
+  // expected-error @+1 {{'gdn.replay_commit' op operand 'state' is written and is the same value as 'k_window'}}
+  gdn.replay_commit k_window(%x : memref<1x2x2x8x8xf32>) v_window(%x : memref<1x2x2x8x8xf32>) g_window(%g : memref<1x2x2x8xf32>) beta_window(%b : memref<1x2x2x8xf32>) accepted(%acc : memref<2xi32>) state(%x : memref<1x2x2x8x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}

@@ -57,13 +57,14 @@ func.func @tensor(%kw: tensor<1x2x1x3x8xf32>, %vw: tensor<1x2x2x3x8xf32>, %gw: t
 // CHECK-LABEL: func @tree
 // CHECK: retrieve_parent_token(%{{.*}} : memref<2x3xi32>) intermediate_states(%{{.*}} : memref<2x3x1x8x8xf32>) k_window(
 // CHECK: gdn.replay_commit {{.*}} accepted(%{{.*}} : memref<2xi32>) retrieve_parent_token(%{{.*}} : memref<2x3xi32>) state(%{{.*}} : memref<1x2x1x8x8xf32>)
-func.func @tree(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>, %gw: memref<2x1x3xf32>,
+func.func @tree(%q: memref<2x3x1x8xf32>, %kw: memref<2x1x3x8xf32>, %vw: memref<2x1x3x8xf32>,
+                %gw: memref<2x1x3xf32>, %bw: memref<2x1x3xf32>,
                 %p: memref<2x3xi32>, %inter: memref<2x3x1x8x8xf32>, %o: memref<2x3x1x8xf32>,
                 %acc: memref<2xi32>, %s: memref<1x2x1x8x8xf32>) {
   gdn.recurrent q(%q : memref<2x3x1x8xf32>) k(%q : memref<2x3x1x8xf32>) v(%q : memref<2x3x1x8xf32>)
       retrieve_parent_token(%p : memref<2x3xi32>) intermediate_states(%inter : memref<2x3x1x8x8xf32>)
-      k_window(%kw : memref<2x1x3x8xf32>) v_window(%kw : memref<2x1x3x8xf32>) g_window(%gw : memref<2x1x3xf32>)
-      beta_window(%gw : memref<2x1x3xf32>) o(%o : memref<2x3x1x8xf32>)
+      k_window(%kw : memref<2x1x3x8xf32>) v_window(%vw : memref<2x1x3x8xf32>) g_window(%gw : memref<2x1x3xf32>)
+      beta_window(%bw : memref<2x1x3xf32>) o(%o : memref<2x3x1x8xf32>)
   %kw1 = memref.expand_shape %kw [[0, 1], [2], [3], [4]] output_shape [1, 2, 1, 3, 8] : memref<2x1x3x8xf32> into memref<1x2x1x3x8xf32>
   %gw1 = memref.expand_shape %gw [[0, 1], [2], [3]] output_shape [1, 2, 1, 3] : memref<2x1x3xf32> into memref<1x2x1x3xf32>
   gdn.replay_commit k_window(%kw1 : memref<1x2x1x3x8xf32>) v_window(%kw1 : memref<1x2x1x3x8xf32>)

@@ -233,6 +233,47 @@ void RecurrentOp::getEffects(
   }
 }
 
+/// Memref form: no operand the op writes is the same value as another of
+/// its operands, for the kernels read and write each operand through its
+/// own pointer and such an alias gives undefined results; but
+/// initial_state may be final_state, a state updated in place. `named`:
+/// every operand slot in operand order with its keyword, null where an
+/// optional one is absent. (gdn-run and the C API refuse any argument used
+/// twice.)
+static LogicalResult
+verifyWrittenAliases(Operation *op,
+                     ArrayRef<std::pair<Value, StringRef>> named) {
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  cast<MemoryEffectOpInterface>(op).getEffects(effects);
+  llvm::SmallDenseSet<unsigned> written; // operand numbers
+  for (MemoryEffects::EffectInstance &effect : effects)
+    if (isa<MemoryEffects::Write>(effect.getEffect()))
+      if (auto *operand = effect.getEffectValue<OpOperand *>())
+        written.insert(operand->getOperandNumber());
+  // The present operands, numbered as the op's operands are.
+  SmallVector<std::pair<Value, StringRef>> present;
+  for (auto operand : named)
+    if (operand.first)
+      present.push_back(operand);
+  if (present.size() != op->getNumOperands())
+    return success(); // not this op's operand list: nothing to name
+  for (auto [i, a] : llvm::enumerate(present))
+    for (unsigned j = i + 1; j < present.size(); ++j) {
+      auto b = present[j];
+      if (a.first != b.first ||
+          (!written.contains(i) && !written.contains(j)) ||
+          (a.second == "initial_state" && b.second == "final_state"))
+        continue;
+      auto [w, r] = written.contains(j) ? std::pair(b.second, a.second)
+                                        : std::pair(a.second, b.second);
+      return op->emitOpError()
+             << "operand '" << w << "' is written and is the same value as '"
+             << r << "'; give it its own buffer (only initial_state and "
+             << "final_state may share one: a state updated in place)";
+    }
+  return success();
+}
+
 /// All operands are tensors (tensor form) or all are memrefs (memref form).
 static LogicalResult verifyForm(RecurrentOp op) {
   SmallVector<std::pair<Value, StringRef>> operands = namedOperands(op);
@@ -802,6 +843,8 @@ LogicalResult RecurrentOp::verify() {
                               "(|scale| >= 2^-126), got "
                            << scale;
   }
+  if (failed(verifyWrittenAliases(op, namedOperands(*this))))
+    return failure();
   return verifyResults(*this);
 }
 
@@ -997,6 +1040,16 @@ LogicalResult CommitOp::verify() {
       return failure();
   }
 
+  std::pair<Value, StringRef> named[] = {
+      {getIntermediateStates(), "intermediate_states"},
+      {getAccepted(), "accepted"},
+      {getStateIndices(), "state_indices"},
+      {getIntermediateStateIndices(), "intermediate_state_indices"},
+      {getIntermediateStateScale(), "intermediate_state_scale"},
+      {getStateScale(), "state_scale"},
+      {state, "state"}};
+  if (failed(verifyWrittenAliases(op, named)))
+    return failure();
   return verifyStateResult(op, tensorForm, state);
 }
 
@@ -1175,5 +1228,7 @@ LogicalResult ReplayCommitOp::verify() {
       return failure();
   }
 
+  if (failed(verifyWrittenAliases(op, all)))
+    return failure();
   return verifyStateResult(op, tensorForm, getState());
 }

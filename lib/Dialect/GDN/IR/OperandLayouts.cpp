@@ -38,6 +38,10 @@ OperandLayout gdn::getOperandLayout(OpOperand &operand) {
 }
 
 int64_t gdn::strideAlignment(MemRefType type) {
+  // Element types without a bit width (index, vector, complex) are the
+  // operand checks' error; a layout check before them must not ask.
+  if (!type.getElementType().isIntOrFloat())
+    return 1;
   int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   int64_t vector = std::max<int64_t>(1, 16 / bytes);
   if (type.getRank() == 0)
