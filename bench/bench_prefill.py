@@ -36,10 +36,14 @@ fp64 reference (python/tests/reference.py) at a small point.
 
     python3 bench/bench_prefill.py [--site DIR] [--Ns 1,4] [--Ts 512,2048]
         [--hv 32,64] [--mixes 'NAME;...' | --no-mixes] [--anchors 'NAME;...']
-        [--max-tokens 262144] [--out DIR]
+        [--schedule warps=2 ...] [--max-tokens 262144] [--out DIR]
     python3 bench/bench_prefill.py --from-json A.json,B.log [--out DIR]
     python3 bench/bench_prefill.py --device cpu --Ns 1,2 --Ts 20,70 --hv 4 \\
         --H 2 --K 16 --V 16 --out /tmp/bp   (gdn's CPU lowering: a dry run)
+
+Each --schedule adds a row of gdn with those #gdn.schedule parameters
+pinned ("gdn, warps = 2"), timed beside the cost model's and the anchors';
+it is not an anchor (the fastest-anchor column and the targets skip it).
 
 Writes bench_prefill.md and bench_prefill.json under --out (default
 bench/results/prefill/anchors) after every point, and a JSON line a row to
@@ -105,6 +109,35 @@ def _fla_signature(f, s, **kw):
     """FLA's chunk signature (gdn, FLA, FlashQLA): (o, final state [N, HV, K, V])."""
     return f(s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
              output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=s["cu"], **kw)
+
+
+def parse_pins(text):
+    """--schedule's "name=value,..." as a dict of #gdn.schedule parameters
+    (gdn.ops.set_schedule's): an int where the value is one, else the enum
+    case. ValueError naming the text for an item without "="."""
+    pins = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"--schedule {text!r}: {item!r} is not name=value")
+        value = value.strip()
+        pins[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
+    return pins
+
+
+def _pinned(pins, s):
+    """gdn with `pins` over the cost model's schedule (a row "gdn, ..."):
+    pinned while its kernel is looked up, then back to the cost model."""
+    ops.set_schedule(**pins)
+    try:
+        return _fla_signature(ops.chunk_gated_delta_rule, s)
+    finally:
+        ops.set_schedule()
+
+
+def is_gdn(impl):
+    """gdn's rows: the cost model's ("gdn") and each pinned one ("gdn, ...")."""
+    return impl == "gdn" or impl.startswith("gdn, ")
 
 
 def _fla_triton(f, s):
@@ -309,6 +342,10 @@ def run(args):
         n: a.load() for n, a in ANCHORS.items()
         if not args.anchors or any(t in n for t in args.anchors.split(";"))}
     impls = {"gdn": (lambda s: _fla_signature(ops.chunk_gated_delta_rule, s), None)}
+    for text in args.schedule or []:
+        pins = parse_pins(text)
+        label = ", ".join(f"{k} = {v}" for k, v in pins.items())
+        impls[f"gdn, {label}"] = (functools.partial(_pinned, pins), None)
     for n, a in anchors.items():
         impls[n] = (functools.partial(CALLS[n], a.fn), a)
     points = [(f"fixed, N = {N}", (N, T), None, HV) for HV in HVs for N in Ns for T in Ts]
@@ -377,7 +414,7 @@ def report(results, meta, out):
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         gdn = next((x for x in r["rows"] if x["impl"] == "gdn"), None)
-        timed = [x for x in r["rows"] if x["impl"] != "gdn" and x["us"]]
+        timed = [x for x in r["rows"] if not is_gdn(x["impl"]) and x["us"]]
         best = min(timed, key=lambda x: x["us"]) if timed else None
         for x in r["rows"]:
             label = ", ".join(str(v) for v in (x["impl"], x["version"], x["path"]) if v)
@@ -396,7 +433,7 @@ def report(results, meta, out):
     slower = [f"{r['workload']} T = {r['T'] or '—'} HV = {r['HV']}" for r in results
               for gdn in [next((x for x in r["rows"] if x["impl"] == "gdn"), None)]
               if gdn and gdn["us"] and any(x["us"] and x["us"] < gdn["us"]
-                                           for x in r["rows"] if x is not gdn)]
+                                           for x in r["rows"] if not is_gdn(x["impl"]))]
     if slower:
         lines += ["", f"An anchor is faster in {len(slower)} of {len(results)} points "
                   f"({'; '.join(slower)}). Why: {WHY_SLOWER}"]
@@ -497,6 +534,9 @@ if __name__ == "__main__":
     p.add_argument("--mixes", help="only the varlen mixes whose name contains one of these "
                                    "semicolon-separated texts")
     p.add_argument("--no-mixes", action="store_true", help="no varlen mixes")
+    p.add_argument("--schedule", action="append",
+                   help="a row of gdn with #gdn.schedule parameters pinned over the cost "
+                        "model's, as name=value,... (e.g. warps=2); repeat for more rows")
     p.add_argument("--anchors", help="only the anchors whose name contains one of these "
                                      "semicolon-separated texts")
     p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,

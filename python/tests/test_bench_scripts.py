@@ -67,6 +67,25 @@ def test_bench_prefill_cpu_dry_run_and_join(tmp_path):
     assert "Targets (issue 23)" in md and "Not run (tokens over --max-tokens)" in md
 
 
+def test_bench_prefill_pinned_schedule_rows(tmp_path):
+    """--schedule adds a gdn row with the pins, timed and checked like gdn's,
+    and not taken for an anchor: gdn's own row has no fastest anchor (none
+    runs on the CPU), the pinned row its time over gdn's."""
+    run("bench_prefill.py", "--device", "cpu", "--hv", "2", "--H", "1", "--K", "16", "--V", "16",
+        "--proxy-T", "16", "--Ns", "1", "--Ts", "20", "--no-mixes", "--schedule", "warps=2",
+        "--schedule", "warps=4,precision=tf32", "--out", str(tmp_path))
+    data = json.loads((tmp_path / "bench_prefill.json").read_text())
+    (r,) = data["results"]
+    rows = {x["impl"]: x for x in r["rows"]}
+    assert set(rows) == {"gdn", "gdn, warps = 2", "gdn, warps = 4, precision = tf32"}
+    for x in rows.values():
+        assert x["error"] is None and x["us"] > 0 and x["o_err"] < 1e-2
+    md = (tmp_path / "bench_prefill.md").read_text()
+    gdn_line = [line for line in md.splitlines() if "| gdn |" in line][0]
+    assert gdn_line.rstrip().endswith("| — |")
+    assert "| gdn, warps = 2 |" in md and "An anchor is faster" not in md
+
+
 def test_bench_gdn_redraws_the_committed_table(tmp_path):
     src = os.path.join(BENCH, "results", "anchors", "bench_gdn.json")
     rows = json.load(open(src))
