@@ -383,12 +383,15 @@ def run(args):
 # loses.
 WHY_SLOWER = ("gdn's scan runs a sequence's 16-token chunks one after another on "
               "mma.sync: at N = 1 two warps an SM wait on each chunk's chain (about "
-              "0.87 us a chunk), and a full SM runs out at about 3.7 warp-chunks a us "
-              "(150 of a chunk's 524 instructions a warp are shared loads; the last "
-              "profile under load stalled most on the shared-memory pipe). FlashQLA takes 64-token chunks and splits a long sequence "
-              "across CTAs (auto_cp); splitting gdn's scan so would cost about 2.3 x its "
-              "work for at most 1.6 x the SM's rate, so it waits on a cheaper chunk "
-              "(docs/cost-model.md#scan-throughput).")
+              "0.88 us a chunk), and a full SM runs out at about 4 warp-chunks a us "
+              "(the state's products, its decay and its bf16 copy are paid every 16 "
+              "tokens). FlashInfer's prefill and FlashQLA take 64-token chunks on wgmma "
+              "and split a long sequence across CTAs; splitting gdn's scan so would cost "
+              "about 2.3 x its work for at most 1.6 x the SM's rate, so it waits on a "
+              "cheaper chunk (docs/cost-model.md#scan-throughput). A varlen batch's scan "
+              "takes its warps from the batch's rows, so one long sequence among short "
+              "ones runs at the 8-warp chunk latency "
+              "(docs/cost-model.md#varlen-chunk-parallel).")
 
 
 def _f(x, fmt):
