@@ -113,7 +113,10 @@ static void lowerRecurrenceToLoops(RewriterBase &rewriter, RecurrentOp op,
       Value amax = reduceRange(
           rewriter, loc, d.K, [&](Value x, Value y) { return m.maxAbs(x, y); },
           [&](Value k) { return loadS(k, v); });
-      auto [scale, inv] = m.e4m3Scale(amax);
+      // (Named values, not a structured binding: the lambda below takes
+      // inv, which C++17 does not let it capture from a binding.)
+      std::pair<Value, Value> quotients = m.e4m3Scale(amax);
+      Value scale = quotients.first, inv = quotients.second;
       SmallVector<Value> at(prefix);
       at.append({hv, v});
       memref::StoreOp::create(rewriter, loc, scale, scales, at);
