@@ -176,3 +176,45 @@ func.func @memref_form(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: m
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
+
+// -----
+
+// A pool (state_indices) is written only in part: slots no sequence names
+// keep their values. When the old pool is still read after the op, the new
+// one is a copy of it (before, a fresh buffer whose unnamed slots were
+// garbage). The o init, a tensor.empty, has no values to keep: a fresh
+// buffer, not copied into.
+// CHECK-LABEL: func @pool_out_of_place
+// CHECK-SAME: %[[P:[^:]*]]: memref<4x1x16x8xf32>)
+// CHECK: %[[NEW:.*]] = memref.alloc() {{.*}} : memref<4x1x16x8xf32>
+// CHECK: memref.copy %[[P]], %[[NEW]]
+// CHECK: gdn.recurrent {{.*}} state_indices(%{{.*}} : memref<2xi32>) initial_state(%[[P]] : memref<4x1x16x8xf32>) final_state(%[[NEW]] : memref<4x1x16x8xf32>)
+// CHECK: return %[[P]], %[[NEW]]
+func.func @pool_out_of_place(%q: tensor<2x1x1x16xf32>, %v: tensor<2x1x1x8xf32>,
+                             %idx: tensor<2xi32>, %pool: tensor<4x1x16x8xf32>)
+    -> (tensor<4x1x16x8xf32>, tensor<4x1x16x8xf32>) {
+  %o0 = tensor.empty() : tensor<2x1x1x8xf32>
+  %ns, %o = gdn.recurrent q(%q : tensor<2x1x1x16xf32>) k(%q : tensor<2x1x1x16xf32>) v(%v : tensor<2x1x1x8xf32>)
+      state_indices(%idx : tensor<2xi32>)
+      initial_state(%pool : tensor<4x1x16x8xf32>) final_state(%pool : tensor<4x1x16x8xf32>)
+      o(%o0 : tensor<2x1x1x8xf32>) -> tensor<4x1x16x8xf32>, tensor<2x1x1x8xf32>
+  return %pool, %ns : tensor<4x1x16x8xf32>, tensor<4x1x16x8xf32>
+}
+
+// -----
+
+// Varlen: o's tokens past the sequences keep the init's values, so an o
+// init that is read after the op is copied, not replaced by a fresh buffer.
+// CHECK-LABEL: func @varlen_o_init
+// CHECK-SAME: %[[OI:[^:]*]]: memref<1x6x1x8xf32>)
+// CHECK: %[[O:.*]] = memref.alloc() {{.*}} : memref<1x6x1x8xf32>
+// CHECK: memref.copy %[[OI]], %[[O]]
+// CHECK: gdn.recurrent {{.*}} cu_seqlens(%{{.*}} : memref<3xi32>) o(%[[O]] : memref<1x6x1x8xf32>)
+// CHECK: return %[[OI]], %[[O]]
+func.func @varlen_o_init(%q: tensor<1x6x1x16xf32>, %v: tensor<1x6x1x8xf32>, %cu: tensor<3xi32>,
+                         %oi: tensor<1x6x1x8xf32>)
+    -> (tensor<1x6x1x8xf32>, tensor<1x6x1x8xf32>) {
+  %o = gdn.recurrent q(%q : tensor<1x6x1x16xf32>) k(%q : tensor<1x6x1x16xf32>) v(%v : tensor<1x6x1x8xf32>)
+      cu_seqlens(%cu : tensor<3xi32>) o(%oi : tensor<1x6x1x8xf32>) -> tensor<1x6x1x8xf32>
+  return %oi, %o : tensor<1x6x1x8xf32>, tensor<1x6x1x8xf32>
+}

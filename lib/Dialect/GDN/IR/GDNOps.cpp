@@ -203,7 +203,7 @@ void RecurrentOp::getEffects(
              operand.get() == getCheckpointScale();
     bool perToken = operand.get() == getIntermediateStates() ||
                     operand.get() == getIntermediateStateScale();
-    bool partial = hasStatePool() || isVarlen() || perToken || window;
+    bool partial = writesInitsInPart() || perToken || window;
     // A quantized state's scales go with it: read with initial_state,
     // written with final_state.
     if (operand.get() == getStateScale()) {

@@ -6,8 +6,12 @@
 //
 // Reads and writes, as the analysis sees them:
 // - every input (q, k, v, gating, beta, initial_state) is read;
-// - the inits are written in full and never read, so an out-of-place init
-//   is a fresh allocation without a copy, and `tensor.empty` is a fine init;
+// - without a pool or cu_seqlens the inits are written in full and never
+//   read, so an out-of-place init is a fresh allocation without a copy, and
+//   `tensor.empty` is a fine init; with either the op writes them only in
+//   part (RecurrentOp::writesInitsInPart: unnamed slots, padding rows,
+//   tokens past the sequences keep their values), so they are read too and
+//   an out-of-place init is a copy of it;
 // - the read of `initial_state` and the write of `final_state` do not
 //   conflict when both are the same buffer: every kernel reads the part of
 //   the state it owns before it writes it (a CTA its tile on the GPU, a head
@@ -119,8 +123,10 @@ struct RecurrentOpInterface
                                               RecurrentOp> {
   bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
                               const AnalysisState &state) const {
-    // Inputs are read; the inits (final_state, o) are only written.
-    return !cast<RecurrentOp>(op).isDpsInit(&opOperand);
+    // Inputs are read; the inits (final_state, o) only where the op keeps
+    // part of them.
+    auto recurrent = cast<RecurrentOp>(op);
+    return !recurrent.isDpsInit(&opOperand) || recurrent.writesInitsInPart();
   }
 
   bool isNotConflicting(Operation *op, OpOperand *uRead, OpOperand *uWrite,
@@ -146,11 +152,13 @@ struct RecurrentOpInterface
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
 
-    // Copy in what is read: all but the inits (an init that is also read
-    // is the same value as initial_state, which comes first).
+    // Copy in what is read: all but the inits written in full (an init that
+    // is also read is the same value as initial_state, which comes first).
     FailureOr<OperandBuffers> operands = bufferizeOperands(
-        op, rewriter, options, state,
-        [&](OpOperand &operand) { return !recurrent.isDpsInit(&operand); });
+        op, rewriter, options, state, [&](OpOperand &operand) {
+          return !recurrent.isDpsInit(&operand) ||
+                 recurrent.writesInitsInPart();
+        });
     if (failed(operands))
       return failure();
     auto get = [&](Value tensor) { return operands->get(tensor); };

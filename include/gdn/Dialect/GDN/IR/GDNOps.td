@@ -217,8 +217,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
       ranked tensor; `final_state` (optional) and `o` are the destinations
       ("inits") and the op returns their new values, tied 1:1 to the inits in
       operand order: `(final_state, o)` when there is a final state, `(o)`
-      otherwise. The inits are only written, never read, so `tensor.empty` is
-      a fine init. `--one-shot-bufferize` turns the tensor form into the
+      otherwise. Without a pool or cu_seqlens the op writes its inits in
+      full and never reads them, so `tensor.empty` is a fine init; with
+      either, what it does not write (unnamed slots, padding rows, tokens
+      past the sequences) keeps the init's values. `--one-shot-bufferize` turns the tensor form into the
       memref form; passing the same tensor as `initial_state` and
       `final_state` lets it update the state buffer in place.
 
@@ -349,6 +351,10 @@ def GDN_RecurrentOp : GDN_Op<"recurrent", [
     bool isVKLayout() { return getStateLayout() == ::mlir::gdn::StateLayout::vk; }
     /// States addressed through a pool: sequence n uses slot state_indices[n].
     bool hasStatePool() { return getStateIndices() != nullptr; }
+    /// The op writes its inits (final_state, o) only in part: pool slots no
+    /// sequence names and padding rows keep their values, and so do o's
+    /// tokens past a varlen batch's sequences.
+    bool writesInitsInPart() { return hasStatePool() || isVarlen(); }
     /// EAGLE tree verify: tokens start from their parent's state.
     bool hasParentTable() { return getRetrieveParentToken() != nullptr; }
     /// Prefix-cache checkpoints: the state every checkpoint_interval tokens
