@@ -9,6 +9,12 @@
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
+// --emit=ptx runs nothing: the options of a run are refused, not ignored.
+// RUN: not gdn-run --emit=ptx --check %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--check
+// RUN: not gdn-run --emit=ptx --bench %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--bench
+// RUN: not gdn-run --emit=ptx --json %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--json
+// RUN: not gdn-run --emit=ptx --target=cpu %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--target=cpu
+// EMITOPTS: gdn-run: error: --emit=ptx prints the CUDA kernels and runs nothing; it does not take [[OPT]]
 // RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<lanes_along_v = 32>' %examples/qwen3_next_mtp.mlir 2>&1 | FileCheck %s --check-prefix=LANES
 // Schedules out of range or malformed (a --schedule or a schedule= option is
 // parsed and verified before it reaches the cost model), and sm-count.

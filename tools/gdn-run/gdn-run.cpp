@@ -600,6 +600,16 @@ static int run(int argc, char **argv) {
     return fail("unknown --emit='" + emitOpt + "' (expected: ptx)");
   if (launchOpt != -1 && (emitOpt.empty() || launchOpt < 0))
     return fail("--launch needs --emit=ptx and an index >= 0");
+  // --emit=ptx prints the kernels and runs nothing: an option of a run with
+  // it would be silently ignored.
+  if (!emitOpt.empty())
+    for (auto [set, name] :
+         {std::pair{bool(checkOpt), "--check"}, {bool(benchOpt), "--bench"},
+          {bool(jsonOpt), "--json"}, {targetOpt == "cpu", "--target=cpu"}})
+      if (set)
+        return fail(llvm::Twine("--emit=ptx prints the CUDA kernels and runs "
+                                "nothing; it does not take ") +
+                    name);
   if (targetOpt != "auto" && targetOpt != "cuda" && targetOpt != "cpu")
     return fail("unknown --target='" + targetOpt + "' (expected auto, cuda or cpu)");
   if (itersOpt < 1 || itersOpt > 100000)
