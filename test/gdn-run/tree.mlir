@@ -46,6 +46,12 @@
 //
 // Bad tables are refused before anything runs.
 // RUN: not gdn-run --target=cpu --parents=-1,0 %t/pool.mlir 2>&1 | FileCheck %s --check-prefix=BAD
+// f16 per-token states that the tree reloads as parents: the f32 final
+// state and o carry that rounding (the check once held the final state to
+// f32's 1e-5 and failed on a parent element rounded the other way).
+// RUN: gdn-run --target=cpu --check --seed=193 --parents=-1,0,0 %t/f16-parents.mlir | FileCheck %s --check-prefix=F16
+// F16: check final_state {{.*}} (tol 1.0e-03)  ok
+// F16: check o {{.*}} (tol 2.0e-03)  ok
 // BAD: --parents: expected 4 or 24 entries, got 2
 //
 // CHECK: check intermediate {{.*}} ok
@@ -100,5 +106,16 @@ func.func @varlen(%q: memref<1x12x1x32xf32>, %k: memref<1x12x1x32xf32>, %v: memr
       retrieve_parent_token(%parents : memref<3x3xi32>)
       initial_state(%h0 : memref<3x1x8x32xf32>) intermediate_states(%inter : memref<4x3x1x8x32xf32>)
       o(%o : memref<1x12x1x8xf32>) {state_layout = #gdn.layout<vk>}
+  return
+}
+
+//--- f16-parents.mlir
+func.func @f16_parents(%q: memref<1x3x1x8xf32>, %k: memref<1x3x1x8xf32>, %v: memref<1x3x1x8xf32>,
+                       %p: memref<1x3xi32>, %inter: memref<1x3x1x8x8xf16>, %ht: memref<1x1x8x8xf32>,
+                       %o: memref<1x3x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x3x1x8xf32>) k(%k : memref<1x3x1x8xf32>) v(%v : memref<1x3x1x8xf32>)
+      retrieve_parent_token(%p : memref<1x3xi32>)
+      intermediate_states(%inter : memref<1x3x1x8x8xf16>)
+      final_state(%ht : memref<1x1x8x8xf32>) o(%o : memref<1x3x1x8xf32>) {qk_l2norm}
   return
 }
