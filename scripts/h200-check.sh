@@ -28,13 +28,15 @@ LD_LIBRARY_PATH="$bin" run "$bin/GDNUnitTests"
 # tensor-core solve, N = 64, the same with the L2 prefetch of a later CTA's
 # staged inputs, and N = 1, the token loop fed by a producer warp; and two
 # N = 1 decodes, whose default is 2 lanes along V, and the N = 64 bf16 pool
-# decode, 2 lanes along V with 4 columns a lane)
+# decode, 2 lanes along V with 4 columns a lane; and a replayed verify,
+# whose k, v, g and beta windows --check compares with the reference)
 for f in examples/*.mlir bench/sweeps/fla_t12_n8_kv.mlir bench/profile/fla_t12_n64_kv.mlir \
          bench/sweeps/fla_t12_n1_kv.mlir \
          bench/sweeps/fused_t12_n1_vk.mlir \
          bench/sweeps/decode_n1_f32.mlir bench/sweeps/decode_n1_bf16_pool.mlir \
          bench/sweeps/decode_n64_bf16_pool.mlir \
-         bench/sweeps/verify_t4_n1_f32.mlir bench/sweeps/verify_t12_n8_f32.mlir; do
+         bench/sweeps/verify_t4_n1_f32.mlir bench/sweeps/verify_t12_n8_f32.mlir \
+         bench/sweeps/replay_verify_t4_n8.mlir; do
   run "$bin/gdn-run" --target=cuda --check --bench "$f"
   line=$("$bin/gdn-run" --target=cuda --check --bench --json "$f" 2>&1 | tail -1)
   echo "$line" >> "$log"

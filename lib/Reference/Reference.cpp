@@ -220,6 +220,12 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
                                       false);
   const int64_t rows = p.slots > 0 ? p.slots : N;
   std::vector<double> finalState(static_cast<size_t>(rows * HV * K * V), 0.0);
+  const int64_t L = p.windowSteps;
+  std::vector<double> kWindow(static_cast<size_t>(rows * H * L * K), 0.0),
+      vWindow(static_cast<size_t>(rows * HV * L * V), 0.0),
+      gWindow(static_cast<size_t>(rows * HV * L), 0.0),
+      betaWindow(static_cast<size_t>(rows * HV * L), 0.0);
+  std::vector<bool> windowWritten(static_cast<size_t>(rows * L), false);
   if (p.slots > 0 && p.hasInitialState)
     finalState = in.initialState; // untouched slots keep their values
   std::vector<double> state(static_cast<size_t>(K * V)); // S[k * V + v]
@@ -306,6 +312,7 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
 
         // g (one per head, or per key channel ki: g[.., ki], or fused
         // from a[.., ki] and dt_bias[hv * K + ki]).
+        double headG = 0.0; // g of the head (key channel 0 when per key)
         for (size_t ki = 0; ki < decay.size(); ++ki) {
           const int64_t gIdx = gateIdx * static_cast<int64_t>(decay.size()) + ki;
           double g = 0.0;
@@ -315,6 +322,8 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
             g = fusedGate(in.a[gIdx], in.A_log[hv],
                           in.dt_bias[hv * static_cast<int64_t>(decay.size()) + ki]);
           decay[ki] = std::exp(g);
+          if (ki == 0)
+            headG = g;
         }
 
         for (size_t vi = 0; vi < beta.size(); ++vi) {
@@ -324,6 +333,18 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
             beta[vi] = in.beta[bIdx];
           else if (p.beta == Beta::Logits)
             beta[vi] = (p.allowNegEigval ? 2.0 : 1.0) * sigmoid(in.beta[bIdx]);
+        }
+
+        // Replay windows: the token's inputs as the recurrence takes them.
+        if (step < L) {
+          windowWritten[row * L + step] = true;
+          if (hv % groupSize == 0)
+            std::copy_n(&in.k[qkBase], K,
+                        &kWindow[((row * H + h) * L + step) * K]);
+          std::copy_n(&in.v[vBase], V,
+                      &vWindow[((row * HV + hv) * L + step) * V]);
+          gWindow[(row * HV + hv) * L + step] = headG;
+          betaWindow[(row * HV + hv) * L + step] = beta[0];
         }
 
         // S <- exp(g) * S (row ki scaled by exp(g[ki]) when per key).
@@ -390,6 +411,11 @@ std::string run(const Problem &p, const Inputs &in, Outputs &out) {
   out.checkpoints = std::move(checkpoints);
   out.checkpointWritten = std::move(checkpointWritten);
   out.finalState = std::move(finalState);
+  out.kWindow = std::move(kWindow);
+  out.vWindow = std::move(vWindow);
+  out.gWindow = std::move(gWindow);
+  out.betaWindow = std::move(betaWindow);
+  out.windowWritten = std::move(windowWritten);
   return "";
 }
 

@@ -25,6 +25,8 @@ ref::Problem mlir::gdn::problemOf(RecurrentOp op) {
   p.qkL2Norm = op.getQkL2norm();
   p.allowNegEigval = op.getAllowNegEigval();
   p.varlen = op.isVarlen();
+  if (Value window = op.getKWindow()) // [slots, H, L, K]
+    p.windowSteps = cast<MemRefType>(window.getType()).getDimSize(2);
   if (Value inter = op.getIntermediateStates()) {
     auto type = cast<MemRefType>(inter.getType());
     p.intermediateRows = type.getDimSize(0);

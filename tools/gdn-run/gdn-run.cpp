@@ -1016,6 +1016,47 @@ static int run(int argc, char **argv) {
           log << "check o: " << bad << " elements of padding rows are not 0  FAILED\n";
           exitCode = 1;
         }
+      } else if (arg.role == Role::KWindow || arg.role == Role::VWindow ||
+                 arg.role == Role::GWindow || arg.role == Role::BetaWindow) {
+        // Written (row, head, step) entries against the reference: k and v
+        // exactly (copies of the inputs), g and beta within f32's rounding
+        // of their math; the others untouched.
+        bool kw = arg.role == Role::KWindow, vw = arg.role == Role::VWindow;
+        const std::vector<double> &want = kw   ? ref.kWindow
+                                          : vw ? ref.vWindow
+                                          : arg.role == Role::GWindow
+                                              ? ref.gWindow
+                                              : ref.betaWindow;
+        int64_t L = p.windowSteps, heads = kw ? p.H : p.HV;
+        int64_t width = kw ? p.K : vw ? p.V : 1;
+        int64_t entryBytes =
+            width * arg.elementType.getIntOrFloatBitWidth() / 8;
+        int64_t windowRows = p.slots > 0 ? p.slots : p.N;
+        std::vector<double> gotW, refW;
+        int64_t changed = 0, untouched = 0;
+        for (int64_t r = 0; r < windowRows; ++r)
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t st = 0; st < L; ++st) {
+              int64_t e = (r * heads + h) * L + st;
+              if (ref.windowWritten[r * L + st]) {
+                gotW.insert(gotW.end(), got.begin() + e * width,
+                            got.begin() + (e + 1) * width);
+                refW.insert(refW.end(), want.begin() + e * width,
+                            want.begin() + (e + 1) * width);
+              } else {
+                ++untouched;
+                changed += blockChanged(i, e, entryBytes);
+              }
+            }
+        std::string name = kw ? "k_window" : vw ? "v_window"
+                           : arg.role == Role::GWindow ? "g_window"
+                                                        : "beta_window";
+        report(name, gotW, refW, kw || vw ? 0.0 : 1e-5);
+        log << "check unwritten " << name << " steps: " << changed << " of "
+            << untouched << " changed  " << (changed ? "FAILED" : "ok")
+            << "\n";
+        if (changed)
+          exitCode = 1;
       } else if (arg.role == Role::StateCheckpoints) {
         // Written rows against the reference, the others untouched; e4m3
         // rows times the scales the kernel stored with them.

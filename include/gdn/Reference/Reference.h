@@ -65,6 +65,11 @@ struct Problem {
   /// clamp(Inputs::checkpointOffsets[n], 0, rows), hi =
   /// clamp(offsets[n + 1], lo, rows). Padding rows store none.
   int64_t checkpointInterval = 0, checkpointRows = 0;
+  /// Replay windows of L = windowSteps steps (0: none; a decay and a beta a
+  /// head): sequence n's s-th token, s < L, is recorded in row
+  /// stateIndices[n] (n without a pool; padding rows record nothing), see
+  /// Outputs::kWindow.
+  int64_t windowSteps = 0;
 };
 
 /// Inputs, row-major, as doubles (storage-dtype values widened exactly).
@@ -96,6 +101,13 @@ struct Outputs {
   /// checkpointWritten[row] says which were written.
   std::vector<double> checkpoints;
   std::vector<bool> checkpointWritten;
+  /// Replay windows (Problem::windowSteps = L > 0), rows = slots or N: k as
+  /// given (before the L2 norm) [rows, H, L, K], v [rows, HV, L, V], the
+  /// token's log decay g (0 without one) and its beta (1 without one), as
+  /// the recurrence takes them, [rows, HV, L]; windowWritten[row * L + s]
+  /// says which steps were written (the others 0).
+  std::vector<double> kWindow, vWindow, gWindow, betaWindow;
+  std::vector<bool> windowWritten;
 };
 
 /// softplus(x) = log(1 + exp(x)) for x <= 20, x otherwise (FLA/SGLang).
