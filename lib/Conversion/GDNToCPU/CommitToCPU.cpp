@@ -68,7 +68,9 @@ struct CommitToLoops : OpRewritePattern<CommitOp> {
                 rewriter, loc, d.K,
                 [&](Value x, Value y) { return m.maxAbs(x, y); },
                 [&](Value k) { return load(hv, k, v); });
-            auto [scale, inv] = m.e4m3Scale(amax);
+            // (Named values: C++17 lambdas cannot capture a binding.)
+            std::pair<Value, Value> quotients = m.e4m3Scale(amax);
+            Value scale = quotients.first, inv = quotients.second;
             memref::StoreOp::create(rewriter, loc, scale, scales,
                                     ValueRange{r.slot, hv, v});
             forRange(rewriter, loc, d.K, [&](Value k) {

@@ -167,7 +167,7 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
     Value x = floats == 4
                   ? vector::LoadOp::create(b, loc, vec4, src, from).getResult()
                   : memref::LoadOp::create(b, loc, src, from).getResult();
-    stores.push_back([=, this] {
+    stores.push_back([=] {
       OpBuilder::InsertionGuard guard(b);
       if (onlyIf) {
         auto ifOp = scf::IfOp::create(b, loc, onlyIf, /*withElseRegion=*/false);

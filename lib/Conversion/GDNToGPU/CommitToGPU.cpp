@@ -137,7 +137,13 @@ KernelEntry enterKernel(KernelMath &m, CommitOp op) {
 /// the kernel's arguments.
 void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
   KernelMath m(b, loc, KernelMath::Flavor::GPU);
-  auto [buffer, state, from, to, tid, chunk, hv, r] = enterKernel(m, op);
+  // (Named copies, not a structured binding, which C++17 lambdas cannot
+  // capture.)
+  KernelEntry entry = enterKernel(m, op);
+  Value buffer = entry.buffer, state = entry.state, tid = entry.tid,
+        chunk = entry.chunk, hv = entry.hv;
+  Type from = entry.from, to = entry.to;
+  const KernelMath::CommitRow &r = entry.r;
   int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(4);
 
   // Rows that commit nothing (padding, a negative buffer row, accepted <= 0)
@@ -236,7 +242,13 @@ void buildCopy(OpBuilder &b, Location loc, CommitOp op, const CopyPlan &p) {
 void buildQuantizedCopy(OpBuilder &b, Location loc, CommitOp op,
                         const RowPlan &p) {
   KernelMath m(b, loc, KernelMath::Flavor::GPU);
-  auto [buffer, state, from, to, tid, chunk, hv, r] = enterKernel(m, op);
+  // (Named copies, not a structured binding, which C++17 lambdas cannot
+  // capture.)
+  KernelEntry entry = enterKernel(m, op);
+  Value buffer = entry.buffer, state = entry.state, tid = entry.tid,
+        chunk = entry.chunk, hv = entry.hv;
+  Type from = entry.from, to = entry.to;
+  const KernelMath::CommitRow &r = entry.r;
   int64_t rows = cast<MemRefType>(buffer.getType()).getDimSize(3);
   Value lane = arith::RemUIOp::create(b, loc, tid, m.index(kWarpSize));
   Value v = arith::AddIOp::create(
