@@ -1048,9 +1048,7 @@ static int run(int argc, char **argv) {
                 changed += blockChanged(i, e, entryBytes);
               }
             }
-        std::string name = kw ? "k_window" : vw ? "v_window"
-                           : arg.role == Role::GWindow ? "g_window"
-                                                        : "beta_window";
+        StringRef name = roleName(arg.role);
         report(name, gotW, refW, kw || vw ? 0.0 : 1e-5);
         log << "check unwritten " << name << " steps: " << changed << " of "
             << untouched << " changed  " << (changed ? "FAILED" : "ok")

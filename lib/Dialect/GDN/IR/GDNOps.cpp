@@ -1040,14 +1040,12 @@ LogicalResult CommitOp::verify() {
       return failure();
   }
 
-  std::pair<Value, StringRef> named[] = {
-      {getIntermediateStates(), "intermediate_states"},
-      {getAccepted(), "accepted"},
-      {getStateIndices(), "state_indices"},
-      {getIntermediateStateIndices(), "intermediate_state_indices"},
-      {getIntermediateStateScale(), "intermediate_state_scale"},
-      {getStateScale(), "state_scale"},
-      {state, "state"}};
+  // Every operand in operand order: the form check's list (which leaves
+  // state_scale to its own check) with state_scale before state.
+  SmallVector<std::pair<Value, StringRef>> named(std::begin(all),
+                                                 std::prev(std::end(all)));
+  named.push_back({getStateScale(), "state_scale"});
+  named.push_back(all[std::size(all) - 1]);
   if (failed(verifyWrittenAliases(op, named)))
     return failure();
   return verifyStateResult(op, tensorForm, state);

@@ -118,15 +118,18 @@ LogicalResult replaceWithInitBuffers(Operation *op, Operation *newOp,
   return success();
 }
 
+/// Whether `op` reads `operand`: every input, and its inits (final_state,
+/// o) where it writes them only in part.
+bool readsOperand(RecurrentOp op, OpOperand &operand) {
+  return !op.isDpsInit(&operand) || op.writesInitsInPart();
+}
+
 struct RecurrentOpInterface
     : DstBufferizableOpInterfaceExternalModel<RecurrentOpInterface,
                                               RecurrentOp> {
   bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
                               const AnalysisState &state) const {
-    // Inputs are read; the inits (final_state, o) only where the op keeps
-    // part of them.
-    auto recurrent = cast<RecurrentOp>(op);
-    return !recurrent.isDpsInit(&opOperand) || recurrent.writesInitsInPart();
+    return readsOperand(cast<RecurrentOp>(op), opOperand);
   }
 
   bool isNotConflicting(Operation *op, OpOperand *uRead, OpOperand *uWrite,
@@ -155,10 +158,8 @@ struct RecurrentOpInterface
     // Copy in what is read: all but the inits written in full (an init that
     // is also read is the same value as initial_state, which comes first).
     FailureOr<OperandBuffers> operands = bufferizeOperands(
-        op, rewriter, options, state, [&](OpOperand &operand) {
-          return !recurrent.isDpsInit(&operand) ||
-                 recurrent.writesInitsInPart();
-        });
+        op, rewriter, options, state,
+        [&](OpOperand &operand) { return readsOperand(recurrent, operand); });
     if (failed(operands))
       return failure();
     auto get = [&](Value tensor) { return operands->get(tensor); };
