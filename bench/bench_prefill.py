@@ -388,9 +388,9 @@ WHY_SLOWER = ("gdn's scan runs a sequence's 16-token chunks one after another on
               "tokens). FlashInfer's prefill and FlashQLA take 64-token chunks on wgmma "
               "and split a long sequence across CTAs; splitting gdn's scan so would cost "
               "about 2.3 x its work for at most 1.6 x the SM's rate, so it waits on a "
-              "cheaper chunk (docs/cost-model.md#scan-throughput). A varlen batch's scan "
-              "takes its warps from the batch's rows, so one long sequence among short "
-              "ones runs at the 8-warp chunk latency "
+              "cheaper chunk (docs/cost-model.md#scan-throughput). In a varlen batch the "
+              "longest sequence sets the time: its scan runs on 4-warp CTAs, one a "
+              "64-row V block of a head (64 SMs at HV = 32), at that chunk latency "
               "(docs/cost-model.md#varlen-chunk-parallel).")
 
 

@@ -17,7 +17,9 @@ against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (varlen-short.log); --warps, the scan's warps on small grids
 (warps.log); --varlen-cp, chunk_parallel on varlen batches against
-the one-launch form (varlen-cp.log); --chunks, 16- against 32- and 64-token chunks on
+the one-launch form (varlen-cp.log); --varlen-warps, varlen chunk_parallel
+under the cost model (4 warps, the next chunk's copies in flight) against
+its rule before (8 warps, no copies; varlen-warps.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
@@ -186,6 +188,14 @@ VARLEN_CP_BENCH = [  # mean length T / N: 4096, 4096, 256, 64, 16
     (N, T, True, ["solve = tensor_cores", CP])  # the one-launch form against chunk_parallel
     for N, T in ((1, 4096), (4, 16384), (16, 4096), (64, 4096), (256, 4096))
 ]
+VARLEN_WARPS_CHECKS = VARLEN_CP_CHECKS + [  # the cost model's: 4 warps, the copies in flight
+    ("varlen chunk_parallel, 32 sequences, pool, checkpoints every 64",
+     [(32, 4096, True, 64, 160, "")]),
+]
+OLD_VARLEN = "warps = 8, chunk_prefetch_distance = 0"  # the rule before session 43
+VARLEN_WARPS_BENCH = [  # mean length T / N: 4096, 256, 574, 64
+    (N, T, True, ["", OLD_VARLEN]) for N, T in ((4, 16384), (16, 4096), (32, 18368), (64, 4096))
+]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log
     "--quick": (CHECKS, BENCH[:2]),
@@ -198,6 +208,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--chunks": (CHUNK_CHECKS, CHUNK_BENCH),  # chunks/
     "--warps": (WARPS_CHECKS, WARPS_BENCH),  # the scan's warps on small grids
     "--varlen-cp": (VARLEN_CP_CHECKS, VARLEN_CP_BENCH),  # chunk_parallel on varlen batches
+    "--varlen-warps": (VARLEN_WARPS_CHECKS, VARLEN_WARPS_BENCH),  # varlen-warps.log
 }
 
 

@@ -338,15 +338,18 @@ static void chooseWarps(ScheduleDraft &x) {
   if (s.tensorCores()) {
     // chunk_parallel's scan: a warp holds 16 V rows whatever the warps, so
     // fewer warps a CTA make more CTAs: the fewest whose grid still fits one
-    // CTA an SM (N = 1 at HV = 32: 2 warps, 128 CTAs), else 8
-    // (docs/cost-model.md#chunk-parallel-warps).
+    // CTA an SM (N = 1 at HV = 32: 2 warps, 128 CTAs), else 8; a varlen
+    // batch's else 4, twice the SMs for its longest sequences, which outlast
+    // the others (docs/cost-model.md#chunk-parallel-warps,
+    // #varlen-chunk-parallel).
     // (A pinned chunk larger than the CTA's threads keeps more warps: the
     // first launch's substitution takes a thread a token.)
     int64_t chunk = x.pins.getStagedTokens().value_or(0);
     if (s.chunkParallel())
       for (int64_t w : {2, 4})
         if (d.V % (16 * w) == 0 && chunk <= w * kWarpSize &&
-            d.N * d.HV * (d.V / (16 * w)) <= x.sms) {
+            (d.N * d.HV * (d.V / (16 * w)) <= x.sms ||
+             (w == 4 && x.op.isVarlen()))) {
           s = s.with(&ScheduleAttr::getWarps, w);
           return;
         }

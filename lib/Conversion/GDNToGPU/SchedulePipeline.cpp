@@ -108,8 +108,10 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
 /// prefill's tensor_cores) copies the next chunk while it solves this one
 /// where it runs one CTA an SM (its grid at most the SMs: each chunk's
 /// loads are then on the CTA's critical path) over several chunks, and a
-/// second set of the chunk's buffers fits in static shared memory
-/// (docs/cost-model.md#chunk-prefetch).
+/// second set of the chunk's buffers fits in static shared memory; so does
+/// a varlen batch's chunk_parallel scan on any grid: its long sequences'
+/// CTAs outlast the others and end up alone on their SMs
+/// (docs/cost-model.md#chunk-prefetch, #varlen-chunk-parallel).
 static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getChunkPrefetchDistance()) {
@@ -121,8 +123,9 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   bool chunks =
       d.T > *s.getStagedTokens() * (x.op.isVarlen() ? d.N : int64_t{1});
   bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
+  bool alone = oneCTAnSM(x) || (x.op.isVarlen() && s.chunkParallel());
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
-             s.tensorCores() && *s.getProducerStages() == 0 && oneCTAnSM(x) &&
+             s.tensorCores() && *s.getProducerStages() == 0 && alone &&
                      chunks && fits
                  ? 1
                  : 0);
