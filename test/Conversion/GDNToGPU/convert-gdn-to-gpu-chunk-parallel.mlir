@@ -40,6 +40,15 @@
 // CHECK-NEXT: gpu.dealloc %[[W]] : memref<8304xf32>
 // CHECK-LABEL: gpu.func @prefill_chunk_solves
 // CHECK-SAME: %[[REC:arg8]]: memref<8304xf32>
+// q and k staged as cp.async copies, all issued before the one wait, the
+// log gates staged while they fly (docs/cost-model.md#chunk-solves-copies):
+// CHECK: %[[QC:.*]] = nvgpu.device_async_copy %arg0
+// CHECK: %[[KC:.*]] = nvgpu.device_async_copy %arg1
+// CHECK-NEXT: %[[G:.*]] = nvgpu.device_async_create_group %[[QC]], %[[KC]]
+// CHECK: memref.load %arg3
+// CHECK: memref.store %{{.*}}, %arg12[%thread_id_x]
+// CHECK: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-6: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] : memref<8304xf32>, vector<4xf32>
