@@ -60,11 +60,9 @@ void ChunkSolvesKernel::build() {
   // gates staged meanwhile: a thread waits for one memory latency, not one
   // a 16-byte item as stageQK's load-then-store loop did
   // (docs/cost-model.md#chunk-solves-copies).
-  auto qk = [&](Value t, Value col) { return qkIndex(t, col); };
-  SmallVector<Value> copies = asyncRows(op.getQ(), qStage, d.K, c, count, qk);
-  llvm::append_range(copies, asyncRows(op.getK(), kStage, d.K, c, count, qk));
   Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+      asyncQKCopies(c, count));
   stageLogGates(c, count);
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
   gpu::BarrierOp::create(b, loc);

@@ -178,10 +178,15 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
   return results;
 }
 
-SmallVector<Value> Staging::asyncChunkCopies(Value c, Value count) {
+SmallVector<Value> Staging::asyncQKCopies(Value c, Value count) {
   auto qk = [&](Value t, Value col) { return qkIndex(t, col); };
   SmallVector<Value> copies = asyncRows(op.getQ(), qStage, d.K, c, count, qk);
   llvm::append_range(copies, asyncRows(op.getK(), kStage, d.K, c, count, qk));
+  return copies;
+}
+
+SmallVector<Value> Staging::asyncChunkCopies(Value c, Value count) {
+  SmallVector<Value> copies = asyncQKCopies(c, count);
   llvm::append_range(
       copies, asyncRows(op.getV(), vStage, s.blockColumns(), c, count,
                         [&](Value t, Value col) { return vIndex(t, col); }));

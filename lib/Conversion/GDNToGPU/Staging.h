@@ -106,6 +106,10 @@ protected:
   /// tokens.
   SmallVector<Value> asyncChunkCopies(Value c, Value count);
 
+  /// The q and k rows of tokens [c, c + count) as cp.async copies into
+  /// qStage and kStage (asyncRows); returns their tokens.
+  SmallVector<Value> asyncQKCopies(Value c, Value count);
+
   /// What a prefetching form copies beside q, k and v, as cp.async copies
   /// (their tokens): chunk_parallel's scan, the chunk's record.
   virtual SmallVector<Value> asyncChunkExtras(Value c) { return {}; }
