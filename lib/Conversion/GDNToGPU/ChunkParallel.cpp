@@ -63,10 +63,16 @@ void ChunkSolvesKernel::build() {
   Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
       asyncQKCopies(c, count));
-  stageLogGates(c, count);
+  if (op.hasPerKeyDecay()) // KDA: each key's decays (KeyDecayChunks.cpp)
+    stageKeyDecays(c, count, /*betas=*/true);
+  else
+    stageLogGates(c, count);
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
   gpu::BarrierOp::create(b, loc);
-  buildTensorCoreGram();
+  if (op.hasPerKeyDecay())
+    buildKeyDecayGram();
+  else
+    buildTensorCoreGram();
   buildSolveMatrices();
   copyRecord(c, /*toWorkspace=*/true);
 }

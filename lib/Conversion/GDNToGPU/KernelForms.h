@@ -233,6 +233,29 @@ protected:
   /// barrier.
   void buildTensorCoreGram();
 
+  /// Thread i < chunk: token i's factors [5, chunk] (gamma ik, gamma iq, ik
+  /// tail, ik, iq: gamma = exp(G_i) and tail = exp(G_C - G_i) this thread's,
+  /// ik and iq from the Gram's diagonals) and tokenStage[0] = gamma. Ends
+  /// with a barrier.
+  void storeTokenFactors(Value gamma, Value tail);
+
+  /// KDA (a decay per key) in chunk_parallel's first launch: the Gram
+  /// matrices with each key's decay inside the sums, gram0_ij = sum_d
+  /// k_i[d] k_j[d] D_ij[d] (j <= i), gram1_ij = sum_d q_i[d] k_j[d]
+  /// D_ij[d] (j <= i), D_ij[d] = prod_{l = j+1..i} exp(g_l[d]) formed as a
+  /// running product (no exp of differences, nothing past 1), and q_i.q_i,
+  /// on CUDA cores; the token factors with gamma = tail = 1 (the decays are
+  /// in the scan's operands: decayKeys). docs/math.md §5. Ends with a
+  /// barrier.
+  void buildKeyDecayGram();
+
+  /// KDA in chunk_parallel's scan, after the chunk's staging barrier: q and
+  /// k rows decayed in place to q_i * Gamma_i and k_i * Gamma_i (Gamma_i[d]
+  /// = prod_{l <= i} exp(g_l[d])), the update's keys k_i * prod_{l > i}
+  /// exp(g_l[d]) into tailStage, Gamma_C into lastDecayStage, each rounded
+  /// once to the staged dtype. Ends with a barrier.
+  void decayKeys();
+
   /// Thread j < chunk: column j of Tm and M into solveStage [2, chunk,
   /// chunk + 4]. Ends with a barrier.
   void buildSolveMatrices();

@@ -218,8 +218,14 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
     return needs("a chain of tokens (no parent table, EAGLE tree)");
   if (op.getIntermediateStates())
     return needs("the final state only (no intermediate_states)");
-  if (op.hasPerKeyDecay())
-    return needs("a decay per head (no per-key decay, KDA)");
+  if (op.hasPerKeyDecay() && !s.chunkParallel())
+    return needs("a decay per head (a per-key decay, KDA, takes solve = "
+                 "chunk_parallel)");
+  if (op.hasPerKeyDecay() && *s.getStagedTokens() > kWarpSize)
+    return needs("with a per-key decay (KDA) a chunk of at most 32 tokens "
+                 "(a warp's lanes hold whole columns of its Gram, "
+                 "KeyDecayChunks.cpp), not staged_tokens = " +
+                 std::to_string(*s.getStagedTokens()));
   if (op.hasPerChannelBeta())
     return needs("a beta per head (no per-channel beta)");
   if (*s.getStagedTokens() == 0)

@@ -71,12 +71,28 @@ bool varlenPrefill(const ScheduleDraft &x) {
   return op.isVarlen() && x.d.T >= kPrefillMeanTokens * x.d.N;
 }
 
+/// Whether a per-key decay (KDA) would take chunk_parallel's two launches
+/// (the only chunked form that takes one, KeyDecayChunks.cpp): several
+/// chunks of a fixed batch, or a varlen batch of 64 tokens a sequence or
+/// more on average, no programmatic launch pinned, and a chunk (pinned or
+/// 16) of at most 32 tokens (chooseSolve).
+bool keyDecayChunks(const ScheduleDraft &x) {
+  RecurrentOp op = x.op;
+  LaunchModeAttr launch = x.pins.getLaunch();
+  std::optional<int64_t> chunk = x.pins.getStagedTokens();
+  return x.d.T > 16 &&
+         (!op.isVarlen() || x.d.T >= kVarlenChunkParallelTokens * x.d.N) &&
+         (!launch || launch.getValue() == LaunchMode::ordinary) &&
+         chunk.value_or(16) <= 32;
+}
+
 /// Whether the final state of `x.op` takes the tensor-core solve: bf16/f16
 /// tokens of a fixed batch, one chunk (8 < T <= 16) above the tiny grid or
 /// several chunks (T > 16, any grid: docs/cost-model.md#long-t-prefill),
 /// or a varlen batch of prefills (docs/cost-model.md#varlen-prefill),
-/// with no tree, per-key decay or per-channel beta, shapes of whole mma
-/// tiles and no pin its mapping contradicts.
+/// with no tree or per-channel beta, a per-key decay only in
+/// chunk_parallel (keyDecayChunks), shapes of whole mma tiles and no pin
+/// its mapping contradicts.
 bool prefersTensorCores(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   auto d = x.d;
@@ -93,9 +109,9 @@ bool prefersTensorCores(const ScheduleDraft &x) {
          !pins.getLanesAlongV() && pinOrZero(pins.getProducerStages()) == 0 &&
          pinOrZero(pins.getConsumerRegisters()) == 0 &&
          !op.getIntermediateStates() && !op.hasParentTable() &&
-         !op.hasPerKeyDecay() && !op.hasPerChannelBeta() && d.K % 8 == 0 &&
-         d.K <= 128 && d.V % 32 == 0 &&
-         op.getCheckpointInterval().value_or(16) % 16 == 0;
+         (!op.hasPerKeyDecay() || keyDecayChunks(x)) &&
+         !op.hasPerChannelBeta() && d.K % 8 == 0 && d.K <= 128 &&
+         d.V % 32 == 0 && op.getCheckpointInterval().value_or(16) % 16 == 0;
 }
 
 /// A pinned reductions = mma, whose form fixes the mapping

@@ -53,6 +53,8 @@ void Staging::createStagingBuffers() {
   tokenStage = bufferIf(layout.tokens);
   solveStage = bufferIf(layout.solve);
   factorStage = bufferIf(layout.factors);
+  tailStage = bufferIf(layout.tailKeys);
+  lastDecayStage = bufferIf(layout.lastDecay);
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns()));
 }
 
@@ -97,8 +99,11 @@ SmallVector<Value> Staging::chunk(Value c, Value count,
 }
 
 void Staging::stageChunkGates(Value c, Value count) {
-  if (s.chunkParallel()) // the gates are in the chunk's record
+  if (s.chunkParallel()) {   // the gates are in the chunk's record
+    if (op.hasPerKeyDecay()) // but for each key's decays (KDA)
+      stageKeyDecays(c, count, /*betas=*/false);
     return;
+  }
   if (s.chunkedSolve())
     stageLogGates(c, count);
   else
@@ -420,6 +425,68 @@ void Staging::stageLogGates(Value c, Value count) {
   memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
                           ValueRange{tid});
   memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
+                          ValueRange{tid});
+}
+
+void Staging::stageKeyDecays(Value c, Value count, bool betas) {
+  int64_t C = *s.getStagedTokens(), vec = 4, perRow = d.K / vec,
+          items = C * perRow, threads = *s.getWarps() * kWarpSize;
+  assert(d.K % vec == 0 && "tensor cores: K a multiple of 8");
+  Type f32 = b.getF32Type();
+  auto type = VectorType::get({vec}, f32);
+  for (int64_t i0 = 0; i0 < items; i0 += threads) {
+    Value i = offset(tid, i0);
+    std::optional<OpBuilder::InsertionGuard> inItems;
+    if (i0 + threads > items) {
+      auto ifOp = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                m.index(items)),
+          /*withElseRegion=*/false);
+      inItems.emplace(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    auto [j, col, inRange] = stagedItem(i, perRow, vec, count);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, inRange,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc,
+                           fromElements(perKeyDecay(
+                               arith::AddIOp::create(b, loc, c, j), col, vec)));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc,
+          Value(arith::ConstantOp::create(
+              b, loc, type,
+              DenseElementsAttr::get(type, b.getF32FloatAttr(1.0f)))));
+    }
+    vector::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
+                            ValueRange{j, col}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(vectorAlignment(vec, f32)));
+  }
+  if (!betas)
+    return;
+  Value inChunk =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, m.index(C));
+  auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, count);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, inRange,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(
+        b, loc,
+        m.emitBeta(op, tokenRow, arith::AddIOp::create(b, loc, c, tid), hv));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, m.f32(0.0));
+  }
+  memref::StoreOp::create(b, loc, ifOp.getResult(0), betaStage,
                           ValueRange{tid});
 }
 

@@ -176,6 +176,12 @@ protected:
   /// updates anything).
   void stageLogGates(Value c, Value count);
 
+  /// chunk_parallel with a per-key decay (KDA): every thread stages some
+  /// (token, key) decays exp(g) of tokens [c, c + count) into decayStage
+  /// [chunk, K], 1 past `count` (a token there does not decay the state);
+  /// with `betas`, thread j < chunk also token j's beta, 0 past `count`.
+  void stageKeyDecays(Value c, Value count, bool betas);
+
   /// The rows of the chunked solve: the chunk, or T when every token fits
   /// in one (fixed T).
   int64_t solveRows();
@@ -190,6 +196,9 @@ protected:
   Value normStage; ///< a producer's norm factors (producerNorms), or null
   Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
   Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
+  /// chunk_parallel with a per-key decay (KeyDecayChunks.cpp): the update's
+  /// decayed keys, each key's decay over the chunk.
+  Value tailStage, lastDecayStage;
   Value blockV0; ///< first V column of the CTA
 };
 

@@ -44,7 +44,8 @@ int64_t StagingBuffer::bytes() const {
 SmallVector<const StagingBuffer *> StagingLayout::buffers() const {
   SmallVector<const StagingBuffer *> all = {&q, &k, &v, &decay, &beta};
   for (const std::optional<StagingBuffer> *x :
-       {&source, &norms, &gram, &tokens, &solve, &factors})
+       {&source, &norms, &gram, &tokens, &solve, &factors, &tailKeys,
+        &lastDecay})
     if (*x)
       all.push_back(&**x);
   return all;
@@ -104,6 +105,10 @@ StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
   if (s.tensorCores()) {
     layout.solve = StagingBuffer{{2, chunk, chunk + 4}, f32};
     layout.factors = StagingBuffer{{5, chunk}, f32};
+  }
+  if (s.chunkParallel() && op.hasPerKeyDecay()) {
+    layout.tailKeys = StagingBuffer{{rows, qkRow}, qk};
+    layout.lastDecay = StagingBuffer{{d.K}, f32};
   }
   return layout;
 }

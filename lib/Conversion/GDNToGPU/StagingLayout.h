@@ -37,11 +37,16 @@ struct StagingBuffer {
 ///   gram       [2, chunk, chunk] and tokens [3, chunk] f32, the chunked
 ///              solve's Gram matrices and per-token decays and norms;
 ///   solve      [2, chunk, chunk + 4] and factors [5, chunk] f32, the
-///              tensor-core solve's matrices and token factors.
+///              tensor-core solve's matrices and token factors;
+///   tailKeys   [rows, q's row] q's dtype and lastDecay [K] f32,
+///              chunk_parallel with a per-key decay (KDA,
+///              KeyDecayChunks.cpp): the update's keys decayed to the
+///              chunk's end, each key's decay over the chunk.
 /// `op` may be in either form (the cost model runs before bufferization).
 struct StagingLayout {
   StagingBuffer q, k, v, decay, beta;
   std::optional<StagingBuffer> source, norms, gram, tokens, solve, factors;
+  std::optional<StagingBuffer> tailKeys, lastDecay;
 
   /// Every buffer in allocation order.
   SmallVector<const StagingBuffer *> buffers() const;

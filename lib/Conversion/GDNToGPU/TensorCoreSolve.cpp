@@ -458,6 +458,20 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
     scale(0, arith::CmpIPredicate::ult);
     scale(1, arith::CmpIPredicate::ule);
   }
+  storeTokenFactors(gamma, tail);
+}
+
+void TensorCoreSolveKernel::storeTokenFactors(Value gamma, Value tail) {
+  int64_t C = *s.getStagedTokens();
+  auto ifThen = [&](Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  };
   // Thread i < C: token i's factors gamma ik, gamma iq, ik tok1, ik, iq.
   ifThen(cmp(arith::CmpIPredicate::ult, tid, m.index(C)), [&] {
     Value i = tid;
@@ -548,6 +562,12 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     buildTensorCoreGram();
     buildSolveMatrices();
   }
+  // KDA: q and k decayed per key, the update's keys to the chunk's end
+  // (KeyDecayChunks.cpp); the record's factors then hold no decay.
+  bool keyDecays = workspace && op.hasPerKeyDecay();
+  if (keyDecays)
+    decayKeys();
+  Value updateKeys = keyDecays ? tailStage : kStage;
   SmallVector<Value> S(state.begin(), state.end());
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
@@ -676,10 +696,22 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     }
   }
   // S_Cᵀ = gamma_C S0ᵀ + (Uᵀ diag(ik tok1)) K: B[token][key] = k[token][key].
-  Value last = memref::LoadOp::create(b, loc, tokenStage,
-                                      ValueRange{m.index(0), m.index(C - 1)});
-  for (Value &e : S)
-    e = m.mul(last, e);
+  // KDA: S_Cᵀ = S0ᵀ diag(Gamma_C) + Uᵀ diag(ik) K_tail, state element
+  // (r, 2 q + e) of key 8 q + 2t + e.
+  if (keyDecays) {
+    for (int64_t q = 0; q < keyTiles; ++q) {
+      SmallVector<Value> decay =
+          extractAll(loadVector(lastDecayStage, {offset(t2, 8 * q)}, 2));
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e)
+          at(S, r, 2 * q + e) = m.mul(decay[e], at(S, r, 2 * q + e));
+    }
+  } else {
+    Value last = memref::LoadOp::create(b, loc, tokenStage,
+                                        ValueRange{m.index(0), m.index(C - 1)});
+    for (Value &e : S)
+      e = m.mul(last, e);
+  }
   // The update's A operands, each formed once for all key tiles: a tf32
   // tile of 8 tokens, or bf16 registers of 16 (two tiles).
   SmallVector<Operand> Y;
@@ -707,7 +739,8 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     Fragment acc = tileOf(q);
     Value key = offset(g, 8 * q);
     auto kAt = [&](int64_t p, int64_t e) {
-      return extractAll(loadVector(kStage, {tokenOf(p, e), key}, 1)).front();
+      return extractAll(loadVector(updateKeys, {tokenOf(p, e), key}, 1))
+          .front();
     };
     for (int64_t p = 0; bf16 && !ldm && p < tiles; p += 2)
       acc = productBF16(
@@ -718,7 +751,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     for (int64_t p = 0; bf16 && ldm && q % 2 == 0 && p < tiles; p += 2) {
       if (p == 0)
         kPairs.clear();
-      kPairs.push_back(loadTiles(m, kStage, mmaLane, 4, true, [&](Value i) {
+      kPairs.push_back(loadTiles(m, updateKeys, mmaLane, 4, true, [&](Value i) {
         return blockCorner(m, i, p, q, /*keysOuter=*/true);
       }));
     }
@@ -728,8 +761,8 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       acc = productBF16(b, loc, Y16[p / 2], {regs[r], regs[r + 1]}, acc);
     }
     for (int64_t p = 0; !bf16 && p < tiles; ++p) {
-      Value k0Row = f32At(kStage, {tokenOf(p, 0), key});
-      Value k1Row = f32At(kStage, {tokenOf(p, 1), key});
+      Value k0Row = f32At(updateKeys, {tokenOf(p, 0), key});
+      Value k1Row = f32At(updateKeys, {tokenOf(p, 1), key});
       acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qk), acc);
     }
     at(S, 0, 2 * q) = acc[0];

@@ -36,7 +36,7 @@ func.func @chunked_tree(%q: memref<1x2x1x32xf32>, %k: memref<1x2x1x32xf32>, %v: 
 // -----
 
 func.func @chunked_kda(%q: memref<1x2x1x32xf32>, %k: memref<1x2x1x32xf32>, %v: memref<1x2x1x8xf32>, %g: memref<1x2x1x32xf32>, %o: memref<1x2x1x8xf32>) {
-  // expected-error @+1 {{cannot be lowered to the GPU: solve = cuda_cores needs a decay per head (no per-key decay, KDA)}}
+  // expected-error @+1 {{cannot be lowered to the GPU: solve = cuda_cores needs a decay per head (a per-key decay, KDA, takes solve = chunk_parallel)}}
   gdn.recurrent q(%q : memref<1x2x1x32xf32>) k(%k : memref<1x2x1x32xf32>) v(%v : memref<1x2x1x8xf32>) g(%g : memref<1x2x1x32xf32>) o(%o : memref<1x2x1x8xf32>) {gdn.schedule = #gdn.schedule<solve = cuda_cores>, state_layout = #gdn.layout<vk>}
   return
 }
