@@ -17,7 +17,8 @@ against the tensor cores (varlen.log); --varlen-short, the same for
 means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (varlen-short.log); --warps, the scan's warps on small grids
 (warps.log); --varlen-cp, chunk_parallel on varlen batches against
-the one-launch form (varlen-cp.log); --varlen-warps, varlen chunk_parallel
+the one-launch form (varlen-cp.log); --kda, a per-key decay (KDA) in chunk_parallel, its checks and
+against the token loop; --varlen-warps, varlen chunk_parallel
 under the cost model (4 warps, the next chunk's copies in flight) against
 its rule before (8 warps, no copies; varlen-warps.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
@@ -30,13 +31,15 @@ from pathlib import Path
 H, HV, K, V = 16, 32, 128, 128
 
 
-def recurrent(N, T, varlen=False, interval=0, rows=0, pool=0):
+def recurrent(N, T, varlen=False, interval=0, rows=0, pool=0, kda=False):
     """A gdn.recurrent of N sequences of T tokens (varlen: N sequences
-    packed into T tokens, lengths drawn by gdn-run) as a function."""
+    packed into T tokens, lengths drawn by gdn-run) as a function; kda: a
+    log-space decay per key, g [.., HV, K] (Kimi's KDA)."""
     B = 1 if varlen else N
     tok = lambda w, dt: f"memref<{B}x{T}x{w}x{dt}>"
     q, v = tok(H, f"{K}xbf16"), tok(HV, f"{V}xbf16")
-    g, beta = f"memref<{B}x{T}x{HV}xf32>", f"memref<{B}x{T}x{HV}xbf16>"
+    g = f"memref<{B}x{T}x{HV}x{K}xf32>" if kda else f"memref<{B}x{T}x{HV}xf32>"
+    beta = f"memref<{B}x{T}x{HV}xbf16>"
     slots = pool or N
     state = f"memref<{slots}x{HV}x{V}x{K}xf32>"
     args = [("q", q), ("k", q), ("v", v), ("g", g), ("beta", beta)]
@@ -192,6 +195,17 @@ VARLEN_WARPS_CHECKS = VARLEN_CP_CHECKS + [  # the cost model's: 4 warps, the cop
     ("varlen chunk_parallel, 32 sequences, pool, checkpoints every 64",
      [(32, 4096, True, 64, 160, "")]),
 ]
+KDA_CHECKS = [  # a per-key decay in chunk_parallel (KeyDecayChunks.cpp), the cost model's
+    ("KDA lengths 1/17/63/64/65/1000", [(2, t, False, 0, 0, "") for t in (1, 17, 63, 64, 65, 1000)]),
+    ("KDA checkpoints every 64", [(2, 1000, False, 64, 40, "")]),
+    ("KDA 2 warps", [(1, 1000, False, 0, 0, "warps = 2")]),
+    ("KDA 8 warps (128-register cap)", [(8, 300, False, 0, 0, "")]),
+    ("KDA tf32", [(2, 1000, False, 0, 0, "precision = tf32")]),
+    ("KDA varlen, pool, checkpoints every 64", [(6, 2000, True, 64, 40, "")]),
+]
+KDA_BENCH = [  # the cost model's (chunk_parallel) against the token loop
+    (N, T, False, ["", "solve = token_by_token"]) for N, T in ((1, 4096), (4, 4096), (16, 2048))
+]
 OLD_VARLEN = "warps = 8, chunk_prefetch_distance = 0"  # the rule before session 43
 VARLEN_WARPS_BENCH = [  # mean length T / N: 4096, 256, 574, 64
     (N, T, True, ["", OLD_VARLEN]) for N, T in ((4, 16384), (16, 4096), (32, 18368), (64, 4096))
@@ -209,6 +223,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--warps": (WARPS_CHECKS, WARPS_BENCH),  # the scan's warps on small grids
     "--varlen-cp": (VARLEN_CP_CHECKS, VARLEN_CP_BENCH),  # chunk_parallel on varlen batches
     "--varlen-warps": (VARLEN_WARPS_CHECKS, VARLEN_WARPS_BENCH),  # varlen-warps.log
+    "--kda": (KDA_CHECKS, KDA_BENCH),  # KDA in chunk_parallel
 }
 
 
@@ -228,7 +243,8 @@ def main():
     for what, cases in checks:
         for N, T, varlen, interval, rows, sched in cases:
             flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
-            rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0), flags)
+            rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0,
+                                             kda=mode == "--kda"), flags)
             lines = [l for l in out.splitlines()
                      if l.startswith(("check", "schedule:")) or "error" in l]
             print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}")
@@ -237,7 +253,7 @@ def main():
     for N, T, varlen, scheds in benches:
         for sched in scheds:
             flags = ["--bench", "--iters=5"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
-            rc, out = run(gdn_run, recurrent(N, T, varlen), flags)
+            rc, out = run(gdn_run, recurrent(N, T, varlen, kda=mode == "--kda"), flags)
             bench = [l for l in out.splitlines() if l.startswith("bench") or "error" in l]
             print("\n".join(l for l in out.splitlines() if l.startswith("schedule:")))
             us = bench[-1].split()[1] if bench and bench[-1].startswith("bench") else "error"

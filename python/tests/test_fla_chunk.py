@@ -203,3 +203,42 @@ def _varlen_launches(T_, HV_, K_):
             if key[0] == "cuda" and dict(key[2:]).get("cu_seqlens_dtype") == "int32"
             and dict(key[2:]).get("HV") == HV_ and dict(key[2:]).get("K") == K_
             and dict(key[2:]).get("T", 0) >= T_]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("T", [17, 300])
+@pytest.mark.parametrize("gates", ["g", "fused"])
+def test_chunk_kda_chunk_parallel_on_the_gpu(T, gates):
+    """Kimi Linear's KDA prefill at Qwen3-Next-like heads (H = 16, HV = 32,
+    K = V = 128), bf16 q/k/v, qk L2 norm, a per-key decay (log-space g, or
+    FLA's use_gate_in_kernel: -exp(A_log) softplus(g + dt_bias) per key):
+    FLA's chunk_kda takes chunk_parallel's two launches (KeyDecayChunks.cpp,
+    docs/math.md §5 "A decay per key"), within the chunked anchors'
+    accuracy of the fp64 reference (the state 2.5e-3; o against the
+    reference rounded to bf16, 3e-3)."""
+    Nb, H_, HV_, K_ = 2, 16, 32, 128
+    g = torch.Generator().manual_seed(T)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = (r(Nb, T, n, K_).bfloat16() for n in (H_, H_, HV_))
+    beta = torch.rand(Nb, T, HV_, generator=g).bfloat16()
+    h0 = r(Nb, HV_, K_, K_) * 0.1
+    dev = torch.device("cuda")
+    kw, ref = {}, {}
+    if gates == "g":
+        gate = torch.log(torch.rand(Nb, T, HV_, K_, generator=g) * 0.2 + 0.8)
+        ref["g"] = np64(gate)
+    else:
+        gate = r(Nb, T, HV_, K_)
+        A_log, dt_bias = r(HV_) * 0.5, r(HV_ * K_) * 0.5
+        kw = dict(use_gate_in_kernel=True, A_log=A_log.to(dev), dt_bias=dt_bias.to(dev))
+        ref = dict(a=np64(gate), A_log=np64(A_log), dt_bias=np64(dt_bias))
+    o, ht = ops.chunk_kda(*(x.to(dev) for x in (q, k, v, gate, beta)), initial_state=h0.to(dev),
+                          output_final_state=True, use_qk_l2norm_in_kernel=True, **kw)
+    torch.cuda.synchronize()
+    names = [[name for name, _ in k.launches] for k in cuda_kernels(T=T, per_key_decay=True)]
+    assert names and all(len(n) == 2 and n[0].endswith("chunk_solves") for n in names), names
+    ro, rs = recurrent(np64(q), np64(k), np64(v), beta=np64(beta), initial_state=np64(h0),
+                       qk_l2norm=True, layout="kv", **ref)
+    assert rms_rel(np64(ht), rs) < 2.5e-3
+    ro_bf16 = torch.from_numpy(ro).bfloat16().double().numpy()
+    assert rms_rel(np64(o), ro_bf16) < 3e-3
