@@ -221,11 +221,18 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
   if (op.hasPerKeyDecay() && !s.chunkParallel())
     return needs("a decay per head (a per-key decay, KDA, takes solve = "
                  "chunk_parallel)");
+  // The first launch runs min(warps, 4) warps (RecurrentToGPU.cpp), each
+  // holding whole columns of the Gram on a power of two of lanes.
+  int64_t solveWarps = std::min<int64_t>(*s.getWarps(), 4);
   if (op.hasPerKeyDecay() && *s.getStagedTokens() > kWarpSize)
     return needs("with a per-key decay (KDA) a chunk of at most 32 tokens "
                  "(a warp's lanes hold whole columns of its Gram, "
                  "KeyDecayChunks.cpp), not staged_tokens = " +
                  std::to_string(*s.getStagedTokens()));
+  if (op.hasPerKeyDecay() && !llvm::isPowerOf2_64(solveWarps))
+    return needs("with a per-key decay (KDA) warps = 1, 2, 4 or more (the "
+                 "first launch's min(warps, 4) a power of two), not " +
+                 std::to_string(*s.getWarps()));
   if (op.hasPerChannelBeta())
     return needs("a beta per head (no per-channel beta)");
   if (*s.getStagedTokens() == 0)

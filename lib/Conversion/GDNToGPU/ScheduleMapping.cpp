@@ -74,16 +74,13 @@ bool varlenPrefill(const ScheduleDraft &x) {
 /// Whether a per-key decay (KDA) would take chunk_parallel's two launches
 /// (the only chunked form that takes one, KeyDecayChunks.cpp): several
 /// chunks of a fixed batch, or a varlen batch of 64 tokens a sequence or
-/// more on average, no programmatic launch pinned, and a chunk (pinned or
-/// 16) of at most 32 tokens (chooseSolve).
+/// more on average, and no programmatic launch pinned (chooseSolve).
 bool keyDecayChunks(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   LaunchModeAttr launch = x.pins.getLaunch();
-  std::optional<int64_t> chunk = x.pins.getStagedTokens();
   return x.d.T > 16 &&
          (!op.isVarlen() || x.d.T >= kVarlenChunkParallelTokens * x.d.N) &&
-         (!launch || launch.getValue() == LaunchMode::ordinary) &&
-         chunk.value_or(16) <= 32;
+         (!launch || launch.getValue() == LaunchMode::ordinary);
 }
 
 /// Whether the final state of `x.op` takes the tensor-core solve: bf16/f16
