@@ -106,6 +106,13 @@ void TensorCoreSolveKernel::buildKeyDecayGram() {
 void TensorCoreSolveKernel::decayKeys() {
   int64_t C = *s.getStagedTokens(), threads = *s.getWarps() * kWarpSize,
           pairs = d.K / 2;
+  // `parts` threads side by side a key pair (a power of two, at most the
+  // chunk), each `rows` rows of it: their products of exp(g) combined by
+  // shuffle scans over the parts, so no thread walks the whole chunk.
+  int64_t parts = 1;
+  while (parts * 2 <= C && pairs * parts * 2 <= threads)
+    parts *= 2;
+  int64_t rows = C / parts, pairsAtOnce = threads / parts;
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, f32);
   auto ones = [&]() -> Value {
@@ -116,38 +123,82 @@ void TensorCoreSolveKernel::decayKeys() {
   auto times = [&](Value x, Value y) -> Value {
     return arith::MulFOp::create(b, loc, x, y);
   };
-  // Thread t: keys 2 (t + p0) and 2 (t + p0) + 1, every row of the chunk;
-  // the tail first (it reads k as staged), then Gamma, q and k in place.
-  for (int64_t p0 = 0; p0 < pairs; p0 += threads) {
-    Value pair = offset(tid, p0);
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  };
+  Value part = arith::RemUIOp::create(b, loc, tid, m.index(parts));
+  Value first = arith::DivUIOp::create(b, loc, tid, m.index(parts));
+  Value row0 = arith::MulIOp::create(b, loc, part, m.index(rows));
+  // The product over the other parts before (up) or after this one: an
+  // exclusive scan of `local` over the `parts` lanes of a pair.
+  auto exclusive = [&](Value local, bool up) -> Value {
+    auto shuffle = [&](Value x, int64_t dist) {
+      SmallVector<Value> elements;
+      for (Value e : extractAll(x))
+        elements.push_back(
+            gpu::ShuffleOp::create(
+                b, loc, e, static_cast<uint32_t>(dist), kWarpSize,
+                up ? gpu::ShuffleMode::UP : gpu::ShuffleMode::DOWN)
+                .getShuffleResult());
+      return fromElements(elements);
+    };
+    auto inPair = [&](int64_t dist) {
+      return up ? cmp(arith::CmpIPredicate::uge, part, m.index(dist))
+                : cmp(arith::CmpIPredicate::ult, offset(part, dist),
+                      m.index(parts));
+    };
+    Value x =
+        arith::SelectOp::create(b, loc, inPair(1), shuffle(local, 1), ones());
+    for (int64_t dist = 1; dist < parts; dist *= 2)
+      x = arith::SelectOp::create(b, loc, inPair(dist),
+                                  times(x, shuffle(x, dist)), x);
+    return x;
+  };
+  for (int64_t p0 = 0; p0 < pairs; p0 += pairsAtOnce) {
+    Value pair = offset(first, p0);
+    Value active = cmp(arith::CmpIPredicate::ult, pair, m.index(pairs));
+    Value key = arith::MulIOp::create(
+        b, loc, arith::SelectOp::create(b, loc, active, pair, m.index(0)),
+        m.index(2));
+    auto at = [&](Value buf, Value i) {
+      return m.toF32(loadVector(buf, {i, key}, 2));
+    };
+    auto store = [&](Value x, Value buf, Value i) {
+      storeVector(extractAll(x), buf, {i, key});
+    };
+    auto row = [&](int64_t r) { return offset(row0, r); };
+    Value before = ones(), after = ones();
+    if (parts > 1) { // every lane shuffles, the inactive ones too
+      Value local = ones();
+      for (int64_t r = 0; r < rows; ++r)
+        local = times(local, at(decayStage, row(r)));
+      before = exclusive(local, /*up=*/true);
+      after = exclusive(local, /*up=*/false);
+    }
     std::optional<OpBuilder::InsertionGuard> inPairs;
-    if (p0 + threads > pairs) {
-      auto ifOp = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pair,
-                                m.index(pairs)),
-          /*withElseRegion=*/false);
+    if (p0 + pairsAtOnce > pairs) {
+      auto ifOp = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
       inPairs.emplace(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
-    Value key = arith::MulIOp::create(b, loc, pair, m.index(2));
-    auto at = [&](Value buf, int64_t i) {
-      return m.toF32(loadVector(buf, {m.index(i), key}, 2));
-    };
-    auto store = [&](Value x, Value buf, int64_t i) {
-      storeVector(extractAll(x), buf, {m.index(i), key});
-    };
-    Value tail = ones();
-    for (int64_t i = C - 1; i >= 0; --i) {
-      store(times(at(kStage, i), tail), tailStage, i);
-      tail = times(tail, at(decayStage, i));
+    // The tail first (it reads k as staged), then Gamma, q and k in place;
+    // the last part's Gamma is the chunk's.
+    Value tail = after;
+    for (int64_t r = rows - 1; r >= 0; --r) {
+      store(times(at(kStage, row(r)), tail), tailStage, row(r));
+      tail = times(tail, at(decayStage, row(r)));
     }
-    Value gamma = ones();
-    for (int64_t i = 0; i < C; ++i) {
-      gamma = times(gamma, at(decayStage, i));
-      store(times(at(qStage, i), gamma), qStage, i);
-      store(times(at(kStage, i), gamma), kStage, i);
+    Value gamma = before;
+    for (int64_t r = 0; r < rows; ++r) {
+      gamma = times(gamma, at(decayStage, row(r)));
+      store(times(at(qStage, row(r)), gamma), qStage, row(r));
+      store(times(at(kStage, row(r)), gamma), kStage, row(r));
     }
+    auto last = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, part, m.index(parts - 1)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inLast(b);
+    b.setInsertionPointToStart(&last.getThenRegion().front());
     storeVector(extractAll(gamma), lastDecayStage, {key});
   }
   gpu::BarrierOp::create(b, loc);
