@@ -6,7 +6,10 @@ rank (H = 16, HV = 32, K = V = 128), bf16 q/k/v/beta, f32 log-space g,
 f32 initial and final state in the vk layout, qk L2 norm in the kernel.
 Run on the GPU machine as
 
-    python3 bench/profile/prefill_sweep.py GDN_RUN [MODE]
+    python3 bench/profile/prefill_sweep.py GDN_RUN[,GDN_RUN...] [MODE]
+
+With several builds (an A/B), each check runs on each build and each
+bench row on each in turn, ROUNDS times, one column a build.
 
 MODE (MODES below): none, bench/results/prefill/sweep.log; --forms, the
 checks of solve = chunk_parallel and the forms side by side (forms.log);
@@ -18,7 +21,8 @@ means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (varlen-short.log); --warps, the scan's warps on small grids
 (warps.log); --varlen-cp, chunk_parallel on varlen batches against
 the one-launch form (varlen-cp.log); --kda, a per-key decay (KDA) in chunk_parallel, its checks and
-against the token loop; --varlen-warps, varlen chunk_parallel
+against the token loop; --kda-short, the same at T = 17 to 256 (the
+rule's crossover); --varlen-warps, varlen chunk_parallel
 under the cost model (4 warps, the next chunk's copies in flight) against
 its rule before (8 warps, no copies; varlen-warps.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
@@ -147,7 +151,7 @@ AB_CHECKS = [
 AB_BENCH = [  # the cost model's rows, for an A/B of two builds
     (1, 4096, False, [""]),
     (4, 4096, False, [""]),
-    (16, 4096, False, [""]),
+    (16, 2048, False, [""]),
     (64, 4096, True, [""]),
 ]
 C32 = "staged_tokens = 32"
@@ -208,6 +212,9 @@ KDA_BENCH = [  # the cost model's (chunk_parallel) against the token loop; uncap
     (N, T, False, ["", "solve = token_by_token"] + (["max_registers = 0"] if N > 2 else []))
     for N, T in ((1, 4096), (4, 4096), (16, 2048))
 ]
+KDA_SHORT_BENCH = [  # the rule's crossover: chunk_parallel from T > 16 on (keyDecayChunks)
+    (N, T, False, ["", "solve = token_by_token"]) for N in (1, 16) for T in (17, 32, 64, 128, 256)
+]
 OLD_VARLEN = "warps = 8, chunk_prefetch_distance = 0"  # the rule before session 43
 VARLEN_WARPS_BENCH = [  # mean length T / N: 4096, 256, 574, 64
     (N, T, True, ["", OLD_VARLEN]) for N, T in ((4, 16384), (16, 4096), (32, 18368), (64, 4096))
@@ -226,7 +233,11 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--varlen-cp": (VARLEN_CP_CHECKS, VARLEN_CP_BENCH),  # chunk_parallel on varlen batches
     "--varlen-warps": (VARLEN_WARPS_CHECKS, VARLEN_WARPS_BENCH),  # varlen-warps.log
     "--kda": (KDA_CHECKS, KDA_BENCH),  # KDA in chunk_parallel
+    "--kda-short": ([], KDA_SHORT_BENCH),  # KDA: chunk_parallel against the token loop at short T
 }
+
+
+ROUNDS = 2  # of the benches, with several builds
 
 
 def run(gdn_run, text, flags):
@@ -237,34 +248,46 @@ def run(gdn_run, text, flags):
 
 
 def main():
-    gdn_run, mode = sys.argv[1], (sys.argv[2:] or [""])[0]
+    builds, mode = sys.argv[1].split(","), (sys.argv[2:] or [""])[0]
     if mode not in MODES:
         sys.exit(f"unknown mode {mode!r}: expected one of {sorted(MODES)}")
     checks, benches = MODES[mode]
-    table = []
+    kda = mode.startswith("--kda")
+    table = []  # (case, [a result a build])
     for what, cases in checks:
         for N, T, varlen, interval, rows, sched in cases:
             flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
-            rc, out = run(gdn_run, recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0,
-                                             kda=mode == "--kda"), flags)
-            lines = [l for l in out.splitlines()
-                     if l.startswith(("check", "schedule:")) or "error" in l]
-            print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}")
-            print("\n".join(lines), flush=True)
-            table.append((f"check {what} T={T}", "ok" if rc == 0 else "FAILED"))
-    for N, T, varlen, scheds in benches:
-        for sched in scheds:
-            flags = ["--bench", "--iters=5"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
-            rc, out = run(gdn_run, recurrent(N, T, varlen, kda=mode == "--kda"), flags)
-            bench = [l for l in out.splitlines() if l.startswith("bench") or "error" in l]
-            print("\n".join(l for l in out.splitlines() if l.startswith("schedule:")))
-            us = bench[-1].split()[1] if bench and bench[-1].startswith("bench") else "error"
-            print(f"== bench N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}: "
-                  f"{bench[-1] if bench else out[-300:]}", flush=True)
-            table.append((f"N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}", us))
-    print("\n| case | result (us or check) |\n|---|---|")
+            text = recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0, kda=kda)
+            results = []
+            for gdn_run in builds:
+                rc, out = run(gdn_run, text, flags)
+                lines = [l for l in out.splitlines()
+                         if l.startswith(("check", "schedule:")) or "error" in l]
+                print(f"== check {what}: N={N} T={T} {sched or 'cost model'} rc={rc}"
+                      + (f" ({gdn_run})" if len(builds) > 1 else ""))
+                print("\n".join(lines), flush=True)
+                results.append("ok" if rc == 0 else "FAILED")
+            table.append((f"check {what} T={T}", results))
+    for rnd in range(ROUNDS if len(builds) > 1 else 1):  # builds interleaved a row
+        for N, T, varlen, scheds in benches:
+            for sched in scheds:
+                flags = ["--bench", "--iters=5"] + (
+                    [f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
+                results = []
+                for gdn_run in builds:
+                    rc, out = run(gdn_run, recurrent(N, T, varlen, kda=kda), flags)
+                    bench = [l for l in out.splitlines() if l.startswith("bench") or "error" in l]
+                    print("\n".join(l for l in out.splitlines() if l.startswith("schedule:")))
+                    us = bench[-1].split()[1] if bench and bench[-1].startswith("bench") else "error"
+                    print(f"== bench N={N} T={T}{' varlen' if varlen else ''} "
+                          f"{sched or 'cost model'}{f' round {rnd} ({gdn_run})' if len(builds) > 1 else ''}"
+                          f": {bench[-1] if bench else out[-300:]}", flush=True)
+                    results.append(us)
+                table.append((f"N={N} T={T}{' varlen' if varlen else ''} {sched or 'cost model'}",
+                              results))
+    print(f"\n| case | {' | '.join(builds)} (us or check) |\n|---|{'---|' * len(builds)}")
     for name, r in table:
-        print(f"| {name} | {r} |")
+        print(f"| {name} | {' | '.join(r)} |")
 
 
 if __name__ == "__main__":
