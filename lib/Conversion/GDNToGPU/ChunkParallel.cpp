@@ -128,20 +128,25 @@ void TensorCoreSolveKernel::stageChunkExtras(Value c) {
 void TensorCoreSolveKernel::forEachRecordPiece(Value c, RecordPiece piece) {
   // The record (recordFloats): solveStage [2, C, C + 4] in 16-byte vectors
   // over every thread, then factor rows 0-2 (3 C floats over every thread)
-  // and gamma_C (thread 0's). A thread past the end takes the last piece
-  // again (the same value to the same place).
+  // and gamma_C (thread 0's). A thread past the end has none: its index is
+  // clamped to the last piece (its loads stay in bounds) under a false
+  // onlyIf, where taking the last piece again had every such lane of a
+  // warp write one address (docs/cost-model.md#record-copies).
   int64_t C = *s.getStagedTokens(), threads = *s.getWarps() * kWarpSize;
   Value record = recordOf(c);
-  // Element i0 + tid of `count`, clamped to the last.
-  auto spread = [&](int64_t i0, int64_t count) -> Value {
+  // Element i0 + tid of `count`, clamped to the last, and whether it is
+  // one (null: always).
+  auto spread = [&](int64_t i0, int64_t count) -> std::pair<Value, Value> {
     Value i = offset(tid, i0);
-    if (i0 + threads > count)
-      i = arith::MinUIOp::create(b, loc, i, m.index(count - 1));
-    return i;
+    if (i0 + threads <= count)
+      return {i, Value()};
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                          m.index(count));
+    return {arith::MinUIOp::create(b, loc, i, m.index(count - 1)), inRange};
   };
   int64_t rowVectors = (C + 4) / 4, solveVectors = 2 * C * rowVectors;
   for (int64_t i0 = 0; i0 < solveVectors; i0 += threads) {
-    Value i = spread(i0, solveVectors);
+    auto [i, inRange] = spread(i0, solveVectors);
     Value row = arith::DivUIOp::create(b, loc, i, m.index(rowVectors));
     piece(solveStage,
           {arith::DivUIOp::create(b, loc, row, m.index(C)),
@@ -150,15 +155,15 @@ void TensorCoreSolveKernel::forEachRecordPiece(Value c, RecordPiece piece) {
                b, loc, arith::RemUIOp::create(b, loc, i, m.index(rowVectors)),
                m.index(4))},
           plus(record, arith::MulIOp::create(b, loc, i, m.index(4))), 4,
-          Value());
+          inRange);
   }
   Value factorBase = offset(record, 2 * C * (C + 4));
   for (int64_t i0 = 0; i0 < 3 * C; i0 += threads) {
-    Value i = spread(i0, 3 * C);
+    auto [i, inRange] = spread(i0, 3 * C);
     piece(factorStage,
           {arith::DivUIOp::create(b, loc, i, m.index(C)),
            arith::RemUIOp::create(b, loc, i, m.index(C))},
-          plus(factorBase, i), 1, Value());
+          plus(factorBase, i), 1, inRange);
   }
   piece(
       tokenStage, {m.index(0), m.index(C - 1)}, offset(factorBase, 3 * C), 1,
@@ -196,18 +201,36 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
     store();
 }
 
-SmallVector<Value> TensorCoreSolveKernel::asyncChunkExtras(Value c) {
+SmallVector<Value> TensorCoreSolveKernel::asyncChunkExtras(Value c,
+                                                           Value issued) {
   SmallVector<Value> copies;
   if (!workspace)
     return copies;
-  // Every thread copies gamma_C (the same float to the same place): a copy
-  // under a condition could not join the chunk's group.
+  // A piece under a condition (past the pieces, or gamma_C: thread 0's) is
+  // copied inside an scf.if whose token, where it does not run, is `issued`:
+  // the chunk's group is committed by every thread all the same.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   forEachRecordPiece(c, [&](Value stage, SmallVector<Value, 3> staged, Value at,
-                            int64_t floats, Value) {
-    copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage, staged,
-        workspace, at, b.getIndexAttr(floats), Value(),
-        floats == 4 ? b.getUnitAttr() : UnitAttr()));
+                            int64_t floats, Value onlyIf) {
+    auto copy = [&] {
+      return nvgpu::DeviceAsyncCopyOp::create(
+                 b, loc, tokenType, stage, staged, workspace, at,
+                 b.getIndexAttr(floats), Value(),
+                 floats == 4 ? b.getUnitAttr() : UnitAttr())
+          .getResult();
+    };
+    if (!onlyIf) {
+      copies.push_back(copy());
+      return;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{tokenType}, onlyIf,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, copy());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, issued);
+    copies.push_back(ifOp.getResult(0));
   });
   return copies;
 }

@@ -288,7 +288,7 @@ protected:
 
   /// With chunk_prefetch_distance = 1, the scan copies the chunk's record
   /// with cp.async (runPrefetchedChunks).
-  SmallVector<Value> asyncChunkExtras(Value c) override;
+  SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null
 };

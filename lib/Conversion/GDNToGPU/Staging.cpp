@@ -195,7 +195,7 @@ SmallVector<Value> Staging::asyncChunkCopies(Value c, Value count) {
   llvm::append_range(
       copies, asyncRows(op.getV(), vStage, s.blockColumns(), c, count,
                         [&](Value t, Value col) { return vIndex(t, col); }));
-  llvm::append_range(copies, asyncChunkExtras(c));
+  llvm::append_range(copies, asyncChunkExtras(c, copies.back()));
   return copies;
 }
 

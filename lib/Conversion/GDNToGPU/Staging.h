@@ -111,8 +111,12 @@ protected:
   SmallVector<Value> asyncQKCopies(Value c, Value count);
 
   /// What a prefetching form copies beside q, k and v, as cp.async copies
-  /// (their tokens): chunk_parallel's scan, the chunk's record.
-  virtual SmallVector<Value> asyncChunkExtras(Value c) { return {}; }
+  /// (their tokens): chunk_parallel's scan, the chunk's record. `issued` is
+  /// the token of a copy of this chunk already issued, which a copy under a
+  /// condition passes on where it does not run.
+  virtual SmallVector<Value> asyncChunkExtras(Value c, Value issued) {
+    return {};
+  }
 
   /// Item i of a chunk's rows copied in vectors of `vec`, `perRow` a row:
   /// its row j, first column, and whether j < count.

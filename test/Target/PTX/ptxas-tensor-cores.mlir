@@ -125,9 +125,14 @@
 // PREFETCH-NOT: prefetch
 // PREFETCH: ld.global
 // CPF-LABEL: .entry {{.*}}_recurrent(
+// The record's pieces past the last and gamma_C (thread 0's) are copied
+// under a branch, not by every thread to one address; the chunk's group is
+// committed after them either way.
 // CPF: cp.async.cg.shared.global
+// CPF: @%p{{[0-9]+}} bra
+// CPF: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// CPF-NEXT: $L__BB
 // CPF: cp.async.commit_group;
-// CPF: cp.async.cg.shared.global
 // CPF: cp.async.commit_group;
 // CPF-NEXT: cp.async.wait_group 1;
 // CPF-NEXT: bar.sync 0;
