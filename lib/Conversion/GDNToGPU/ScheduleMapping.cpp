@@ -73,12 +73,14 @@ bool varlenPrefill(const ScheduleDraft &x) {
 
 /// Whether a per-key decay (KDA) would take chunk_parallel's two launches
 /// (the only chunked form that takes one, KeyDecayChunks.cpp): several
-/// chunks of a fixed batch, or a varlen batch of 64 tokens a sequence or
-/// more on average, and no programmatic launch pinned (chooseSolve).
+/// chunks of a fixed batch (two whole ones on the tiny grid, where the
+/// token loop wins below: docs/cost-model.md#kda-chunks), or a varlen
+/// batch of 64 tokens a sequence or more on average, and no programmatic
+/// launch pinned (chooseSolve).
 bool keyDecayChunks(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   LaunchModeAttr launch = x.pins.getLaunch();
-  return x.d.T > 16 &&
+  return x.d.T > 16 && (x.d.T >= 32 || !tinyGrid(op, x.targetWarps)) &&
          (!op.isVarlen() || x.d.T >= kVarlenChunkParallelTokens * x.d.N) &&
          (!launch || launch.getValue() == LaunchMode::ordinary);
 }

@@ -12,9 +12,11 @@ bf16, the fp32 final state within 2.5e-3 of fp64 and o within 3.7e-3,
 the chunked anchors' accuracy; with f16 q and k precision = tf32;
 docs/math.md §5); for 8 < T <= 16 one chunk on tensor cores with 3xTF32 products; for
 a varlen batch of prefills (at least 8 tokens a sequence on average) the
-tensor-core solve chunk by chunk; else the token loop (KDA, short varlen
-sequences). All are rewritings of the one recurrence, so the results agree
-to the products' rounding. What only drives FLA's chunked
+tensor-core solve chunk by chunk; KDA (a decay per key) chunk_parallel for
+T >= 32, or T > 16 off the tiny grid, and varlen batches of 64 tokens a
+sequence on average (docs/cost-model.md#kda-chunks); else the token loop.
+All are rewritings of the one recurrence, so the results agree to the
+products' rounding. What only drives FLA's chunked
 kernels (chunk_size, chunk_indices, cu_seqlens_cpu, disable_recompute,
 safe_gate on precomputed gates, use_graph, max_num_seqs) does not change the
 result and is ignored; what gdn cannot compute raises NotImplementedError
@@ -77,7 +79,8 @@ def chunk_kda(
         return_intermediate_states=False, state_v_first=False, cu_seqlens=None,
         cu_seqlens_cpu=None, cp_context=None, use_graph=False, max_num_seqs=None, **kwargs):
     """FLA's `chunk_kda` (fla-core 0.6.0, Kimi Delta Attention), computed by
-    gdn.ops.fused_recurrent_kda (token by token): q, k [B, T, H, K], v
+    gdn.ops.fused_recurrent_kda (its cost model's form: chunk_parallel for
+    several chunks, else token by token): q, k [B, T, H, K], v
     [B, T, HV, V], g [B, T, HV, K] the log-space decay per key channel (or,
     with use_gate_in_kernel, the raw gate: g = -exp(A_log) softplus(g +
     dt_bias) with the keywords A_log [HV] (required, ValueError as FLA) and
