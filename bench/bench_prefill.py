@@ -34,20 +34,40 @@ state RMS-relative (docs/math.md §3) against gdn's token loop
 o is f32 too; the table's header gives that proxy's own error against the
 fp64 reference (python/tests/reference.py) at a small point.
 
+KDA (--kda; Kimi Delta Attention): the same grid, inputs and columns with
+g per key channel, [B, T, HV, K] f32 log-space, drawn as the per-head g,
+logsigmoid(N(0, 1)) a channel (the form of Kimi's gate -exp(A_log)
+softplus(x + dt_bias), each channel its own), and the rows
+  - gdn: gdn.ops.chunk_kda (FLA's signature; the cost model's form);
+  - FLA chunk: fla.ops.kda.chunk_kda (fla-core 0.6.0), FLA's Triton
+    kernels (its flash_kda backend takes only the fused gate, no GVA);
+  - SGLang chunk: sglang.kernels.ops.attention.fla.kda.chunk_kda, the
+    extend of SGLang's Triton KDA backend: the vk pool in place as above;
+    its kernels take the heads from k (no GVA), so q and k are repeated to
+    HV heads outside the timed call, and it writes o over v, so v is a copy,
+    restored with the pool before the checked call;
+  - FlashQLA and FlashInfer prefill: error rows saying why (FlashQLA 0.1.3
+    has no KDA kernel; FlashInfer 0.7.2.post1's recurrent_kda has chunked
+    prefill only on SM100/SM103/SM120, on sm_90 its recurrent decode kernel).
+The accuracy reference is gdn.ops.chunk_kda's token loop, checked against
+the fp64 reference with the per-key g. The GDN targets are read on these
+rows too; WHY_SLOWER (measured for GDN) is not claimed for KDA.
+
     python3 bench/bench_prefill.py [--site DIR] [--Ns 1,4] [--Ts 512,2048]
         [--hv 32,64] [--mixes 'NAME;...' | --no-mixes] [--anchors 'NAME;...']
-        [--schedule warps=2 ...] [--max-tokens 262144] [--out DIR]
+        [--schedule warps=2 ...] [--max-tokens 262144] [--kda] [--out DIR]
     python3 bench/bench_prefill.py --from-json A.json,B.log [--out DIR]
-    python3 bench/bench_prefill.py --device cpu --Ns 1,2 --Ts 20,70 --hv 4 \\
-        --H 2 --K 16 --V 16 --out /tmp/bp   (gdn's CPU lowering: a dry run)
+    python3 bench/bench_prefill.py --device cpu [--kda] --Ns 1,2 --Ts 20,70 \\
+        --hv 4 --H 2 --K 16 --V 16 --out /tmp/bp   (gdn's CPU lowering: a dry run)
 
 Each --schedule adds a row of gdn with those #gdn.schedule parameters
 pinned ("gdn, warps = 2"), timed beside the cost model's and the anchors';
 it is not an anchor (the fastest-anchor column and the targets skip it).
 
 Writes bench_prefill.md and bench_prefill.json under --out (default
-bench/results/prefill/anchors) after every point, and a JSON line a row to
-stdout (--from-json joins the parts of a grid run in several calls)."""
+bench/results/prefill/anchors, with --kda bench/results/prefill/anchors-kda)
+after every point, and a JSON line a row to stdout (--from-json joins the
+parts of a grid run in several calls)."""
 import argparse
 import contextlib
 import functools
@@ -106,9 +126,17 @@ def _env(name, value):
 
 
 def _fla_signature(f, s, **kw):
-    """FLA's chunk signature (gdn, FLA, FlashQLA): (o, final state [N, HV, K, V])."""
+    """FLA's chunk signature (gdn, FLA, FlashQLA; KDA's too): (o, final state
+    [N, HV, K, V])."""
     return f(s["q"], s["k"], s["v"], g=s["g"], beta=s["beta"], initial_state=s["state_kv"],
              output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=s["cu"], **kw)
+
+
+def _gdn(s):
+    """gdn's call on the set: chunk_kda where g is per key ([B, T, HV, K]),
+    else chunk_gated_delta_rule."""
+    chunk = ops.chunk_kda if s["g"].dim() == 4 else ops.chunk_gated_delta_rule
+    return _fla_signature(chunk, s)
 
 
 def parse_pins(text):
@@ -130,7 +158,7 @@ def _pinned(pins, s):
     pinned while its kernel is looked up, then back to the cost model."""
     ops.set_schedule(**pins)
     try:
-        return _fla_signature(ops.chunk_gated_delta_rule, s)
+        return _gdn(s)
     finally:
         ops.set_schedule()
 
@@ -166,8 +194,11 @@ def _sglang_chunk(f, s):
     """SGLang's prefill (its Triton backend's extend): the vk pool read and
     written in place at the indices, query_start_loc int32; (o, the pool's
     rows, the final states). The pool is a copy of the set's initial states,
-    restored before the call whose result is checked (s["_resets"])."""
+    restored before the call whose result is checked (s["_resets"]). KDA
+    (chunk_kda, g per key): q and k repeated to HV heads (no GVA); o comes
+    back in v's buffer, so v is a copy, restored with the pool."""
     p = s.get("_sglang")
+    kda = s["g"].dim() == 4
     if p is None:
         N = s["state_kv"].shape[0]
         T = s["q"].shape[1]
@@ -181,9 +212,16 @@ def _sglang_chunk(f, s):
         p.update(q=flat(s["q"]), k=flat(s["k"]), v=flat(s["v"]), g=flat(s["g"]),
                  beta=flat(s["beta"]))
         s.setdefault("_resets", []).append(lambda: p["pool"].copy_(vk))
-    o, _, _ = f(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["pool"],
-                initial_state_indices=p["idx"], cu_seqlens=p["cu"], head_first=False,
-                use_qk_l2norm_in_kernel=True)
+        if kda:
+            rep = s["v"].shape[2] // s["q"].shape[2]
+            p.update(q=p["q"].repeat_interleave(rep, 2), k=p["k"].repeat_interleave(rep, 2),
+                     v=p["v"].clone())
+            s["_resets"].append(lambda: p["v"].copy_(flat(s["v"])))
+    kw = dict(initial_state=p["pool"], initial_state_indices=p["idx"], cu_seqlens=p["cu"],
+              use_qk_l2norm_in_kernel=True)
+    if kda:  # o only
+        return f(p["q"], p["k"], p["v"], p["g"], p["beta"], **kw), p["pool"]
+    o, _, _ = f(p["q"], p["k"], p["v"], p["g"], p["beta"], head_first=False, **kw)
     return o, p["pool"]
 
 
@@ -202,21 +240,48 @@ ANCHORS = {a.name: a for a in [
     bg.Anchor("SGLang chunk", "sglang", "sglang.kernels.ops.attention.fla.chunk",
               "chunk_gated_delta_rule", "triton, pool in place"),
 ]}
+
+
+class NoKernel(bg.Anchor):
+    """An anchor package without a kernel for the mode: its row is the error
+    `why` (with the installed version), not a dropped row."""
+
+    def __init__(self, name, dist, why):
+        super().__init__(name, dist, None, None, None)
+        self.why = why
+
+    def load(self):
+        super().load()  # the version; there is no module to import
+        self.error = self.why
+        return self
+
+
+# --kda: the same anchors by name (CALLS serves both; a call tells KDA by g's rank)
+KDA_ANCHORS = {a.name: a for a in [
+    bg.Anchor("FLA chunk", "fla-core", "fla.ops.kda", "chunk_kda", _fla_path),
+    NoKernel("FlashQLA", "flash_qla", "no KDA prefill (flash_qla 0.1.3: chunk_gated_delta_rule "
+             "only)"),
+    NoKernel("FlashInfer prefill", "flashinfer-python", "no KDA prefill on sm_90 (flashinfer."
+             "kda.recurrent_kda: chunked on SM100/SM103/SM120 only)"),
+    bg.Anchor("SGLang chunk", "sglang", "sglang.kernels.ops.attention.fla.kda", "chunk_kda",
+              "triton, pool in place, q/k repeated to HV"),
+]}
 CALLS = {"FLA chunk": _fla_triton, "FlashQLA": _fla_signature, "FlashInfer prefill": _flashinfer,
          "SGLang chunk": _sglang_chunk}
 VK_STATE = {"FlashInfer prefill", "SGLang chunk"}  # final states [N, HV, V, K]
 
 
-def make_set(lengths, fixed, H, HV, K, V, dev, seed=0):
+def make_set(lengths, fixed, H, HV, K, V, dev, seed=0, kda=False):
     """Inputs of one point: a fixed batch [N, T] (fixed = (N, T)) or the
-    varlen batch of `lengths` packed into [1, sum]."""
+    varlen batch of `lengths` packed into [1, sum]; kda: g per key channel."""
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
     B, T = fixed if fixed else (1, sum(lengths))
     N = B if fixed else len(lengths)
     bf = torch.bfloat16
     s = dict(q=r(B, T, H, K).to(bf), k=r(B, T, H, K).to(bf), v=r(B, T, HV, V).to(bf),
-             g=torch.nn.functional.logsigmoid(r(B, T, HV)), beta=torch.sigmoid(r(B, T, HV)).to(bf),
+             g=torch.nn.functional.logsigmoid(r(B, T, HV, *((K,) if kda else ()))),
+             beta=torch.sigmoid(r(B, T, HV)).to(bf),
              state_kv=r(N, HV, K, V))
     s = {n: t.to(dev) for n, t in s.items()}
     s["cu"] = None if fixed else torch.tensor([0] + list(np.cumsum(lengths)), dtype=torch.int64,
@@ -239,15 +304,16 @@ def reference(s):
     wide = {**s, **{n: s[n].float() for n in ("q", "k", "v", "beta")}}
     ops.set_schedule(solve="token_by_token")
     try:
-        return outputs(_fla_signature(ops.chunk_gated_delta_rule, wide), "gdn")
+        return outputs(_gdn(wide), "gdn")
     finally:
         ops.set_schedule()
 
 
-def proxy_error(dev, H, HV, K, V, T):
+def proxy_error(dev, H, HV, K, V, T, kda=False):
     """The token-loop reference's own RMS-relative error (o, state) against
-    the fp64 reference at one sequence of T tokens."""
-    s = make_set(None, (1, T), H, HV, K, V, dev, seed=1)
+    the fp64 reference at one sequence of T tokens (kda: g per key, which
+    the fp64 reference takes as it is)."""
+    s = make_set(None, (1, T), H, HV, K, V, dev, seed=1, kda=kda)
     o, state = reference(s)
     n64 = lambda t: t.double().cpu().numpy()  # noqa: E731
     ro, rs = ref_recurrent(n64(s["q"]), n64(s["k"]), n64(s["v"]), g=n64(s["g"]),
@@ -339,9 +405,9 @@ def run(args):
         n: m for n, m in MIXES.items()
         if not args.mixes or any(t in n for t in args.mixes.split(";"))}
     anchors = {} if dev.type != "cuda" else {
-        n: a.load() for n, a in ANCHORS.items()
+        n: a.load() for n, a in (KDA_ANCHORS if args.kda else ANCHORS).items()
         if not args.anchors or any(t in n for t in args.anchors.split(";"))}
-    impls = {"gdn": (lambda s: _fla_signature(ops.chunk_gated_delta_rule, s), None)}
+    impls = {"gdn": (_gdn, None)}
     for text in args.schedule or []:
         pins = parse_pins(text)
         label = ", ".join(f"{k} = {v}" for k, v in pins.items())
@@ -358,14 +424,14 @@ def run(args):
     points += [(last, None, mix_lengths(mixes[last]), HV) for HV in HVs if last in mixes]
     # The meta line comes first in the log, whole (--from-json reads it).
     meta = {"device": bg._device_name() if dev.type == "cuda" else "cpu", "H": H, "K": K, "V": V,
-            "proxy": proxy_error(dev, H, HVs[0], K, V, args.proxy_T),
+            "kda": args.kda, "proxy": proxy_error(dev, H, HVs[0], K, V, args.proxy_T, args.kda),
             "skipped": skipped, "anchors": {n: {"version": a.version, "error": a.error}
                                             for n, a in anchors.items()}}
     print(json.dumps({"meta": meta}), flush=True)
     results = []
     for name, fixed, lengths, HV in points:
         tokens = fixed[0] * fixed[1] if fixed else sum(lengths)
-        s = make_set(lengths, fixed, H, HV, K, V, dev)
+        s = make_set(lengths, fixed, H, HV, K, V, dev, kda=args.kda)
         res = {"workload": name, "N": fixed[0] if fixed else len(lengths),
                "T": fixed[1] if fixed else None, "tokens": tokens, "HV": HV,
                "rows": point(name, s, impls, tokens, HV, K, V, dev)}
@@ -401,11 +467,18 @@ def _f(x, fmt):
 def report(results, meta, out):
     os.makedirs(out, exist_ok=True)
     po, ps = meta["proxy"]
-    lines = [f"# Prefill: gdn vs the anchors' chunked kernels on {meta['device']}", "",
-             f"bench/bench_prefill.py (its docstring: shapes, timing, accuracy). "
-             f"H = {meta['H']}, K = {meta['K']}, V = {meta['V']}, bf16 q/k/v/beta, f32 log-space g, f32 initial and final state, "
-             "qk L2 norm. us: median of one call (graph: CUDA-graph replays; events: calls "
-             "between CUDA events, a call that reads back to the host). TFLOP/s = "
+    kda = meta.get("kda")
+    calls = "; ".join(f"{n}: " + (f"{a.module}.{a.function}" if a.module else
+                                  "none, its row says why") for n, a in KDA_ANCHORS.items())
+    lines = [f"# {'KDA prefill' if kda else 'Prefill'}: gdn vs the anchors' chunked kernels "
+             f"on {meta['device']}", "",
+             f"bench/bench_prefill.py{' --kda' if kda else ''} (its docstring: shapes, timing, "
+             f"accuracy). H = {meta['H']}, K = {meta['K']}, V = {meta['V']}, bf16 q/k/v/beta, "
+             + (f"f32 log-space g per key [B, T, HV, K] (KDA; gdn: gdn.ops.chunk_kda; {calls}), "
+                if kda else "f32 log-space g, ")
+             + "f32 initial and final state, qk L2 norm. us: median of one call (graph: "
+             "CUDA-graph replays; events: calls between CUDA events, a call that reads back "
+             "to the host). TFLOP/s = "
              "4 tokens HV K V / time. o / state error: RMS-relative against gdn's token "
              "loop on the values widened to f32, which is itself "
              f"{po:.1e} (o) and {ps:.1e} (state) off the fp64 reference. "
@@ -438,9 +511,11 @@ def report(results, meta, out):
               if gdn and gdn["us"] and any(x["us"] and x["us"] < gdn["us"]
                                            for x in r["rows"] if not is_gdn(x["impl"]))]
     if slower:
+        why = ("not profiled for KDA (WHY_SLOWER in bench/bench_prefill.py was measured on "
+               "GDN's scan)") if kda else WHY_SLOWER
         lines += ["", f"An anchor is faster in {len(slower)} of {len(results)} points "
-                  f"({'; '.join(slower)}). Why: {WHY_SLOWER}"]
-    lines += [""] + targets(results)
+                  f"({'; '.join(slower)}). Why: {why}"]
+    lines += [""] + targets(results, kda)
     with open(os.path.join(out, "bench_prefill.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out, "bench_prefill.json"), "w") as f:
@@ -448,9 +523,9 @@ def report(results, meta, out):
     return "\n".join(lines)
 
 
-def targets(results):
+def targets(results, kda=False):
     """Issue 23's targets, each with the rows it covers: met or not, and the
-    worst row's figure."""
+    worst row's figure (kda: the GDN targets read on KDA's rows)."""
     def rows_of(r):
         by = {x["impl"]: x for x in r["rows"]}
         return by.get("gdn"), {n: x for n, x in by.items() if n != "gdn"}
@@ -477,7 +552,8 @@ def targets(results):
                 f"against {worst[2]})")
 
     every = set(ANCHORS)
-    lines = ["Targets (issue 23), gdn's time against the fastest of the anchors named "
+    lines = [f"Targets (issue 23{', set for GDN, read on KDA' if kda else ''}), gdn's time "
+             "against the fastest of the anchors named "
              "(every anchor: FLA chunk, FlashQLA, FlashInfer prefill, SGLang chunk):", "",
              speed(lambda r: r["T"] and r["N"] >= 4 and r["T"] >= 2048, every, 1.2,
                    "N >= 4, T >= 2048: >= 1.2x the fastest anchor"),
@@ -487,7 +563,8 @@ def targets(results):
                    "N = 1, T >= 8192: >= 4x FLA chunk"),
              speed(lambda r: True, {"FLA chunk", "FlashQLA"}, 1.0,
                    "every row: faster than FLA chunk and FlashQLA")]
-    errs = [(r, gdn) for r in results for gdn in [rows_of(r)[0]] if gdn and gdn["o_err"] is not None]
+    errs = [(r, gdn) for r in results for gdn in [rows_of(r)[0]]
+            if gdn and gdn["o_err"] is not None]
     if errs:
         o = max(errs, key=lambda e: e[1]["o_err"])
         st = max(errs, key=lambda e: e[1]["state_err"])
@@ -513,6 +590,8 @@ def join(paths):
             if "meta" in item:
                 if meta is None:
                     meta = item["meta"]
+                elif bool(meta.get("kda")) != bool(item["meta"].get("kda")):
+                    raise SystemExit(f"--from-json: {path} mixes GDN and KDA (--kda) runs")
                 else:
                     meta["skipped"] = sorted(set(meta["skipped"]) | set(item["meta"]["skipped"]))
             else:
@@ -549,12 +628,19 @@ if __name__ == "__main__":
     p.add_argument("--site", help="an anchor site (scripts/anchor-site.sh), first on sys.path")
     p.add_argument("--from-json", help="no GPU: join comma-separated bench_prefill.json files "
                                        "or logs of this script and redraw the table")
-    p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(
-        HERE, "results", "prefill", "anchors"))
+    p.add_argument("--kda", action="store_true",
+                   help="KDA: g per key channel [B, T, HV, K]; gdn.ops.chunk_kda against the "
+                        "anchors' chunk_kda (the docstring)")
+    p.add_argument("--out", help="default $OUT, else bench/results/prefill/anchors "
+                                 "(anchors-kda with --kda or a KDA --from-json)")
     a = p.parse_args()
     if a.site:
         bg.add_site(a.site)
+    default_out = lambda kda: os.environ.get("OUT") or os.path.join(  # noqa: E731
+        HERE, "results", "prefill", "anchors-kda" if kda else "anchors")
     if a.from_json:
-        print(report(*join(a.from_json.split(",")), a.out))
+        results, meta = join(a.from_json.split(","))
+        print(report(results, meta, a.out or default_out(meta.get("kda"))))
     else:
+        a.out = a.out or default_out(a.kda)
         print(report(*run(a), a.out))
