@@ -389,6 +389,7 @@ def point(name, s, impls, tokens, HV, K, V, dev):
                 except Exception:  # noqa: BLE001 - a broken context fails the next calls too
                     pass
         rows.append(row)
+        print(f"# {name}: {impl} done at {time.strftime('%H:%M:%S')}", flush=True)  # progress
     return rows
 
 
