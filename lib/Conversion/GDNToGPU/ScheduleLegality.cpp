@@ -414,8 +414,8 @@ LogicalResult checkConsumerRegisters(RecurrentOp op, ScheduleAttr s,
 }
 
 /// .maxnreg takes what ptxas can allocate a thread, at least 24 (as
-/// setmaxnreg), at most 255; setmaxnreg (consumer_registers) needs the
-/// count fixed at entry instead.
+/// setmaxnreg; 28 on tensor cores, kTensorCoreMinRegisters), at most 255;
+/// setmaxnreg (consumer_registers) needs the count fixed at entry instead.
 LogicalResult checkMaxRegisters(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {
   int64_t registers = *s.getMaxRegisters();
@@ -424,6 +424,11 @@ LogicalResult checkMaxRegisters(RecurrentOp op, ScheduleAttr s,
   if (registers < 24 || registers > 255)
     return refuse(op) << "max_registers = " << registers
                       << " must be 0 (no cap) or in [24, 255]";
+  if (s.tensorCores() && registers < kTensorCoreMinRegisters)
+    return refuse(op) << "max_registers = " << registers << " is below "
+                      << kTensorCoreMinRegisters
+                      << ", the fewest with which ptxas compiles the "
+                         "tensor cores' mma.sync";
   if (*s.getConsumerRegisters() > 0)
     return refuse(op) << "max_registers (.maxnreg) and consumer_registers "
                          "(setmaxnreg) cannot be combined";

@@ -38,6 +38,10 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// max_registers of the tensor-core CTAs of 4 or more warps the cost model
 /// caps: 16 warps an SM (docs/cost-model.md#tensor-core-register-cap).
 constexpr int64_t kTensorCoreRegisters = 128;
+/// The fewest registers a thread (max_registers, .maxnreg) with which
+/// ptxas compiles the tensor-core forms' mma.sync (m16n8k16: "Insufficient
+/// registers (24) ... Try ... 28 or higher", ptxas 13).
+constexpr int64_t kTensorCoreMinRegisters = 28;
 /// Shared memory a kernel keeps beside its staging buffers or ring: a
 /// producer's mbarriers (8 bytes a stage) and ptxas's own.
 constexpr int64_t kSharedReserveBytes = 1024;

@@ -202,6 +202,15 @@ func.func @max_registers_small(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16x
 
 // -----
 
+// ptxas needs 28 registers a thread for the tensor cores' mma.sync.
+func.func @max_registers_tensor_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
+  // expected-error @+1 {{max_registers = 27 is below 28, the fewest with which ptxas compiles the tensor cores' mma.sync}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, max_registers = 27>, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 func.func @max_registers_large(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{max_registers = 256 must be 0 (no cap) or in [24, 255]}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<max_registers = 256>, state_layout = #gdn.layout<vk>}
