@@ -75,12 +75,14 @@ bool varlenPrefill(const ScheduleDraft &x) {
 /// (the only chunked form that takes one, KeyDecayChunks.cpp): several
 /// chunks of a fixed batch (two whole ones on the tiny grid, where the
 /// token loop wins below: docs/cost-model.md#kda-chunks), or a varlen
-/// batch of 64 tokens a sequence or more on average, and no programmatic
-/// launch pinned (chooseSolve).
+/// batch of 64 tokens a sequence or more on average, K = 128 (Kimi
+/// Linear's, the only K checked on a GPU so far; a pin takes the others),
+/// and no programmatic launch pinned (chooseSolve).
 bool keyDecayChunks(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   LaunchModeAttr launch = x.pins.getLaunch();
-  return x.d.T > 16 && (x.d.T >= 32 || !tinyGrid(op, x.targetWarps)) &&
+  return x.d.K == 128 && x.d.T > 16 &&
+         (x.d.T >= 32 || !tinyGrid(op, x.targetWarps)) &&
          (!op.isVarlen() || x.d.T >= kVarlenChunkParallelTokens * x.d.N) &&
          (!launch || launch.getValue() == LaunchMode::ordinary);
 }

@@ -64,3 +64,18 @@ func.func @kda_tiny_32(%q: memref<1x32x16x128xbf16>, %k: memref<1x32x16x128xbf16
       o(%o : memref<1x32x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// K = 64: not yet checked on a GPU, so the cost model keeps the token loop.
+// CHECK-LABEL: func.func @kda_k64
+// CHECK: solve = token_by_token
+func.func @kda_k64(%q: memref<2x200x16x64xbf16>, %k: memref<2x200x16x64xbf16>, %v: memref<2x200x32x128xbf16>,
+    %g: memref<2x200x32x64xf32>, %beta: memref<2x200x32xbf16>,
+    %s0: memref<2x32x128x64xf32>, %s1: memref<2x32x128x64xf32>, %o: memref<2x200x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<2x200x16x64xbf16>) k(%k : memref<2x200x16x64xbf16>) v(%v : memref<2x200x32x128xbf16>)
+      g(%g : memref<2x200x32x64xf32>) beta(%beta : memref<2x200x32xbf16>)
+      initial_state(%s0 : memref<2x32x128x64xf32>) final_state(%s1 : memref<2x32x128x64xf32>)
+      o(%o : memref<2x200x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
