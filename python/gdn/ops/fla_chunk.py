@@ -12,9 +12,10 @@ bf16, the fp32 final state within 2.5e-3 of fp64 and o within 3.7e-3,
 the chunked anchors' accuracy; with f16 q and k precision = tf32;
 docs/math.md §5); for 8 < T <= 16 one chunk on tensor cores with 3xTF32 products; for
 a varlen batch of prefills (at least 8 tokens a sequence on average) the
-tensor-core solve chunk by chunk; KDA (a decay per key) chunk_parallel for
-T >= 32, or T > 16 off the tiny grid, and varlen batches of 64 tokens a
-sequence on average (docs/cost-model.md#kda-chunks); else the token loop.
+tensor-core solve chunk by chunk; KDA (a decay per key) at K = 128
+chunk_parallel for T >= 32, or T > 16 off the tiny grid, and varlen
+batches of 64 tokens a sequence on average (docs/cost-model.md#kda-chunks);
+else the token loop.
 All are rewritings of the one recurrence, so the results agree to the
 products' rounding. What only drives FLA's chunked
 kernels (chunk_size, chunk_indices, cu_seqlens_cpu, disable_recompute,
