@@ -22,7 +22,8 @@ means of 4 to 32 tokens a sequence, the varlen rule's threshold
 (warps.log); --varlen-cp, chunk_parallel on varlen batches against
 the one-launch form (varlen-cp.log); --kda, a per-key decay (KDA) in chunk_parallel, its checks and
 against the token loop; --kda-short, the same at T = 17 to 256 (the
-rule's crossover); --varlen-warps, varlen chunk_parallel
+rule's crossover); --kda-shapes, KDA's checks at K = 16 to 96 with
+chunk_parallel pinned; --varlen-warps, varlen chunk_parallel
 under the cost model (4 warps, the next chunk's copies in flight) against
 its rule before (8 warps, no copies; varlen-warps.log); --chunks, 16- against 32- and 64-token chunks on
 tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
@@ -35,10 +36,11 @@ from pathlib import Path
 H, HV, K, V = 16, 32, 128, 128
 
 
-def recurrent(N, T, varlen=False, interval=0, rows=0, pool=0, kda=False):
+def recurrent(N, T, varlen=False, interval=0, rows=0, pool=0, kda=False, K=K, V=V):
     """A gdn.recurrent of N sequences of T tokens (varlen: N sequences
     packed into T tokens, lengths drawn by gdn-run) as a function; kda: a
-    log-space decay per key, g [.., HV, K] (Kimi's KDA)."""
+    log-space decay per key, g [.., HV, K] (Kimi's KDA); K, V: the head
+    sizes (default Qwen3-Next's)."""
     B = 1 if varlen else N
     tok = lambda w, dt: f"memref<{B}x{T}x{w}x{dt}>"
     q, v = tok(H, f"{K}xbf16"), tok(HV, f"{V}xbf16")
@@ -207,6 +209,11 @@ KDA_CHECKS = [  # a per-key decay in chunk_parallel (KeyDecayChunks.cpp), the co
     ("KDA tf32", [(2, 1000, False, 0, 0, "precision = tf32")]),
     ("KDA varlen, pool, checkpoints every 64", [(6, 2000, True, 64, 40, "")]),
 ]
+KDA_SHAPE_CHECKS = [  # KDA at K != 128, chunk_parallel pinned (the cost model's only at K = 128)
+    (f"KDA K = {k}, V = {v}", [(2, t, False, 0, 0, f"{CP}{pin}", (k, v))
+                               for t in (17, 65, 300) for pin in ("", ", warps = 2")])
+    for k, v in ((64, 128), (32, 128), (64, 64), (16, 64), (48, 128), (96, 128))
+]
 KDA_BENCH = [  # the cost model's (chunk_parallel) against the token loop; uncapped
     # registers where the cap applies (the 8-warp KDA scan spills 168 bytes under it)
     (N, T, False, ["", "solve = token_by_token"] + (["max_registers = 0"] if N > 2 else []))
@@ -233,7 +240,8 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--varlen-cp": (VARLEN_CP_CHECKS, VARLEN_CP_BENCH),  # chunk_parallel on varlen batches
     "--varlen-warps": (VARLEN_WARPS_CHECKS, VARLEN_WARPS_BENCH),  # varlen-warps.log
     "--kda": (KDA_CHECKS, KDA_BENCH),  # KDA in chunk_parallel
-    "--kda-short": ([], KDA_SHORT_BENCH),  # KDA: chunk_parallel against the token loop at short T
+    "--kda-short": ([], KDA_SHORT_BENCH),
+    "--kda-shapes": (KDA_SHAPE_CHECKS, []),  # KDA checks at K != 128  # KDA: chunk_parallel against the token loop at short T
 }
 
 
@@ -255,9 +263,11 @@ def main():
     kda = mode.startswith("--kda")
     table = []  # (case, [a result a build])
     for what, cases in checks:
-        for N, T, varlen, interval, rows, sched in cases:
+        for N, T, varlen, interval, rows, sched, *dims in cases:  # dims: (K, V), if not 128
             flags = ["--check"] + ([f"--schedule=#gdn.schedule<{sched}>"] if sched else [])
-            text = recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0, kda=kda)
+            kv = dict(zip("KV", dims[0])) if dims else {}
+            text = recurrent(N, T, varlen, interval, rows, pool=N + 2 if varlen else 0, kda=kda,
+                             **kv)
             results = []
             for gdn_run in builds:
                 rc, out = run(gdn_run, text, flags)
