@@ -238,6 +238,8 @@ protected:
   /// ik and iq from the Gram's diagonals) and tokenStage[0] = gamma. Ends
   /// with a barrier.
   void storeTokenFactors(Value gamma, Value tail);
+  /// Builds `body` under an scf.if on `cond` (no else).
+  void ifThen(Value cond, function_ref<void()> body);
 
   /// KDA (a decay per key) in chunk_parallel's first launch: the Gram
   /// matrices with each key's decay inside the sums, gram0_ij = sum_d

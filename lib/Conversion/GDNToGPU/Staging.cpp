@@ -402,6 +402,15 @@ void Staging::forTokenOfThread(Value c, Value count, Value rowBase,
 }
 
 void Staging::stageLogGates(Value c, Value count) {
+  stageTokenScalars(c, count, {decayStage, betaStage}, [&](Value t) {
+    return SmallVector<Value>{m.emitLogDecay(op, tokenRow, t, hv),
+                              m.emitBeta(op, tokenRow, t, hv)};
+  });
+}
+
+void Staging::stageTokenScalars(
+    Value c, Value count, ArrayRef<Value> buffers,
+    function_ref<SmallVector<Value>(Value)> values) {
   Value inChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
                                         m.index(*s.getStagedTokens()));
   auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
@@ -409,23 +418,19 @@ void Staging::stageLogGates(Value c, Value count) {
   b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
   Value inRange =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, count);
-  Type f32 = b.getF32Type();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32, f32}, inRange,
+  SmallVector<Type> types(buffers.size(), b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, loc, types, inRange,
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard inIf(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value t = arith::AddIOp::create(b, loc, c, tid);
-    scf::YieldOp::create(b, loc,
-                         ValueRange{m.emitLogDecay(op, tokenRow, t, hv),
-                                    m.emitBeta(op, tokenRow, t, hv)});
+    scf::YieldOp::create(b, loc, values(arith::AddIOp::create(b, loc, c, tid)));
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, ValueRange{m.f32(0.0), m.f32(0.0)});
+    scf::YieldOp::create(b, loc,
+                         SmallVector<Value>(buffers.size(), m.f32(0.0)));
   }
-  memref::StoreOp::create(b, loc, ifOp.getResult(0), decayStage,
-                          ValueRange{tid});
-  memref::StoreOp::create(b, loc, ifOp.getResult(1), betaStage,
-                          ValueRange{tid});
+  for (auto [buffer, x] : llvm::zip(buffers, ifOp.getResults()))
+    memref::StoreOp::create(b, loc, x, buffer, ValueRange{tid});
 }
 
 void Staging::stageKeyDecays(Value c, Value count, bool betas) {
@@ -466,28 +471,10 @@ void Staging::stageKeyDecays(Value c, Value count, bool betas) {
                             ValueRange{j, col}, /*nontemporal=*/false,
                             llvm::MaybeAlign(vectorAlignment(vec, f32)));
   }
-  if (!betas)
-    return;
-  Value inChunk =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, m.index(C));
-  auto ifChunk = scf::IfOp::create(b, loc, inChunk, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifChunk.getThenRegion().front());
-  Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, count);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, inRange,
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inIf(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    scf::YieldOp::create(
-        b, loc,
-        m.emitBeta(op, tokenRow, arith::AddIOp::create(b, loc, c, tid), hv));
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, m.f32(0.0));
-  }
-  memref::StoreOp::create(b, loc, ifOp.getResult(0), betaStage,
-                          ValueRange{tid});
+  if (betas)
+    stageTokenScalars(c, count, {betaStage}, [&](Value t) {
+      return SmallVector<Value>{m.emitBeta(op, tokenRow, t, hv)};
+    });
 }
 
 int64_t Staging::solveRows() {

@@ -180,6 +180,11 @@ protected:
   /// updates anything).
   void stageLogGates(Value c, Value count);
 
+  /// Thread j < chunk stores `values(c + j)` (f32 each) at [j] of the
+  /// matching `buffers`, or zeros past `count`.
+  void stageTokenScalars(Value c, Value count, ArrayRef<Value> buffers,
+                         function_ref<SmallVector<Value>(Value)> values);
+
   /// chunk_parallel with a per-key decay (KDA): every thread stages some
   /// (token, key) decays exp(g) of tokens [c, c + count) into decayStage
   /// [chunk, K], 1 past `count` (a token there does not decay the state);

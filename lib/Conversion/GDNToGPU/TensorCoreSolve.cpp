@@ -282,12 +282,6 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   auto gate = [&](int64_t l) -> Value {
     return memref::LoadOp::create(b, loc, decayStage, ValueRange{m.index(l)});
   };
-  auto ifThen = [&](Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, pred, x, y);
   };
@@ -461,38 +455,39 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
   storeTokenFactors(gamma, tail);
 }
 
+void TensorCoreSolveKernel::ifThen(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
 void TensorCoreSolveKernel::storeTokenFactors(Value gamma, Value tail) {
   int64_t C = *s.getStagedTokens();
-  auto ifThen = [&](Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
-  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, pred, x, y);
-  };
   // Thread i < C: token i's factors gamma ik, gamma iq, ik tok1, ik, iq.
-  ifThen(cmp(arith::CmpIPredicate::ult, tid, m.index(C)), [&] {
-    Value i = tid;
-    Value scale = m.f32(op.getScaleOrDefault());
-    Value ik = m.f32(1.0), iq = scale;
-    if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the sqrt
-      Value kk = memref::LoadOp::create(b, loc, gramStage,
-                                        ValueRange{m.index(0), i, i});
-      Value qq =
-          memref::LoadOp::create(b, loc, tokenStage, ValueRange{m.index(2), i});
-      ik = m.rsqrt(m.add(kk, m.f32(1e-6)));
-      iq = m.mul(scale, m.rsqrt(m.add(qq, m.f32(1e-6))));
-    }
-    memref::StoreOp::create(b, loc, gamma, tokenStage,
-                            ValueRange{m.index(0), i});
-    Value factors[] = {m.mul(gamma, ik), m.mul(gamma, iq), m.mul(ik, tail), ik,
-                       iq};
-    for (auto [w, f] : llvm::enumerate(factors))
-      memref::StoreOp::create(b, loc, f, factorStage,
-                              ValueRange{m.index(w), i});
-  });
+  ifThen(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, m.index(C)),
+      [&] {
+        Value i = tid;
+        Value scale = m.f32(op.getScaleOrDefault());
+        Value ik = m.f32(1.0), iq = scale;
+        if (op.getQkL2norm()) { // x / sqrt(sum(x^2) + 1e-6), eps inside the
+                                // sqrt
+          Value kk = memref::LoadOp::create(b, loc, gramStage,
+                                            ValueRange{m.index(0), i, i});
+          Value qq = memref::LoadOp::create(b, loc, tokenStage,
+                                            ValueRange{m.index(2), i});
+          ik = m.rsqrt(m.add(kk, m.f32(1e-6)));
+          iq = m.mul(scale, m.rsqrt(m.add(qq, m.f32(1e-6))));
+        }
+        memref::StoreOp::create(b, loc, gamma, tokenStage,
+                                ValueRange{m.index(0), i});
+        Value factors[] = {m.mul(gamma, ik), m.mul(gamma, iq), m.mul(ik, tail),
+                           ik, iq};
+        for (auto [w, f] : llvm::enumerate(factors))
+          memref::StoreOp::create(b, loc, f, factorStage,
+                                  ValueRange{m.index(w), i});
+      });
   gpu::BarrierOp::create(b, loc);
 }
 
