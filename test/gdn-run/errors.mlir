@@ -8,7 +8,7 @@
 // RUN: not gdn-run --target=cpu %t/missing-file.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not gdn-run --target=tpu %t/no-op.mlir 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not gdn-run --emit=llvm %t/two-ops.mlir 2>&1 | FileCheck %s --check-prefix=EMIT
-// RUN: not gdn-run --emit=ptx %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=K40
+// RUN: not gdn-run --emit=ptx %t/k34.mlir 2>&1 | FileCheck %s --check-prefix=K34
 // --emit=ptx runs nothing: the options of a run are refused, not ignored.
 // RUN: not gdn-run --emit=ptx --check %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--check
 // RUN: not gdn-run --emit=ptx --bench %examples/qwen3_next_decode.mlir 2>&1 | FileCheck %s --check-prefix=EMITOPTS -DOPT=--bench
@@ -45,7 +45,9 @@
 // BOOL: gdn-run: error: --schedule: '#gdn.schedule<staged_tokens = false>' is not a #gdn.schedule<...>: expected an integer size, not 'false'
 // TRAIL: gdn-run: error: --schedule: '#gdn.schedule<warps = 1> #gdn.schedule<>' is not a #gdn.schedule<...>: text follows the attribute at offset 25
 // BLANKS: .maxntid 64, 1, 1
-// K40: k40.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 40 must be a multiple of 32 / lanes_along_v = 32
+// K = 34 with V = 8: no lanes along V leave whole keys a lane and whole
+// columns a warp (K = 40 takes 4 lanes along V, 5 keys a lane).
+// K34: k34.mlir:2:3: error: 'gdn.recurrent' op cannot be lowered to the GPU: K = 34 must be a multiple of 32 / lanes_along_v = 32
 // The diagnostic alone, without the op's generic dump.
 // LANES: qwen3_next_mtp.mlir:{{.*}}: error: 'gdn.recurrent' op cannot be lowered to the GPU: a thread would hold columns_per_lane * K / (32 / lanes_along_v) = 128 state values, more than 64
 // LANES-NOT: see current operation
@@ -72,9 +74,9 @@ func.func @f(%q: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%q : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>)
   return
 }
-//--- k40.mlir
-func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
-  gdn.recurrent q(%q : memref<1x1x1x40xf32>) k(%k : memref<1x1x1x40xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {state_layout = #gdn.layout<vk>}
+//--- k34.mlir
+func.func @f(%q: memref<1x1x1x34xf32>, %k: memref<1x1x1x34xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  gdn.recurrent q(%q : memref<1x1x1x34xf32>) k(%k : memref<1x1x1x34xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {state_layout = #gdn.layout<vk>}
   return
 }
 
@@ -90,7 +92,7 @@ func.func @f(%q: memref<1x1x1x40xf32>, %k: memref<1x1x1x40xf32>, %v: memref<1x1x
 // their values, 1.5 GiB with the check), never an out-of-memory abort.
 // RUN: not gdn-run --target=cpu --check --max-gib=1 %t/medium.mlir 2>&1 | FileCheck %s --check-prefix=CHECKMEM
 // RUN: not gdn-run --target=cpu %t/wrap.mlir 2>&1 | FileCheck %s --check-prefix=WRAP
-// RUN: not gdn-run --target=cpu --bench --iters=0 %t/k40.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
+// RUN: not gdn-run --target=cpu --bench --iters=0 %t/k34.mlir 2>&1 | FileCheck %s --check-prefix=ITERS
 // BODY: error: the body of @f must be exactly one gdn.recurrent and a return
 // HUGE: gdn-run: error: the run needs about {{[0-9]+}} MiB of host memory (arguments, fp64 values), more than --max-gib=16 GiB
 // CHECKMEM: gdn-run: error: the run needs about {{1[0-9][0-9][0-9]}} MiB of host memory (arguments, fp64 values, the check's copies), more than --max-gib=1 GiB

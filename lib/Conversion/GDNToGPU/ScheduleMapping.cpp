@@ -210,15 +210,18 @@ static void chooseColumnsPerLane(ScheduleDraft &x) {
   auto lanesFor = [&](int64_t r) {
     return lanesPin ? lanesPin : defaultLanesV(op, r, x.staged);
   };
-  // Only counts the checks take: whole columns a warp, whole keys a lane (a
-  // power of two of them, the only counts run on the GPU so far), a state
-  // tile within the register budget.
-  auto fits = [&](int64_t r) {
+  // Counts the checks take: whole columns a warp, whole keys a lane, a
+  // state tile within the register budget.
+  auto legal = [&](int64_t r) {
     int64_t lanes = lanesFor(r);
     return lanes >= 1 && lanes <= kWarpSize && d.V % (r * lanes) == 0 &&
            d.K % (kWarpSize / lanes) == 0 &&
-           llvm::isPowerOf2_64(d.K / (kWarpSize / lanes)) &&
            r * d.K * lanes <= kMaxStateValues * kWarpSize;
+  };
+  // The cost model's choice also wants a power of two of keys a lane, the
+  // only counts it has timed.
+  auto fits = [&](int64_t r) {
+    return legal(r) && llvm::isPowerOf2_64(d.K / (kWarpSize / lanesFor(r)));
   };
   int64_t bestWarps = -1;
   for (int64_t r : candidates) {
@@ -234,13 +237,16 @@ static void chooseColumnsPerLane(ScheduleDraft &x) {
       break;
     }
   }
-  // None fits (a pinned lanes_along_v with large K): the most columns that
-  // do, else one column (a pinned lanes_along_v: the smallest tile) or the
-  // first candidate, which the checks refuse with the reason.
-  for (int64_t r = candidates.back() / 2;
-       *x.s.getColumnsPerLane() == 0 && r >= 1; r /= 2)
-    if (fits(r))
-      x.set(&ScheduleAttr::getColumnsPerLane, r);
+  // None fits (a pinned lanes_along_v with large K, K = 72, a V of 16):
+  // the most columns that fit, else the most the checks take, else one
+  // column (a pinned lanes_along_v: the smallest tile) or the first
+  // candidate, which the checks refuse with the reason.
+  for (auto accepts :
+       {function_ref<bool(int64_t)>(fits), function_ref<bool(int64_t)>(legal)})
+    for (int64_t r = candidates.front();
+         *x.s.getColumnsPerLane() == 0 && r >= 1; r /= 2)
+      if (accepts(r))
+        x.set(&ScheduleAttr::getColumnsPerLane, r);
   if (*x.s.getColumnsPerLane() == 0)
     x.set(&ScheduleAttr::getColumnsPerLane, lanesPin ? 1 : candidates.front());
 }

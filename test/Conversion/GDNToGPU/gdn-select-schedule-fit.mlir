@@ -3,8 +3,9 @@
 // The automatic columns a lane leave whole columns a warp, a power of two
 // of whole keys a lane and a state tile within 64 registers: a fault hunt
 // found a staged vk K = 512 taking 4 columns x 2 lanes (128 state values a
-// thread), a diagnostic instead of a kernel. (K not a multiple of 32 / lanes
-// for a power of two of keys stays a diagnostic: gdn-run/errors.mlir.)
+// thread), a diagnostic instead of a kernel. (Where no power of two of keys
+// fits, whole keys a lane: gdn-select-schedule.mlir; none at all, a
+// diagnostic: gdn-run/errors.mlir.)
 
 // CHECK-LABEL: func.func @vk_k512_t4
 // CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1,

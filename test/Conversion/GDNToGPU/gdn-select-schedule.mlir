@@ -387,3 +387,34 @@ func.func @t12_pinned_warps(%q: memref<1x12x1x128xbf16>, %k: memref<1x12x1x128xb
       o(%o : memref<1x12x1x32xbf16>) {gdn.schedule = #gdn.schedule<warps = 4>, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// K = 72 has no power of two of keys a lane (the counts the cost model has
+// timed), so it takes the most columns the checks accept: 4 columns x 4
+// lanes along V, 9 keys a lane (a fault hunt found 8 columns chosen and then
+// refused as 72 state values a thread).
+// CHECK-LABEL: func.func @vk_k72
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4,
+func.func @vk_k72(%q: memref<2x1x4x72xbf16>, %k: memref<2x1x4x72xbf16>, %v: memref<2x1x4x64xbf16>,
+                  %s: memref<2x4x64x72xf32>, %o: memref<2x1x4x64xbf16>) {
+  gdn.recurrent q(%q : memref<2x1x4x72xbf16>) k(%k : memref<2x1x4x72xbf16>) v(%v : memref<2x1x4x64xbf16>)
+      initial_state(%s : memref<2x4x64x72xf32>) final_state(%s : memref<2x4x64x72xf32>)
+      o(%o : memref<2x1x4x64xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// KDA at K = 24, V = 16, T = 200 (staged tokens): 3 keys a lane over 8
+// lanes along K, 4 columns x 4 lanes along V, one warp (was: 8 columns,
+// refused as K = 24 not a multiple of 32 lanes along K).
+// CHECK-LABEL: func.func @kda_k24_v16
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 1, staged_tokens = 16,
+func.func @kda_k24_v16(%q: memref<2x200x4x24xbf16>, %k: memref<2x200x4x24xbf16>, %v: memref<2x200x4x16xbf16>,
+                       %g: memref<2x200x4x24xf32>, %s: memref<2x4x16x24xf32>, %o: memref<2x200x4x16xbf16>) {
+  gdn.recurrent q(%q : memref<2x200x4x24xbf16>) k(%k : memref<2x200x4x24xbf16>) v(%v : memref<2x200x4x16xbf16>)
+      g(%g : memref<2x200x4x24xf32>) initial_state(%s : memref<2x4x16x24xf32>) final_state(%s : memref<2x4x16x24xf32>)
+      o(%o : memref<2x200x4x16xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
