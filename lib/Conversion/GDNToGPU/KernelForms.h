@@ -290,6 +290,14 @@ protected:
 
   /// With chunk_prefetch_distance = 1, the scan copies the chunk's record
   /// with cp.async (runPrefetchedChunks).
+  /// v's columns permuted by row (a bf16/f16 v, blocks of 64 columns or
+  /// more): column col of row j at col ^ (16 ((j / 2) mod 4)), so the X
+  /// step's four token rows of a warp read four different banks where they
+  /// shared one. Rows 2i and 2i + 1 are permuted alike, and columns 2c and
+  /// 2c + 1 (a word), 8c to 8c + 7 (a 16-byte copy) stay together
+  /// (docs/cost-model.md#v-swizzle).
+  Value stagedColumn(Value buffer, Value row, Value col) override;
+
   SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null

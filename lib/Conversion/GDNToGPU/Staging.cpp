@@ -229,8 +229,8 @@ Staging::asyncRows(Value src, Value dst, int64_t width, Value c, Value count,
         arith::SelectOp::create(b, loc, inRange, m.index(vec), m.index(0));
     copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{j, col}, src, idx(t, col), b.getIndexAttr(vec), size,
-        b.getUnitAttr()));
+        ValueRange{j, stagedColumn(dst, j, col)}, src, idx(t, col),
+        b.getIndexAttr(vec), size, b.getUnitAttr()));
   }
   return copies;
 }
@@ -306,7 +306,7 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
           Value x = load(arith::AddIOp::create(b, loc, c, j), col, vec);
           Value row = plus(rowBase, j);
           vector::StoreOp::create(
-              b, loc, x, dst, ValueRange{row, col},
+              b, loc, x, dst, ValueRange{row, stagedColumn(dst, row, col)},
               /*nontemporal=*/false,
               llvm::MaybeAlign(vectorAlignment(vec, dstType)));
           if (s.chunkedSolve()) {
@@ -316,8 +316,10 @@ void Staging::stageRows(Type srcType, Value dst, int64_t width, Value c,
                 b, loc, type,
                 DenseElementsAttr::get(
                     type, b.getFloatAttr(type.getElementType(), 0.0)));
+            Value row = plus(rowBase, j);
             vector::StoreOp::create(
-                b, loc, zeros, dst, ValueRange{plus(rowBase, j), col},
+                b, loc, zeros, dst,
+                ValueRange{row, stagedColumn(dst, row, col)},
                 /*nontemporal=*/false,
                 llvm::MaybeAlign(vectorAlignment(vec, dstType)));
           }

@@ -110,6 +110,12 @@ protected:
   /// qStage and kStage (asyncRows); returns their tokens.
   SmallVector<Value> asyncQKCopies(Value c, Value count);
 
+  /// The column at which element `col` of row `row` of the staged buffer
+  /// `buffer` lives: `col` itself, but for a form that permutes a buffer's
+  /// columns by row (TensorCoreSolveKernel's v). Every store into a staged
+  /// buffer and every load of a permuted one goes through it.
+  virtual Value stagedColumn(Value buffer, Value row, Value col) { return col; }
+
   /// What a prefetching form copies beside q, k and v, as cp.async copies
   /// (their tokens): chunk_parallel's scan, the chunk's record. `issued` is
   /// the token of a copy of this chunk already issued, which a copy under a

@@ -548,6 +548,22 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
   gpu::BarrierOp::create(b, loc);
 }
 
+Value TensorCoreSolveKernel::stagedColumn(Value buffer, Value row, Value col) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (buffer != vStage || type.getElementTypeBitWidth() != 16 ||
+      s.blockColumns() % 64 != 0)
+    return col;
+  // Bits 4-5 of the column (a 16-byte copy is 8 columns: bits 0-2) take
+  // bits 1-2 of the row: the X step's lanes read token rows 2t + e % 2, t
+  // in [0, 4), at 8 column pairs, so the 4 rows land in 4 banks' groups.
+  Value mask = arith::ShLIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, row, m.index(1)), m.index(3)),
+      m.index(4));
+  return arith::XOrIOp::create(b, loc, col, mask);
+}
+
 SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                                           ValueRange state) {
   int64_t C = *s.getStagedTokens(), tiles = C / 8, keyTiles = d.K / 8;
@@ -648,9 +664,13 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   SmallVector<Operand> X;
   for (int64_t p = 0; p < tiles; ++p) {
     Fragment x;
+    // Rows 2i and 2i + 1 share v's column permutation, which keeps column
+    // pairs together (stagedColumn): one permuted column a fragment, so the
+    // pairs still load as one word.
+    Value vCol = stagedColumn(vStage, tokenOf(p, 0), col);
     for (int64_t e = 0; e < 4; ++e) {
       Value j = tokenOf(p, e);
-      Value v = f32At(vStage, {j, offset(col, e / 2)});
+      Value v = f32At(vStage, {j, offset(vCol, e / 2)});
       x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
     }
     X.push_back(operand(m, asA(x), wide));
