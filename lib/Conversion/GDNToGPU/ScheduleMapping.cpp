@@ -76,7 +76,9 @@ bool varlenPrefill(const ScheduleDraft &x) {
 /// chunks of a fixed batch (two whole ones on the tiny grid, where the
 /// token loop wins below: docs/cost-model.md#kda-chunks), or a varlen
 /// batch of 64 tokens a sequence or more on average, K = 128 (Kimi
-/// Linear's, the only K checked on a GPU so far; a pin takes the others),
+/// Linear's, the only K timed so far; a pin takes the others, which pass
+/// the GPU checks),
+
 /// and no programmatic launch pinned (chooseSolve).
 bool keyDecayChunks(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
