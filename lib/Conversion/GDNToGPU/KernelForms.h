@@ -288,8 +288,6 @@ protected:
   /// This thread's pieces of the record of the chunk at token c.
   void forEachRecordPiece(Value c, RecordPiece piece);
 
-  /// With chunk_prefetch_distance = 1, the scan copies the chunk's record
-  /// with cp.async (runPrefetchedChunks).
   /// v's columns permuted by row (a bf16/f16 v, blocks of 64 columns or
   /// more): column col of row j at col ^ (16 ((j / 2) mod 4)), so the X
   /// step's four token rows of a warp read four different banks where they
@@ -298,6 +296,8 @@ protected:
   /// (docs/cost-model.md#v-swizzle).
   Value stagedColumn(Value buffer, Value row, Value col) override;
 
+  /// With chunk_prefetch_distance = 1, the scan copies the chunk's record
+  /// with cp.async (runPrefetchedChunks).
   SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null

@@ -77,9 +77,7 @@ bool varlenPrefill(const ScheduleDraft &x) {
 /// token loop wins below: docs/cost-model.md#kda-chunks), or a varlen
 /// batch of 64 tokens a sequence or more on average, K = 128 (Kimi
 /// Linear's, the only K timed so far; a pin takes the others, which pass
-/// the GPU checks),
-
-/// and no programmatic launch pinned (chooseSolve).
+/// the GPU checks), and no programmatic launch pinned (chooseSolve).
 bool keyDecayChunks(const ScheduleDraft &x) {
   RecurrentOp op = x.op;
   LaunchModeAttr launch = x.pins.getLaunch();
