@@ -168,3 +168,29 @@ def test_loop_mix(tmp_path):
             (line.split("|") for line in out.splitlines() if line.startswith("| "))}
     assert int(rows["HMMA"]) >= 48 and int(rows["LDGSTS"]) > 0, out
     assert int(rows["all"]) > int(rows["HMMA"]), out
+
+
+def test_ncu_phases_splits_at_barriers(tmp_path):
+    """ncu_phases.py sums each stretch between BAR.SYNC instructions: two
+    phases here, the second holding the uncoalesced stores; a CSV without
+    one of its columns is an error naming the column."""
+    names = ["Address", "Source", "Warp Stall Sampling (All Samples)",
+             "Instructions Executed", "L2 Theoretical Sectors Global Excessive",
+             "L1 Wavefronts Shared Excessive", "L1 Wavefronts Shared"]
+    rows = [["0x10", "LDS R1, [R2]", "30", "100", "0", "4", "8"],
+            ["0x20", "BAR.SYNC.DEFER_BLOCKING 0x0", "10", "100", "0", "0", "0"],
+            ["0x30", "STG.E desc[UR6][R2.64], R8", "60", "100", "1200000", "0", "0"]]
+    path = tmp_path / "src.csv"
+    path.write_text("\n".join(",".join(f'"{c}"' for c in r)
+                              for r in [["Kernel Name", "k"], names, *rows]) + "\n")
+    out = run(os.path.join("profile", "ncu_phases.py"), str(path))
+    table = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")]
+    phases = {cells[0].strip(): [c.strip() for c in cells[1:]] for cells in table}
+    assert phases["0"][0] == "40.0 %" and phases["1"][0] == "60.0 %", out
+    assert phases["1"][2] == "1.2" and phases["0"][2] == "0.0", out
+    assert "STG.E" in out.split("Most stall samples:")[1].splitlines()[1], out
+    bad = tmp_path / "bad.csv"
+    bad.write_text('"Kernel Name","k"\n"Address","Source"\n')
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "profile", "ncu_phases.py"),
+                        str(bad)], capture_output=True, text=True)
+    assert r.returncode != 0 and "Warp Stall Sampling" in r.stderr, r.stderr

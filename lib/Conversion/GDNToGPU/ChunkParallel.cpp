@@ -181,9 +181,18 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
     SmallVector<Value, 3> from =
         toWorkspace ? staged : SmallVector<Value, 3>{at};
     SmallVector<Value, 3> to = toWorkspace ? SmallVector<Value, 3>{at} : staged;
+    // A piece of 4 floats is 16-byte aligned on both sides: a record is
+    // recordFloats(C) floats, a multiple of 4 (C % 4 == 0), from the
+    // workspace's base (a device allocation of its own); a solveStage row
+    // is C + 4 floats in a 16-byte aligned buffer. Said to LLVM, the copy
+    // is one 16-byte access a piece, not four of 4 bytes
+    // (docs/cost-model.md#record-copies).
     auto vec4 = VectorType::get({4}, b.getF32Type());
+    llvm::MaybeAlign aligned(vectorAlignment(4, b.getF32Type()));
     Value x = floats == 4
-                  ? vector::LoadOp::create(b, loc, vec4, src, from).getResult()
+                  ? vector::LoadOp::create(b, loc, vec4, src, from,
+                                           /*nontemporal=*/false, aligned)
+                        .getResult()
                   : memref::LoadOp::create(b, loc, src, from).getResult();
     stores.push_back([=] {
       OpBuilder::InsertionGuard guard(b);
@@ -192,7 +201,8 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       }
       if (floats == 4)
-        vector::StoreOp::create(b, loc, x, dst, to);
+        vector::StoreOp::create(b, loc, x, dst, to, /*nontemporal=*/false,
+                                aligned);
       else
         memref::StoreOp::create(b, loc, x, dst, to);
     });

@@ -51,7 +51,7 @@
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-6: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-NOT: nvvm.mma.sync
-// CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] : memref<8304xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[REC]][%{{.*}}] {alignment = 16 : i64} : memref<8304xf32>, vector<4xf32>
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
 // CHECK-NOT: math.exp
@@ -105,9 +105,9 @@
 // PF: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // PF: gpu.return
 // SCAN-LABEL: gpu.func @prefill_recurrent
-// SCAN-COUNT-3: vector.load %arg8[%{{.*}}] : memref<8304xf32>, vector<4xf32>
+// SCAN-COUNT-3: vector.load %arg8[%{{.*}}] {alignment = 16 : i64} : memref<8304xf32>, vector<4xf32>
 // SCAN: memref.load %arg8
-// SCAN: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// SCAN: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // SCAN: gpu.barrier
 func.func @prefill(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %s: memref<2x2x32x16xf32>, %o: memref<2x40x2x32xbf16>) {
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) initial_state(%s : memref<2x2x32x16xf32>) final_state(%s : memref<2x2x32x16xf32>) o(%o : memref<2x40x2x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}

@@ -64,10 +64,17 @@
 // At 8 warps a CTA the bf16 products take their operands by ldmatrix
 // (docs/cost-model.md#scan-operand-loads): both launches assemble, no
 // spills.
+// The record's 4-float pieces are one 16-byte access each way (the
+// first launch's stores, and the scan's loads without the next chunk's
+// copies; docs/cost-model.md#record-copies), not four of 4 bytes.
 // RUN: gdn-run --emit=ptx --launch=0 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 8>' %t/t64.mlir > %t.ldm0.ptx
+// RUN: FileCheck %s --check-prefix=RECORDW < %t.ldm0.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ldm0.ptx -o %t.ldm0.cubin 2>&1 | FileCheck %s --check-prefix=SOLVES
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 8>' %t/t64.mlir > %t.ldm1.ptx
 // RUN: FileCheck %s --check-prefix=LDM < %t.ldm1.ptx
+// RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 8, chunk_prefetch_distance = 0>' %t/t64.mlir | FileCheck %s --check-prefix=RECORDR
+// RECORDW: st.global.v4.{{f32|b32}}
+// RECORDR: ld.global.v4.{{f32|b32}}
 // RUN: %ptxas -arch=sm_90a -v %t.ldm1.ptx -o %t.ldm1.cubin 2>&1 | FileCheck %s
 // LDM: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // LDM: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
