@@ -59,7 +59,7 @@ def main():
                         help="instructions listed by stall samples")
     args = parser.parse_args()
     header, rows = read(args.csv)
-    at = {name: header.index(name) for name in header}
+    at = {name: i for i, name in enumerate(header)}
     phases, phase = [], {k: 0.0 for k in COLUMNS}
     for r in rows:
         for k, col in COLUMNS.items():

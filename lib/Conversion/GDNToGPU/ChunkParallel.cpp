@@ -184,15 +184,11 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
     // A piece of 4 floats is 16-byte aligned on both sides: a record is
     // recordFloats(C) floats, a multiple of 4 (C % 4 == 0), from the
     // workspace's base (a device allocation of its own); a solveStage row
-    // is C + 4 floats in a 16-byte aligned buffer. Said to LLVM, the copy
-    // is one 16-byte access a piece, not four of 4 bytes
-    // (docs/cost-model.md#record-copies).
-    auto vec4 = VectorType::get({4}, b.getF32Type());
-    llvm::MaybeAlign aligned(vectorAlignment(4, b.getF32Type()));
+    // is C + 4 floats in a 16-byte aligned buffer. Said to LLVM (loadVector's
+    // alignment), the copy is one 16-byte access a piece, not four of 4
+    // bytes (docs/cost-model.md#record-copies).
     Value x = floats == 4
-                  ? vector::LoadOp::create(b, loc, vec4, src, from,
-                                           /*nontemporal=*/false, aligned)
-                        .getResult()
+                  ? loadVector(src, from, 4)
                   : memref::LoadOp::create(b, loc, src, from).getResult();
     stores.push_back([=] {
       OpBuilder::InsertionGuard guard(b);
@@ -200,9 +196,10 @@ void TensorCoreSolveKernel::copyRecord(Value c, bool toWorkspace) {
         auto ifOp = scf::IfOp::create(b, loc, onlyIf, /*withElseRegion=*/false);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       }
-      if (floats == 4)
-        vector::StoreOp::create(b, loc, x, dst, to, /*nontemporal=*/false,
-                                aligned);
+      if (floats == 4) // storeVector's alignment, the vector as loaded
+        vector::StoreOp::create(
+            b, loc, x, dst, to, /*nontemporal=*/false,
+            llvm::MaybeAlign(vectorAlignment(4, b.getF32Type())));
       else
         memref::StoreOp::create(b, loc, x, dst, to);
     });
