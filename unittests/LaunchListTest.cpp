@@ -229,7 +229,8 @@ TEST_F(LaunchListTest, WorkspacesFollowTheArguments) {
 }
 
 // solve = chunk_parallel lowers to two launches over one workspace: the
-// chunk solves over (chunks, HV, N), then the scan over (V blocks, HV, N).
+// chunk solves over (chunks, H, N) (HV = 2 H: a CTA solves both value heads
+// of its key head, the shared Gram), then the scan over (V blocks, HV, N).
 TEST_F(LaunchListTest, ChunkParallelIsTwoLaunchesAndAWorkspace) {
   FailureOr<GPUProgram> program = compileRecurrent(
       R"(
@@ -245,7 +246,7 @@ func.func @f(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<
             (std::vector<int64_t>{2 * 2 * 3 * (640 + 48 + 4) * 4}));
   const GPULaunch &solves = program->launches[0], &scan = program->launches[1];
   EXPECT_EQ(std::vector<unsigned>(solves.grid, solves.grid + 3),
-            (std::vector<unsigned>{3, 2, 2}));
+            (std::vector<unsigned>{3, 1, 2}));
   EXPECT_EQ(scan.grid[1], 2u);
   EXPECT_EQ(scan.grid[2], 2u);
   std::vector<unsigned> operands = {0, 1, 2, 3, 4, 5, 5, 6, 7};

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelForms.h"
+#include "StagingLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -60,21 +61,37 @@ void ChunkSolvesKernel::build() {
   // gates staged meanwhile: a thread waits for one memory latency, not one
   // a 16-byte item as stageQK's load-then-store loop did
   // (docs/cost-model.md#chunk-solves-copies).
+  // sharedGram: the grid's y is the key head h, and the CTA solves the
+  // chunk for each of its value heads in turn, the Gram products formed
+  // once (docs/cost-model.md#shared-gram).
+  int64_t heads = 1;
+  if (sharedGram(op, s, C)) {
+    heads = d.HV / d.H;
+    h = hv;
+  }
   Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
       asyncQKCopies(c, count));
-  if (op.hasPerKeyDecay()) // KDA: each key's decays (KeyDecayChunks.cpp)
-    stageKeyDecays(c, count, /*betas=*/true);
-  else
-    stageLogGates(c, count);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
-  gpu::BarrierOp::create(b, loc);
-  if (op.hasPerKeyDecay())
-    buildKeyDecayGram();
-  else
-    buildTensorCoreGram();
-  buildSolveMatrices();
-  copyRecord(c, /*toWorkspace=*/true);
+  for (int64_t r = 0; r < heads; ++r) {
+    if (heads > 1) {
+      hv = offset(arith::MulIOp::create(b, loc, h, m.index(heads)), r);
+      if (r > 0) // the last value head's record is copied out
+        gpu::BarrierOp::create(b, loc);
+    }
+    if (op.hasPerKeyDecay()) // KDA: each key's decays (KeyDecayChunks.cpp)
+      stageKeyDecays(c, count, /*betas=*/true);
+    else
+      stageLogGates(c, count);
+    if (r == 0)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    if (op.hasPerKeyDecay())
+      buildKeyDecayGram();
+    else
+      buildTensorCoreGram(/*products=*/r == 0);
+    buildSolveMatrices();
+    copyRecord(c, /*toWorkspace=*/true);
+  }
 }
 
 Value ChunkSolvesKernel::sequenceOfSlot(Value x) {

@@ -229,9 +229,13 @@ protected:
 
   /// The Gram matrices (CudaCoreSolveKernel::buildGram's gramStage and
   /// tokenStage[0, 1], from mma products of the staged q and k) and token
-  /// factors [5, chunk] (gamma ik, gamma iq, ik tok1, ik, iq). Ends with a
-  /// barrier.
-  void buildTensorCoreGram();
+  /// factors [5, chunk] (gamma ik, gamma iq, ik tok1, ik, iq). The decays
+  /// scale the products below the diagonal from gramStage into
+  /// maskedGramStage (in place when they are one buffer). Without
+  /// `products`, gramStage already holds the raw products (and tokenStage[2]
+  /// q's norms) of this chunk's q and k (sharedGram: another value head's
+  /// pass). Ends with a barrier.
+  void buildTensorCoreGram(bool products = true);
 
   /// Thread i < chunk: token i's factors [5, chunk] (gamma ik, gamma iq, ik
   /// tail, ik, iq: gamma = exp(G_i) and tail = exp(G_C - G_i) this thread's,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelForms.h"
+#include "StagingLayout.h"
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -203,7 +204,10 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
           TensorCoreSolveKernel(b, loc, kop, *s, func).build();
         },
         "recurrent", TypeRange{type});
-    launchKernel(rewriter, op, solves, first, {slots, d.HV, rows}, operands);
+    // sharedGram: a CTA a key head, solving its HV / H value heads' chunks.
+    launchKernel(rewriter, op, solves, first,
+                 {slots, sharedGram(op, solves, C) ? d.H : d.HV, rows},
+                 operands);
     launchKernel(rewriter, op, *s, scan, {d.V / s->blockColumns(), d.HV, d.N},
                  operands);
     gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},

@@ -50,6 +50,7 @@ void Staging::createStagingBuffers() {
   sourceStage = bufferIf(layout.source);
   normStage = bufferIf(layout.norms);
   gramStage = bufferIf(layout.gram);
+  maskedGramStage = layout.maskedGram ? buffer(*layout.maskedGram) : gramStage;
   tokenStage = bufferIf(layout.tokens);
   solveStage = bufferIf(layout.solve);
   factorStage = bufferIf(layout.factors);

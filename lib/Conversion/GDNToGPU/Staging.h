@@ -210,6 +210,9 @@ protected:
   Value sourceStage;           ///< staged parent sources (EAGLE tree)
   Value normStage; ///< a producer's norm factors (producerNorms), or null
   Value gramStage, tokenStage; ///< chunked solve: Gram matrices, decays, norms
+  /// The tensor-core solve's Gram matrices with the decays (L and M's
+  /// entries): gramStage itself, or with sharedGram a buffer of its own.
+  Value maskedGramStage;
   Value solveStage, factorStage; ///< tensor cores: Tm and M, token factors
   /// chunk_parallel with a per-key decay (KeyDecayChunks.cpp): the update's
   /// decayed keys, each key's decay over the chunk.

@@ -44,8 +44,8 @@ int64_t StagingBuffer::bytes() const {
 SmallVector<const StagingBuffer *> StagingLayout::buffers() const {
   SmallVector<const StagingBuffer *> all = {&q, &k, &v, &decay, &beta};
   for (const std::optional<StagingBuffer> *x :
-       {&source, &norms, &gram, &tokens, &solve, &factors, &tailKeys,
-        &lastDecay})
+       {&source, &norms, &gram, &maskedGram, &tokens, &solve, &factors,
+        &tailKeys, &lastDecay})
     if (*x)
       all.push_back(&**x);
   return all;
@@ -101,6 +101,8 @@ StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
   if (s.chunkedSolve()) {
     layout.gram = StagingBuffer{{2, chunk, chunk}, f32};
     layout.tokens = StagingBuffer{{3, chunk}, f32};
+    if (sharedGram(op, s, chunk))
+      layout.maskedGram = StagingBuffer{{2, chunk, chunk}, f32};
   }
   if (s.tensorCores()) {
     layout.solve = StagingBuffer{{2, chunk, chunk + 4}, f32};
@@ -111,4 +113,10 @@ StagingLayout gdn::stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
     layout.lastDecay = StagingBuffer{{d.K}, f32};
   }
   return layout;
+}
+
+bool gdn::sharedGram(RecurrentOp op, ScheduleAttr s, int64_t chunk) {
+  auto d = op.getDims();
+  return s.chunkParallel() && d.HV > d.H && !op.hasPerKeyDecay() &&
+         chunk <= 32;
 }

@@ -36,6 +36,8 @@ struct StagingBuffer {
 ///   norms      [rows, 4] f32, a producer's norm factors (producerNorms);
 ///   gram       [2, chunk, chunk] and tokens [3, chunk] f32, the chunked
 ///              solve's Gram matrices and per-token decays and norms;
+///   maskedGram [2, chunk, chunk] f32 with sharedGram: the Gram matrices
+///              with a value head's decays, the raw ones kept in gram;
 ///   solve      [2, chunk, chunk + 4] and factors [5, chunk] f32, the
 ///              tensor-core solve's matrices and token factors;
 ///   tailKeys   [rows, q's row] q's dtype and lastDecay [K] f32,
@@ -45,7 +47,8 @@ struct StagingBuffer {
 /// `op` may be in either form (the cost model runs before bufferization).
 struct StagingLayout {
   StagingBuffer q, k, v, decay, beta;
-  std::optional<StagingBuffer> source, norms, gram, tokens, solve, factors;
+  std::optional<StagingBuffer> source, norms, gram, maskedGram, tokens, solve,
+      factors;
   std::optional<StagingBuffer> tailKeys, lastDecay;
 
   /// Every buffer in allocation order.
@@ -64,6 +67,17 @@ struct StagingLayout {
 
 StagingLayout stagingLayout(RecurrentOp op, ScheduleAttr s, int64_t chunk,
                             int64_t slots);
+
+/// Whether chunk_parallel's first launch of `chunk`-token chunks solves the
+/// chunks of all HV / H value heads of a key head in one CTA (HV > H, no
+/// per-key decay, chunks of at most 32 tokens, whose maskedGram is at most
+/// 8 KiB): q and k staged, and their Gram products K Kᵀ and Q Kᵀ formed,
+/// once for the value heads that share them, each value head's decays
+/// applied into maskedGram (ChunkSolvesKernel::build;
+/// docs/cost-model.md#shared-gram). The layout is the union of both
+/// launches' buffers, so the scan's budget counts maskedGram too (ptxas
+/// drops it from the scan, which never touches it).
+bool sharedGram(RecurrentOp op, ScheduleAttr s, int64_t chunk);
 
 } // namespace gdn
 } // namespace mlir

@@ -268,7 +268,7 @@ void TensorCoreSolveKernel::build() {
   });
 }
 
-void TensorCoreSolveKernel::buildTensorCoreGram() {
+void TensorCoreSolveKernel::buildTensorCoreGram(bool products) {
   int64_t C = *s.getStagedTokens(), tiles = C / 8,
           threads = *s.getWarps() * kWarpSize;
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
@@ -398,6 +398,8 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
         });
       });
   int64_t warps = *s.getWarps();
+  if (!products)
+    jobs.clear();
   for (int64_t w = 0; w < std::min<int64_t>(warps, jobs.size()); ++w)
     ifThen(cmp(arith::CmpIPredicate::eq, warp, m.index(w)), [&] {
       for (size_t job = w; job < jobs.size(); job += warps)
@@ -446,7 +448,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram() {
       ifThen(cond, [&] {
         SmallVector<Value, 3> at{m.index(which), i, j};
         Value x = memref::LoadOp::create(b, loc, gramStage, at);
-        memref::StoreOp::create(b, loc, m.mul(dij, x), gramStage, at);
+        memref::StoreOp::create(b, loc, m.mul(dij, x), maskedGramStage, at);
       });
     };
     scale(0, arith::CmpIPredicate::ult);
@@ -527,7 +529,8 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
     for (int64_t i = 0; i < rows; ++i) {
       Value sum = m.f32(0.0);
       for (int64_t l = 0; l < i; ++l)
-        sum = m.add(sum, m.mul(m.mul(load(gramStage, {0, i, l}), ik[l]), x[l]));
+        sum = m.add(sum,
+                    m.mul(m.mul(load(maskedGramStage, {0, i, l}), ik[l]), x[l]));
       Value isJ = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j,
                                         m.index(i));
       Value below = m.sub(m.f32(0.0), m.mul(m.mul(beta[i], ik[i]), sum));
@@ -538,7 +541,7 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
       Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, j,
                                           m.index(i));
       Value gram1 = memref::LoadOp::create(
-          b, loc, gramStage, ValueRange{m.index(1), m.index(i), j});
+          b, loc, maskedGramStage, ValueRange{m.index(1), m.index(i), j});
       Value mij = m.mul(m.mul(load(factorStage, {4, i}), ikJ), gram1);
       memref::StoreOp::create(
           b, loc, arith::SelectOp::create(b, loc, lower, mij, m.f32(0.0)),

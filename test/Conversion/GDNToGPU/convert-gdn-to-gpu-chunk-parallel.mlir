@@ -10,9 +10,10 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, chunk_prefetch_distance = 1>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=PF
 // solve = chunk_parallel: two launches over one workspace. A gpu.alloc of
 // N * HV * ceil(T / C) records of 2 C (C + 4) + 3 C + 4 floats (2 * 2 * 3 *
-// 692 = 8304 here), the chunk solves over (chunks, HV, N) in CTAs of at
-// most 4 warps, the scan over (V blocks, HV, N), the workspace freed after
-// both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
+// 692 = 8304 here), the chunk solves over (chunks, H, N) in CTAs of at
+// most 4 warps (HV = 2 H: a CTA solves both value heads of its key head,
+// docs/cost-model.md#shared-gram), the scan over (V blocks, HV, N), the
+// workspace freed after both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
 // Q Kᵀ: 3 x 2 bf16 m16n8k16 nvvm.mma.sync, 16 keys an mma), solves and
 // writes each record in 16-byte vectors; the scan has no Gram pass and no
 // decay masks (no exp): it stages the record into the solve's buffers with
@@ -35,7 +36,7 @@
 // SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = chunk_parallel, precision = bf16, {{.*}}chunk_prefetch_distance = 1,
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<8304xf32>
-// CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c2, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves blocks in (%c3, %c1, %c2{{.*}}) threads in (%c64, {{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[W]] : memref<8304xf32>)
 // CHECK-NEXT: gpu.dealloc %[[W]] : memref<8304xf32>
 // CHECK-LABEL: gpu.func @prefill_chunk_solves

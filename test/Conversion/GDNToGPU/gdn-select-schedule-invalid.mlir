@@ -185,7 +185,7 @@ func.func @chunk_prefetch_cuda_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x40
 // -----
 
 func.func @chunk_prefetch_c32(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x16x128xbf16>, %v: memref<1x4096x32x128xbf16>, %o: memref<1x4096x32x128xbf16>) {
-  // expected-error @+1 {{chunk_prefetch_distance = 1 with staged_tokens = 32 needs 80128 bytes of static shared memory (a second set of the chunk's buffers), more than 49152}}
+  // expected-error @+1 {{chunk_prefetch_distance = 1 with staged_tokens = 32 needs 88320 bytes of static shared memory (a second set of the chunk's buffers), more than 49152}}
   gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>) o(%o : memref<1x4096x32x128xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, staged_tokens = 32, chunk_prefetch_distance = 1, warps = 8>, state_layout = #gdn.layout<vk>}
   return
 }
