@@ -309,7 +309,9 @@ protected:
 
 /// solve = chunk_parallel's first launch, over (record slots, HV, N) (a
 /// varlen batch: (slots, HV, 1), each CTA finding its sequence by a binary
-/// search of cu_seqlens; a slot past its sequence's chunks does nothing):
+/// search of cu_seqlens; a slot past its sequence's chunks does nothing;
+/// with sharedGram H for HV, a CTA solving its key head's value heads in
+/// turn, docs/cost-model.md#shared-gram):
 /// the CTA of chunk i of (n, hv) stages its q, k and log gates, runs the
 /// tensor-core Gram pass and the substitution (TensorCoreSolveKernel) and
 /// writes Tm, M and the token factors to its record of the workspace (its last

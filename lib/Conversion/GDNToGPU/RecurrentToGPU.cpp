@@ -159,7 +159,8 @@ template <typename Kernel> struct RecurrentToKernel : RecurrentToGPUPattern {
 namespace {
 /// Lowers a gdn.recurrent with solve = chunk_parallel to two launches
 /// sharing a workspace (gpu.alloc, freed after them): ChunkSolvesKernel over
-/// (record slots, HV, N or 1 varlen), every chunk's record, then
+/// (record slots, HV or with sharedGram H, N or 1 varlen), every chunk's
+/// record, then
 /// TensorCoreSolveKernel's scan
 /// over (V blocks, HV, N), which reads them. The first launch's CTAs have at
 /// most 4 warps: its Gram products (K Kᵀ, Q Kᵀ and Q Qᵀ's diagonal, each a
