@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Session 48, call 3: call-2.sh cut to the device time left (about 150 s):
-# four checks of gs0 (main + the shared Gram) against the fp64 reference,
-# then main and gs0 at N = 4 T = 4096 (two rounds) and N = 16 T = 2048.
-#   carry: .carry/m48gs/bins.txz (main and gs0)
+# Session 48, call 3 (not run: no device start was left): four checks of
+# gs0 against the fp64 reference, then main and gs0 at N = 4 T = 4096 (two
+# rounds) and N = 16 T = 2048, about 150 s.
+#   main  0e6eb37 (before the shared Gram)
+#   gs0   9063d1a (the shared Gram on main's q/k staging)
+#   carry: .carry/m48gs/bins.txz, the two stripped static gdn-run binaries
+#   named main and gs0 in one tar (xz -9e --lzma2=dict=256MiB: 19 MB)
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS; bin=/tmp/gdn-bin; mkdir -p $bin
 xz -dc .carry/m48gs/bins.txz | tar -C $bin -xf -; chmod +x $bin/*
