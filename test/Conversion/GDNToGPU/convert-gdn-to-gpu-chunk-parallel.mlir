@@ -13,8 +13,9 @@
 // 692 = 8304 here), the chunk solves over (chunks, H, N) in CTAs of at
 // most 4 warps (HV = 2 H: a CTA solves both value heads of its key head,
 // docs/cost-model.md#shared-gram), the scan over (V blocks, HV, N), the
-// workspace freed after both. The first launch forms the Gram products (K Kᵀ, Q Qᵀ for the norms,
-// Q Kᵀ: 3 x 2 bf16 m16n8k16 nvvm.mma.sync, 16 keys an mma), solves and
+// workspace freed after both. The first launch forms the Gram products (K
+// Kᵀ, Q Qᵀ for the norms, Q Kᵀ: 3 x 2 bf16 m16n8k16 nvvm.mma.sync, 16 keys
+// an mma, once for both value heads), solves and
 // writes each record in 16-byte vectors; the scan has no Gram pass and no
 // decay masks (no exp): it stages the record into the solve's buffers with
 // q, k and v and runs only the state's products: under the cost model's
