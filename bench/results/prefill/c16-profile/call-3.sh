@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 48, call 3 (not run: no device start was left): four checks of
+# Session 48's call 3, run in session 49 (README.md): four checks of
 # gs0 against the fp64 reference, then main and gs0 at N = 4 T = 4096 (two
 # rounds) and N = 16 T = 2048, about 150 s.
 #   main  0e6eb37 (before the shared Gram)
