@@ -76,7 +76,7 @@ void ChunkSolvesKernel::build() {
     if (heads > 1) {
       hv = offset(arith::MulIOp::create(b, loc, h, m.index(heads)), r);
       if (r > 0) // the last value head's record is copied out
-        gpu::BarrierOp::create(b, loc);
+        groupBarrier();
     }
     if (op.hasPerKeyDecay()) // KDA: each key's decays (KeyDecayChunks.cpp)
       stageKeyDecays(c, count, /*betas=*/true);
@@ -84,7 +84,7 @@ void ChunkSolvesKernel::build() {
       stageLogGates(c, count);
     if (r == 0)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
-    gpu::BarrierOp::create(b, loc);
+    groupBarrier();
     if (op.hasPerKeyDecay())
       buildKeyDecayGram();
     else
@@ -149,7 +149,7 @@ void TensorCoreSolveKernel::forEachRecordPiece(Value c, RecordPiece piece) {
   // clamped to the last piece (its loads stay in bounds) under a false
   // onlyIf, where taking the last piece again had every such lane of a
   // warp write one address (docs/cost-model.md#record-copies).
-  int64_t C = *s.getStagedTokens(), threads = *s.getWarps() * kWarpSize;
+  int64_t C = *s.getStagedTokens(), threads = groupThreads();
   Value record = recordOf(c);
   // Element i0 + tid of `count`, clamped to the last, and whether it is
   // one (null: always).

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cassert>
+
 using namespace mlir;
 using namespace mlir::gdn;
 
@@ -159,6 +161,31 @@ Value KernelContext::dynamicBuffer(ArrayRef<int64_t> shape, Type elementType,
       memref::ViewOp::create(at, loc, type, dynamicBase, shift, ValueRange{});
   dynamicLast = view;
   return view;
+}
+
+void KernelContext::groupBarrier() {
+  if (!group) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  NVVM::BarrierOp::create(b, loc, Type(), i32(group->barrierId),
+                          i32(group->threads), NVVM::BarrierReductionAttr(),
+                          Value());
+}
+
+void KernelContext::inThreadGroup(int64_t first, int64_t threads,
+                                  int64_t barrierId,
+                                  function_ref<void()> body) {
+  assert(first % kWarpSize == 0 && threads % kWarpSize == 0 &&
+         barrierId > 0 && barrierId < 16 && !group && "a group of whole warps");
+  Value cta = tid, ctaWarp = warp;
+  tid = arith::SubIOp::create(b, loc, tid, m.index(first));
+  warp = arith::SubIOp::create(b, loc, warp, m.index(first / kWarpSize));
+  group = ThreadGroup{threads, barrierId};
+  body();
+  group.reset();
+  tid = cta;
+  warp = ctaWarp;
 }
 
 int64_t gdn::dynamicSharedBytes(gpu::GPUFuncOp kernel) {

@@ -94,6 +94,22 @@ protected:
     return arith::AddIOp::create(b, loc, base, x);
   }
   Value i32(int64_t c) { return m.i32(c); }
+
+  /// Threads that split a staged chunk's CTA-wide work (copies, gates, the
+  /// Gram, the substitution), `tid` numbering them from 0: the consumer
+  /// warps, or inside inThreadGroup a producer's.
+  int64_t groupThreads() const {
+    return group ? group->threads : *s.getWarps() * kWarpSize;
+  }
+  /// Waits for groupThreads(): gpu.barrier (every thread of the CTA), or
+  /// inside inThreadGroup bar.sync on its named barrier.
+  void groupBarrier();
+  /// `body` built for threads [first, first + threads) of the CTA (whole
+  /// warps): tid and warp count from `first`, groupThreads() is `threads`
+  /// and groupBarrier() bar.sync `barrierId`, `threads` (1-15: 0 is
+  /// gpu.barrier's).
+  void inThreadGroup(int64_t first, int64_t threads, int64_t barrierId,
+                     function_ref<void()> body);
   static int64_t elementBytes(Value x) {
     return cast<MemRefType>(x.getType()).getElementTypeBitWidth() / 8;
   }
@@ -173,6 +189,12 @@ protected:
   /// A tree replay's path (emitReplayPath: bit s set, step s runs); null
   /// for a chain, whose steps [0, hi) run.
   Value replayPath;
+
+  /// The thread group inside inThreadGroup, none outside it.
+  struct ThreadGroup {
+    int64_t threads, barrierId;
+  };
+  std::optional<ThreadGroup> group;
 
   Value dynamicBase;        ///< gpu.dynamic_shared_memory, once a buffer asks
   int64_t dynamicBytes = 0; ///< bytes of dynamic shared memory handed out

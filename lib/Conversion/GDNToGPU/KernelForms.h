@@ -95,7 +95,9 @@ class WarpSpecializedKernel : public TokenSteps {
 public:
   using TokenSteps::TokenSteps;
   static constexpr StringLiteral kName = "warp-specialized token loop";
-  static bool matches(ScheduleAttr s) { return *s.getProducerStages() > 0; }
+  static bool matches(ScheduleAttr s) {
+    return *s.getProducerStages() > 0 && !s.chunkedSolve();
+  }
   /// Warps [0, W) consume: they hold the state tile and run the tokens; warp
   /// W produces: per chunk it waits until ring slot `i % stages` is empty,
   /// lane j issues the bulk async copies (cp.async.bulk, completing on the
@@ -129,16 +131,6 @@ private:
   void stageNorms(Value c, Value count, Value rowBase,
                   function_ref<void()> overlapped);
 
-  /// Waits until the mbarrier of ring `slot` in `bars` completes the phase
-  /// of parity `phase` (mbarrier.try_wait.parity in a loop).
-  void wait(Value bars, Value slot, Value phase);
-
-  /// The shared-memory address of mbarrier `bars[slot]`.
-  Value barrierAt(Value bars, Value slot) {
-    return sharedAddress(bars, {slot});
-  }
-
-  Value full, empty; ///< the ring's mbarriers of full / empty slots
 };
 
 class CudaCoreSolveKernel : public Staging {
@@ -305,6 +297,36 @@ protected:
   SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null
+  /// The chunk's Tm, M and factors are staged by a producer warpgroup
+  /// (WarpSpecializedSolveKernel): the products alone are built here.
+  bool solvedAhead = false;
+};
+
+/// The warp-specialized WY solve (producerSolves: solve = tensor_cores,
+/// producer_stages = 2), one launch over (V blocks, HV, N): warps [0, W)
+/// consume, holding the state tile as chunk_parallel's scan does; warps
+/// [W, W + 4) produce. For chunk i the producer warpgroup waits until ring
+/// slot i % 2 is empty, copies the chunk's q, k and the CTA's columns of v
+/// into the slot's buffers (cp.async), stages the log gates and betas, and
+/// forms the Gram products, decay masks, token factors and the
+/// substitution's Tm and M there (TensorCoreSolveKernel's, on named barrier
+/// 1 among its 128 threads); every producer thread then arrives on `full`.
+/// The consumers wait on `full`, run the chunk's state products from the
+/// slot, store its o (and a checkpoint) and arrive on `empty`. So chunk i +
+/// 1's solve runs beside chunk i's products, with no record in global
+/// memory (docs/cost-model.md#warp-specialized-solve).
+class WarpSpecializedSolveKernel : public TensorCoreSolveKernel {
+public:
+  using TensorCoreSolveKernel::TensorCoreSolveKernel;
+  static constexpr StringLiteral kName = "warp-specialized WY solve";
+  static bool matches(ScheduleAttr s) { return s.producerSolves(); }
+  void build();
+
+private:
+  /// The producer warpgroup's part of chunk [c, c + count) into the
+  /// buffers of ring `slot` (of `sets`).
+  void produceChunk(Value c, Value count, Value slot, Value phase,
+                    ArrayRef<ChunkBuffers> sets);
 };
 
 /// solve = chunk_parallel's first launch, over (record slots, HV, N) (a

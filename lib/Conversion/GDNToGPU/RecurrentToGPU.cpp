@@ -225,6 +225,7 @@ void gdn::populateRecurrentToGPUPatterns(RewritePatternSet &patterns,
   patterns
       .add<RecurrentToKernel<TokenLoopKernel>,
            RecurrentToKernel<WarpSpecializedKernel>,
+           RecurrentToKernel<WarpSpecializedSolveKernel>,
            RecurrentToKernel<CudaCoreSolveKernel>,
            RecurrentToKernel<TensorCoreSolveKernel>,
            RecurrentToKernel<MmaDecodeKernel>, ChunkParallelToKernels>(

@@ -319,14 +319,19 @@ LogicalResult checkUnrollTokens(RecurrentOp op, ScheduleAttr s,
                     << " must be at most 64";
 }
 
-/// One thread computes each staged token's gates.
+/// One thread computes each staged token's gates (a solving producer's:
+/// producerSolves).
 LogicalResult checkStagedThreads(RecurrentOp op, ScheduleAttr s,
                                  const GPUTarget &) {
-  if (*s.getStagedTokens() <= *s.getWarps() * kWarpSize)
+  bool producer = s.producerSolves();
+  int64_t threads =
+      (producer ? s.producerWarps() : *s.getWarps()) * kWarpSize;
+  if (*s.getStagedTokens() <= threads)
     return success();
   return refuse(op) << "staged_tokens = " << *s.getStagedTokens()
-                    << " exceeds the " << *s.getWarps() * kWarpSize
-                    << " threads of a CTA";
+                    << " exceeds the " << threads
+                    << (producer ? " threads of the producer warpgroup"
+                                 : " threads of a CTA");
 }
 
 /// A chunk's staging buffers fit the chip's shared memory (a producer's
@@ -351,6 +356,35 @@ LogicalResult checkConsumerRegistersNeedProducer(RecurrentOp op, ScheduleAttr s,
                        "(producer_stages > 0)";
 }
 
+/// The warp-specialized WY solve (producerSolves, WarpSpecializedSolve.cpp):
+/// a warpgroup of 128 threads solves each chunk (a thread a token in the
+/// substitution) into one of two sets of the chunk's static buffers, with
+/// cp.async copies and mbarriers between the roles.
+static LogicalResult checkSolvingProducer(RecurrentOp op, ScheduleAttr s) {
+  auto fail = [&]() {
+    return refuse(op) << "producer_stages = " << *s.getProducerStages()
+                      << " with solve = tensor_cores (a solving producer) ";
+  };
+  if (*s.getProducerStages() != 2)
+    return fail() << "needs exactly 2 ring slots";
+  if (*s.getConsumerRegisters() != 0)
+    return fail() << "takes no consumer_registers";
+  if (*s.getChunkPrefetchDistance() != 0)
+    return fail() << "takes chunk_prefetch_distance = 0 (its ring is the "
+                     "prefetch)";
+  if (s.launchMode() != LaunchMode::ordinary)
+    return fail() << "needs launch = ordinary, not "
+                  << stringifyLaunchMode(s.launchMode());
+  int64_t bytes = chunkPrefetchBytes(op, s) + 16 * *s.getProducerStages();
+  if (bytes > kStaticSharedBytes)
+    return fail() << "with staged_tokens = " << *s.getStagedTokens()
+                  << " needs " << bytes
+                  << " bytes of static shared memory (two sets of the "
+                     "chunk's buffers and the ring's mbarriers), more than "
+                  << kStaticSharedBytes;
+  return success();
+}
+
 /// A producer warp copies each token's rows with cp.async.bulk (16-byte
 /// multiples between 16-byte aligned addresses; the C API guarantees
 /// 16-byte aligned buffers) into a ring in shared memory, one lane a token.
@@ -369,8 +403,13 @@ LogicalResult checkProducerStages(RecurrentOp op, ScheduleAttr s,
     return fail() << "must be at most 8";
   if (*s.getStagedTokens() == 0)
     return fail() << "needs staged tokens (staged_tokens > 0)";
+  if (s.producerSolves())
+    return checkSolvingProducer(op, s);
   if (s.chunkedSolve())
-    return fail() << "(a producer warp) and a chunked solve cannot be combined";
+    return fail() << "(a producer warp) and solve = "
+                  << stringifyChunkSolve(s.getSolve().getValue())
+                  << " cannot be combined (a solving producer takes solve = "
+                     "tensor_cores)";
   if (*s.getStagedTokens() > kWarpSize)
     return fail() << "needs staged_tokens <= 32 (one producer lane a token), "
                      "not "
@@ -482,7 +521,8 @@ LogicalResult checkInputPrefetch(RecurrentOp op, ScheduleAttr s,
   return refuse(op) << "input_prefetch_distance = "
                     << *s.getInputPrefetchDistance()
                     << " needs the tensor-core solve of a single chunk (T <= "
-                       "staged_tokens) with a fixed batch (no cu_seqlens)";
+                       "staged_tokens) with a fixed batch (no cu_seqlens) and "
+                       "no producer";
 }
 
 /// The tensor-core forms' chunk loop copies the next chunk's q, k and v rows

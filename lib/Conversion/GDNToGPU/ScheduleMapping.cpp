@@ -367,8 +367,10 @@ static void chooseWarps(ScheduleDraft &x) {
     // #varlen-chunk-parallel).
     // (A pinned chunk larger than the CTA's threads keeps more warps: the
     // first launch's substitution takes a thread a token.)
+    // A pinned solving producer (producerSolves) holds its state tile as
+    // that scan does, so takes the same rule.
     int64_t chunk = x.pins.getStagedTokens().value_or(0);
-    if (s.chunkParallel())
+    if (s.chunkParallel() || x.pins.getProducerStages().value_or(0) > 0)
       for (int64_t w : {2, 4})
         if (d.V % (16 * w) == 0 && chunk <= w * kWarpSize &&
             (d.N * d.HV * (d.V / (16 * w)) <= x.sms ||

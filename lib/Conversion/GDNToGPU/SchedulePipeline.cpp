@@ -143,9 +143,10 @@ static void chooseMaxRegisters(ScheduleDraft &x) {
     s = s.with(&ScheduleAttr::getMaxRegisters, *pin);
     return;
   }
+  // A solving producer's CTA (4 more warps) fits one an SM under any cap.
   bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
-             *s.getStagedTokens() <= 16 && *s.getConsumerRegisters() == 0 &&
-             !oneCTAnSM(x);
+             *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
+             *s.getConsumerRegisters() == 0 && !oneCTAnSM(x);
   s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);
 }
 

@@ -137,7 +137,7 @@ bool gdn::statePrefetchable(RecurrentOp op, ScheduleAttr s) {
 /// (KernelFeatures::prefetchLaterInputs: rows of q, k, v and the gates, in
 /// any layout the verifier accepts).
 bool gdn::inputsPrefetchable(RecurrentOp op, ScheduleAttr s) {
-  return s.tensorCores() && !op.isVarlen() &&
+  return s.tensorCores() && *s.getProducerStages() == 0 && !op.isVarlen() &&
          op.getDims().T <= *s.getStagedTokens();
 }
 

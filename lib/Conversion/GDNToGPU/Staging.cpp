@@ -25,10 +25,13 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 void Staging::createStagingBuffers() {
-  // A producer's ring: its slots one after another along the token rows.
-  StagingLayout layout =
-      stagingLayout(op, s, *s.getStagedTokens(),
-                    std::max<int64_t>(*s.getProducerStages(), 1));
+  // A producer's ring: its slots one after another along the token rows
+  // (a solving producer's: a second set of the chunk's buffers,
+  // createChunkBuffers).
+  int64_t slots = s.producerSolves()
+                      ? 1
+                      : std::max<int64_t>(*s.getProducerStages(), 1);
+  StagingLayout layout = stagingLayout(op, s, *s.getStagedTokens(), slots);
   // 16-byte vector accesses need 16-byte aligned buffers; past what a
   // kernel may declare statically (counting each buffer's padding and a
   // producer's two 8-byte mbarriers a slot, which stay static), they are
@@ -108,19 +111,19 @@ void Staging::stageChunkGates(Value c, Value count) {
   if (s.chunkedSolve())
     stageLogGates(c, count);
   else
-    stageGates(c, count, m.index(0), tid, *s.getWarps() * kWarpSize);
+    stageGates(c, count, m.index(0), tid, groupThreads());
 }
 
 SmallVector<Value> Staging::solveStaged(Value c, Value count, ValueRange state,
                                         ChunkSolve solve) {
-  gpu::BarrierOp::create(b, loc);
+  groupBarrier();
   SmallVector<Value> results = solve(c, count, state);
   storeCheckpoint(arith::SubIOp::create(
                       b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
                   results);
   // The buffers are refilled by the next chunk only after every warp is done.
   if (op.isVarlen() || d.T > *s.getStagedTokens())
-    gpu::BarrierOp::create(b, loc);
+    groupBarrier();
   return results;
 }
 
@@ -143,17 +146,6 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
   SmallVector<Value> initial(state.begin(), state.end());
   if (initial.empty()) // not loaded yet (build()): behind the first copies
     initial = loadState();
-  auto select = [&](Value cond, const ChunkBuffers &x, const ChunkBuffers &y) {
-    auto pick = [&](Value a, Value b2) -> Value {
-      return arith::SelectOp::create(b, loc, cond, a, b2);
-    };
-    return ChunkBuffers{pick(x.q, y.q),
-                        pick(x.k, y.k),
-                        pick(x.v, y.v),
-                        pick(x.solve, y.solve),
-                        pick(x.factors, y.factors),
-                        pick(x.tokens, y.tokens)};
-  };
   SmallVector<Value> results = forEachChunk(initial, [&](Value c, Value count,
                                                          Value, Value,
                                                          ValueRange carried) {
@@ -169,12 +161,12 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
     Value more =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, hi);
     Value from = arith::SelectOp::create(b, loc, more, next, c);
-    useChunkBuffers(select(odd, sets[0], sets[1]));
+    useChunkBuffers(selectChunkBuffers(odd, sets[1], sets[0]));
     Value copies = group(asyncChunkCopies(from, countFrom(from)));
     // This thread's copies of chunk i are done (those of chunk i + 1
     // may still fly); the barrier makes every thread's visible.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(1));
-    useChunkBuffers(select(odd, sets[1], sets[0]));
+    useChunkBuffers(selectChunkBuffers(odd, sets[0], sets[1]));
     stageChunkGates(c, count);
     return solveStaged(c, count, carried, solve);
   });
@@ -182,6 +174,50 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group({}), b.getI32IntegerAttr(0));
   useChunkBuffers(sets[0]);
   return results;
+}
+
+Staging::ChunkBuffers Staging::selectChunkBuffers(Value second,
+                                                  const ChunkBuffers &x,
+                                                  const ChunkBuffers &y) {
+  auto pick = [&](Value a, Value b2) -> Value {
+    return arith::SelectOp::create(b, loc, second, b2, a);
+  };
+  return ChunkBuffers{pick(x.q, y.q),         pick(x.k, y.k),
+                      pick(x.v, y.v),         pick(x.solve, y.solve),
+                      pick(x.factors, y.factors), pick(x.tokens, y.tokens)};
+}
+
+void Staging::createRing(int64_t producers, int64_t consumers) {
+  // One 8-byte mbarrier a ring slot.
+  auto barriers = [&]() {
+    return workgroupBuffer({*s.getProducerStages()}, b.getI64Type(), 8);
+  };
+  full = barriers();
+  empty = barriers();
+  Value isThread0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0));
+  {
+    auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t i = 0; i < *s.getProducerStages(); ++i) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(full, m.index(i)),
+                                   i32(producers), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(empty, m.index(i)),
+                                   i32(consumers), Value());
+    }
+  }
+  gpu::BarrierOp::create(b, loc); // the barriers exist before anyone waits
+}
+
+void Staging::wait(Value bars, Value slot, Value phase) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(bars, slot), phase,
+                                        i32(0x989680));
+}
+
+void Staging::arrive(Value bars, Value slot) {
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(bars, slot),
+                                 Value());
 }
 
 SmallVector<Value> Staging::asyncQKCopies(Value c, Value count) {
@@ -215,7 +251,7 @@ Staging::asyncRows(Value src, Value dst, int64_t width, Value c, Value count,
                    function_ref<SmallVector<Value>(Value, Value)> idx) {
   int64_t vec = 16 / elementBytes(src);
   int64_t perRow = width / vec, items = *s.getStagedTokens() * perRow,
-          threads = *s.getWarps() * kWarpSize;
+          threads = groupThreads();
   SmallVector<Value> copies;
   for (int64_t i0 = 0; i0 < items; i0 += threads) {
     // Item i0 + tid, clamped to the last (copied twice, the same bytes).
@@ -277,7 +313,7 @@ void Staging::stageRows(
     function_ref<SmallVector<Value>(Value, Value)> idx) {
   Type et = cast<MemRefType>(src.getType()).getElementType();
   stageRows(et, dst, width, c, count, m.index(0), tid,
-            *s.getWarps() * kWarpSize, [&](Value t, Value col, int64_t vec) {
+            groupThreads(), [&](Value t, Value col, int64_t vec) {
               return loadVector(src, idx(t, col), vec);
             });
 }
@@ -438,7 +474,7 @@ void Staging::stageTokenScalars(
 
 void Staging::stageKeyDecays(Value c, Value count, bool betas) {
   int64_t C = *s.getStagedTokens(), vec = 4, perRow = d.K / vec,
-          items = C * perRow, threads = *s.getWarps() * kWarpSize;
+          items = C * perRow, threads = groupThreads();
   assert(d.K % vec == 0 && "tensor cores: K a multiple of 8");
   Type f32 = b.getF32Type();
   auto type = VectorType::get({vec}, f32);

@@ -124,6 +124,28 @@ protected:
     return {};
   }
 
+  /// Set `second` of two: `y` where `second` holds, else `x`.
+  ChunkBuffers selectChunkBuffers(Value second, const ChunkBuffers &x,
+                                  const ChunkBuffers &y);
+
+  /// A producer's ring of producer_stages slots: the mbarriers `full` (a
+  /// slot's chunk staged: `producers` arrivals a phase) and `empty` (its
+  /// chunk consumed: `consumers` arrivals), initialized by thread 0 before
+  /// a CTA barrier.
+  void createRing(int64_t producers, int64_t consumers);
+  /// Waits until the mbarrier of ring `slot` in `bars` completes the phase
+  /// of parity `phase` (mbarrier.try_wait.parity in a loop; acquire).
+  void wait(Value bars, Value slot, Value phase);
+  /// This thread arrives on the mbarrier of ring `slot` in `bars` (release:
+  /// its shared-memory accesses before are visible to a thread whose wait
+  /// sees the phase complete).
+  void arrive(Value bars, Value slot);
+  /// The shared-memory address of mbarrier `bars[slot]`.
+  Value barrierAt(Value bars, Value slot) {
+    return sharedAddress(bars, {slot});
+  }
+  Value full, empty; ///< the ring's mbarriers of full / empty slots
+
   /// Item i of a chunk's rows copied in vectors of `vec`, `perRow` a row:
   /// its row j, first column, and whether j < count.
   std::tuple<Value, Value, Value> stagedItem(Value i, int64_t perRow,

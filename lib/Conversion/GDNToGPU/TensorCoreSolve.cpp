@@ -237,11 +237,12 @@ std::pair<Value, Value> blockCorner(KernelMath &m, Value i, int64_t row0,
 /// Whether the bf16 products take their staged operands by ldmatrix
 /// (loadTiles) rather than one 32-bit word (or two 16-bit values) a
 /// register: in chunk_parallel's launches of 4 warps a CTA or more, where
-/// it measured faster; at 2 warps a CTA (one CTA an SM at N = 1) the word
-/// loads' scan is faster, and the tensor_cores form has not been measured
-/// with it (docs/cost-model.md#scan-operand-loads).
+/// it measured faster, and so in the warp-specialized solve of 4 consumer
+/// warps or more (producerSolves); at 2 warps a CTA (one CTA an SM at N =
+/// 1) the word loads' scan is faster, and the one-launch tensor_cores form
+/// has not been measured with it (docs/cost-model.md#scan-operand-loads).
 bool ldmatrixOperands(ScheduleAttr s) {
-  return s.chunkParallel() && *s.getWarps() >= 4;
+  return (s.chunkParallel() || s.producerSolves()) && *s.getWarps() >= 4;
 }
 } // namespace
 
@@ -270,7 +271,7 @@ void TensorCoreSolveKernel::build() {
 
 void TensorCoreSolveKernel::buildTensorCoreGram(bool products) {
   int64_t C = *s.getStagedTokens(), tiles = C / 8,
-          threads = *s.getWarps() * kWarpSize;
+          threads = groupThreads();
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
@@ -397,7 +398,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram(bool products) {
           });
         });
       });
-  int64_t warps = *s.getWarps();
+  int64_t warps = groupThreads() / kWarpSize;
   if (!products)
     jobs.clear();
   for (int64_t w = 0; w < std::min<int64_t>(warps, jobs.size()); ++w)
@@ -435,7 +436,7 @@ void TensorCoreSolveKernel::buildTensorCoreGram(bool products) {
     after = m.add(after, arith::SelectOp::create(b, loc, le, m.f32(0.0), gl));
   }
   Value gamma = m.exp(upTo), tail = m.exp(after);
-  gpu::BarrierOp::create(b, loc);
+  groupBarrier();
   // Each thread scales its own pairs: gram0 = d k_i.k_j below the diagonal
   // (k_i.k_i stays on it), gram1 = d q_i.k_j on and below it.
   for (const auto &pair : pairs) {
@@ -490,7 +491,7 @@ void TensorCoreSolveKernel::storeTokenFactors(Value gamma, Value tail) {
           memref::StoreOp::create(b, loc, f, factorStage,
                                   ValueRange{m.index(w), i});
       });
-  gpu::BarrierOp::create(b, loc);
+  groupBarrier();
 }
 
 void TensorCoreSolveKernel::buildSolveMatrices() {
@@ -548,7 +549,7 @@ void TensorCoreSolveKernel::buildSolveMatrices() {
           solveStage, ValueRange{m.index(1), m.index(i), j});
     }
   }
-  gpu::BarrierOp::create(b, loc);
+  groupBarrier();
 }
 
 Value TensorCoreSolveKernel::stagedColumn(Value buffer, Value row, Value col) {
@@ -570,9 +571,10 @@ Value TensorCoreSolveKernel::stagedColumn(Value buffer, Value row, Value col) {
 SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                                           ValueRange state) {
   int64_t C = *s.getStagedTokens(), tiles = C / 8, keyTiles = d.K / 8;
-  // Tm, M and the token factors: solved here, or (chunk_parallel) staged
-  // from the chunk's record of the first launch (stageChunkExtras).
-  if (!workspace) {
+  // Tm, M and the token factors: solved here, or staged from the chunk's
+  // record of the first launch (chunk_parallel, stageChunkExtras), or
+  // solved by the producer warpgroup (solvedAhead).
+  if (!workspace && !solvedAhead) {
     buildTensorCoreGram();
     buildSolveMatrices();
   }

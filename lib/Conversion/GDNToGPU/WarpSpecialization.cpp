@@ -30,26 +30,7 @@ using namespace mlir::gdn;
 void WarpSpecializedKernel::build() {
   enter();
   createStagingBuffers();
-  // One 8-byte mbarrier a ring slot.
-  auto barriers = [&]() {
-    return workgroupBuffer({*s.getProducerStages()}, b.getI64Type(), 8);
-  };
-  full = barriers();
-  empty = barriers();
-  Value isThread0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, m.index(0));
-  {
-    auto ifOp = scf::IfOp::create(b, loc, isThread0, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    for (int64_t i = 0; i < *s.getProducerStages(); ++i) {
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(full, m.index(i)),
-                                   i32(kWarpSize), Value());
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(empty, m.index(i)),
-                                   i32(*s.getWarps() * kWarpSize), Value());
-    }
-  }
-  gpu::BarrierOp::create(b, loc); // the barriers exist before anyone waits
+  createRing(kWarpSize, *s.getWarps() * kWarpSize);
   Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            warp, m.index(*s.getWarps()));
   auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
@@ -91,8 +72,7 @@ void WarpSpecializedKernel::build() {
             arith::SubIOp::create(
                 b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
             next);
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(empty, slot),
-                                       Value());
+        arrive(empty, slot);
         return next;
       });
   storeState(last);
@@ -131,8 +111,7 @@ void WarpSpecializedKernel::produceChunk(Value c, Value count, Value slot,
     fill();
   // Release: the gates and norms stored above are visible to the consumers
   // that see the phase complete (try_wait acquires).
-  NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(full, slot),
-                                 Value());
+  arrive(full, slot);
 }
 
 void WarpSpecializedKernel::stageNorms(Value c, Value count, Value rowBase,
@@ -206,9 +185,4 @@ void WarpSpecializedKernel::stageNorms(Value c, Value count, Value rowBase,
     storeVector({norms.ik, norms.iq, norms.kq, m.f32(0.0)}, normStage,
                 {plus(rowBase, tokens[p]), m.index(0)});
   }
-}
-
-void WarpSpecializedKernel::wait(Value bars, Value slot, Value phase) {
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(bars, slot), phase,
-                                        i32(0x989680));
 }

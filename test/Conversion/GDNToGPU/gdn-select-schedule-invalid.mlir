@@ -46,7 +46,7 @@ func.func @producer_copy_not_16_bytes(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1
 // -----
 
 func.func @producer_with_chunked_solve(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x8xf32>, %o: memref<1x4x1x8xf32>) {
-  // expected-error @+1 {{producer_stages = 2 (a producer warp) and a chunked solve cannot be combined}}
+  // expected-error @+1 {{producer_stages = 2 (a producer warp) and solve = cuda_cores cannot be combined (a solving producer takes solve = tensor_cores)}}
   gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x8xf32>) o(%o : memref<1x4x1x8xf32>) {gdn.schedule = #gdn.schedule<columns_per_lane = 4, warps = 2, solve = cuda_cores, precision = tf32x3, producer_stages = 2>, state_layout = #gdn.layout<vk>}
   return
 }
@@ -222,5 +222,57 @@ func.func @max_registers_large(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16x
 func.func @max_registers_setmaxnreg(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>, %o: memref<1x12x32x128xbf16>) {
   // expected-error @+1 {{max_registers (.maxnreg) and consumer_registers (setmaxnreg) cannot be combined}}
   gdn.recurrent q(%q : memref<1x12x16x128xbf16>) k(%k : memref<1x12x16x128xbf16>) v(%v : memref<1x12x32x128xbf16>) o(%o : memref<1x12x32x128xbf16>) {gdn.schedule = #gdn.schedule<warps = 4, staged_tokens = 16, producer_stages = 2, consumer_registers = 232, max_registers = 128>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_three_slots(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{producer_stages = 3 with solve = tensor_cores (a solving producer) needs exactly 2 ring slots}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = tensor_cores, producer_stages = 3>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_chunk_prefetch(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{producer_stages = 2 with solve = tensor_cores (a solving producer) takes chunk_prefetch_distance = 0 (its ring is the prefetch)}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = tensor_cores, producer_stages = 2, chunk_prefetch_distance = 1>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_consumer_registers(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{producer_stages = 2 with solve = tensor_cores (a solving producer) takes no consumer_registers}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<warps = 2, solve = tensor_cores, producer_stages = 2, consumer_registers = 232>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_programmatic(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{producer_stages = 2 with solve = tensor_cores (a solving producer) needs launch = ordinary, not programmatic_at_start}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = tensor_cores, producer_stages = 2, launch = programmatic_at_start>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_chunk_past_threads(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{staged_tokens = 144 exceeds the 128 threads of the producer warpgroup}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<warps = 2, staged_tokens = 144, solve = tensor_cores, producer_stages = 2>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+func.func @solving_producer_chunk_parallel(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x2x32xbf16>, %g: memref<2x40x2xf32>, %beta: memref<2x40x2xf32>, %o: memref<2x40x2x32xbf16>) {
+  // expected-error @+1 {{producer_stages = 2 (a producer warp) and solve = chunk_parallel cannot be combined (a solving producer takes solve = tensor_cores)}}
+  gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x2x32xbf16>) g(%g : memref<2x40x2xf32>) beta(%beta : memref<2x40x2xf32>) o(%o : memref<2x40x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, producer_stages = 2>, state_layout = #gdn.layout<vk>}
+  return
+}
+// -----
+
+// Two sets of a 32-token chunk's buffers at K = V = 128 (35840 bytes each)
+// and the producer's Gram pass its own pass past the 48 KiB of static
+// shared memory.
+func.func @solving_producer_shared_memory(%q: memref<1x64x16x128xbf16>, %k: memref<1x64x16x128xbf16>, %v: memref<1x64x32x128xbf16>, %g: memref<1x64x32xf32>, %beta: memref<1x64x32xf32>, %o: memref<1x64x32x128xbf16>) {
+  // expected-error-re @+1 {{producer_stages = 2 with solve = tensor_cores (a solving producer) with staged_tokens = 32 needs {{[0-9]+}} bytes of static shared memory (two sets of the chunk's buffers and the ring's mbarriers), more than 49152}}
+  gdn.recurrent q(%q : memref<1x64x16x128xbf16>) k(%k : memref<1x64x16x128xbf16>) v(%v : memref<1x64x32x128xbf16>) g(%g : memref<1x64x32xf32>) beta(%beta : memref<1x64x32xf32>) o(%o : memref<1x64x32x128xbf16>) {gdn.schedule = #gdn.schedule<warps = 8, staged_tokens = 32, solve = tensor_cores, producer_stages = 2>, state_layout = #gdn.layout<vk>}
   return
 }

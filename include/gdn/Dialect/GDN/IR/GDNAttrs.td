@@ -69,7 +69,10 @@ def GDN_ChunkSolve : I32EnumAttr<"ChunkSolve",
     in the WY (UT-transform) form, Gram matrices in shared memory and a
     forward substitution in registers (ChunkedSolve.cpp). `tensor_cores`:
     the same with the state tile as mma.sync accumulator fragments, in the
-    schedule's `precision` (TensorCoreSolve.cpp). `chunk_parallel`: the Gram
+    schedule's `precision` (TensorCoreSolve.cpp); with `producer_stages =
+    2`, warp-specialized: a producer warpgroup solves each chunk a chunk
+    ahead of the consumer warps' state products, handing it over in shared
+    memory (WarpSpecializedSolve.cpp). `chunk_parallel`: the Gram
     matrices and triangular solves of every chunk in a launch of their own,
     all chunks at once, into a workspace; then the state scan of
     `tensor_cores` reads them (two launches; ChunkParallel.cpp).
@@ -166,7 +169,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `reductions` | `in_turn`, `side_by_side`, `token_pairs` or `mma` (an e4m3 decode's sums on mma.sync) | |
     | `solve` | `token_by_token`, `cuda_cores`, `tensor_cores` (a staged chunk at once, WY form) or `chunk_parallel` (every chunk's solve in a launch before the scan) | |
     | `precision` | `tf32x3`, `tf32` or `bf16`: the tensor-core products of f32 operands, split in three, rounded once to tf32, or (with bf16 q and k) rounded to bf16 on bf16 mma | |
-    | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8) | 0 |
+    | `producer_stages` | ring slots a producer warp fills with cp.async.bulk copies (at most 8); with `solve = tensor_cores`, 2: a producer warpgroup's copies and chunk solves | 0 |
     | `consumer_registers` | setmaxnreg of the consumer threads under a producer warpgroup (sm_90a; a multiple of 8 in [24, 256]) | 0 |
     | `state_prefetch_distance` | CTAs ahead whose state tile thread 0 prefetches into L2 (cp.async.bulk.prefetch.L2; kernels without staged tokens, a vk initial state) | 0 |
     | `input_prefetch_distance` | CTAs ahead whose q, k, v rows and gates are prefetched into L2 (prefetch.global.L2; the tensor-core solve of one chunk) | 0 |
@@ -247,11 +250,20 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     /// V columns of a CTA: warpColumns() * warps.
     int64_t blockColumns() const { return warpColumns() * *getWarps(); }
     /// Warps of the producer: none, a warp, or a warpgroup under
-    /// setmaxnreg (consumer_registers > 0).
+    /// setmaxnreg (consumer_registers > 0) or solving the chunks
+    /// (producerSolves).
     int64_t producerWarps() const {
-      return *getProducerStages() == 0     ? 0
-             : *getConsumerRegisters() > 0 ? 4
-                                           : 1;
+      return *getProducerStages() == 0                        ? 0
+             : *getConsumerRegisters() > 0 || producerSolves() ? 4
+                                                              : 1;
+    }
+    /// The warp-specialized WY solve (solve = tensor_cores with
+    /// producer_stages > 0): a producer warpgroup stages each chunk and
+    /// solves it (Gram, substitution) into a ring slot a chunk ahead of the
+    /// consumer warps' state products (WarpSpecializedSolve.cpp).
+    bool producerSolves() const {
+      return *getProducerStages() > 0 &&
+             getSolve().getValue() == ChunkSolve::tensor_cores;
     }
     /// Threads of a CTA, the producer's included.
     int64_t threads() const {

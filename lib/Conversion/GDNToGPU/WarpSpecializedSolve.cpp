@@ -1,0 +1,100 @@
+//===- WarpSpecializedSolve.cpp - chunks solved a chunk ahead -------------===//
+//
+// producerSolves (solve = tensor_cores, producer_stages = 2): a producer
+// warpgroup stages each chunk and solves it (Gram, decay masks, token
+// factors, the substitution's Tm and M) into a ring slot of shared memory
+// while the consumer warps run the previous chunk's state products from the
+// other slot (WarpSpecializedSolveKernel, KernelForms.h). The ring is two
+// sets of the chunk's buffers (Staging::ChunkBuffers) under full / empty
+// mbarriers; the producer's own phases wait at named barrier 1.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelForms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+namespace {
+/// Warps of the producer: a warpgroup (ScheduleAttr::producerWarps).
+constexpr int64_t kSolverWarps = 4;
+/// The producer's named barrier (0 is gpu.barrier's, the whole CTA).
+constexpr int64_t kSolverBarrier = 1;
+} // namespace
+
+void WarpSpecializedSolveKernel::build() {
+  assert(s.producerWarps() == kSolverWarps && *s.getProducerStages() == 2 &&
+         "checkProducerStages: a warpgroup and two slots");
+  solvedAhead = true;
+  enter();
+  createStagingBuffers();
+  std::array<ChunkBuffers, 2> sets = {chunkBuffers(), createChunkBuffers()};
+  int64_t consumers = *s.getWarps() * kWarpSize;
+  createRing(kSolverWarps * kWarpSize, consumers);
+  Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           warp, m.index(*s.getWarps()));
+  auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+
+  b.setInsertionPointToStart(&roles.getElseRegion().front());
+  waitForPreviousGrid(); // before the producer's first read of the tokens
+  inThreadGroup(consumers, kSolverWarps * kWarpSize, kSolverBarrier, [&] {
+    forEachChunk(ValueRange{}, [&](Value c, Value count, Value slot,
+                                   Value phase, ValueRange) {
+      produceChunk(c, count, slot, phase, sets);
+      return SmallVector<Value>{};
+    });
+  });
+
+  b.setInsertionPointToStart(&roles.getThenRegion().front());
+  SmallVector<Value> state = loadState();
+  waitForPreviousGrid();
+  SmallVector<Value> last = forEachChunk(
+      state,
+      [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
+        wait(full, slot, phase);
+        useChunkBuffers(selectChunkBuffers(
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
+                                  m.index(1)),
+            sets[0], sets[1]));
+        SmallVector<Value> next = tensorCoreSolve(c, count, carried);
+        storeCheckpoint(
+            arith::SubIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
+            next);
+        arrive(empty, slot); // this thread's reads of the slot are done
+        return next;
+      });
+  storeState(last);
+}
+
+void WarpSpecializedSolveKernel::produceChunk(Value c, Value count, Value slot,
+                                              Value phase,
+                                              ArrayRef<ChunkBuffers> sets) {
+  // A slot's first use waits on parity 1, which a fresh mbarrier reports
+  // complete (the phase before its first).
+  wait(empty, slot, arith::XOrIOp::create(b, loc, phase, i32(1)));
+  useChunkBuffers(selectChunkBuffers(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, m.index(1)),
+      sets[0], sets[1]));
+  // q, k and the CTA's columns of v in flight while the gates are staged
+  // (rows past `count` zeros, gates and betas 0 there).
+  Value copies = nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+      asyncChunkCopies(c, count));
+  stageLogGates(c, count);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(0));
+  groupBarrier();
+  // Both end at the producer's barrier: the gates and decays, the Gram's
+  // buffers (the producer's own, one set) are free for the next chunk.
+  buildTensorCoreGram();
+  buildSolveMatrices();
+  // Release: this thread's copies (waited for above) and stores into the
+  // slot are visible to the consumers that see the phase complete.
+  arrive(full, slot);
+}
