@@ -77,7 +77,8 @@ for f in examples/*.mlir; do
   done
   # Staged kernels only: a producer warp (ring of 2-3 slots, several chunks
   # a sequence so slots are reused and phases flip, setmaxnreg) and the
-  # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane).
+  # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane;
+  # on tensor cores also chunk_parallel and the warp-specialized solve).
   # The chunked solve on tensor cores (solve = tensor_cores) also on the
   # decode examples, staged (a chunk of 8 rows holding one token: padding
   # rows).
@@ -103,7 +104,8 @@ for f in examples/*.mlir; do
       "columns_per_lane = 2, staged_tokens = 8, solve = cuda_cores" \
       "solve = tensor_cores" "staged_tokens = 8, solve = tensor_cores" \
       "warps = 2, solve = tensor_cores" "warps = 1, staged_tokens = 8, solve = tensor_cores" \
-      "solve = chunk_parallel" "warps = 2, solve = chunk_parallel"; do
+      "solve = chunk_parallel" "warps = 2, solve = chunk_parallel" \
+      "solve = tensor_cores, producer_stages = 2"; do
     job 5 "$f" "$sched"
   done
 done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'

@@ -26,7 +26,9 @@ rule's crossover); --kda-shapes, KDA's checks at K = 16 to 96 with
 chunk_parallel pinned; --varlen-warps, varlen chunk_parallel
 under the cost model (4 warps, the next chunk's copies in flight) against
 its rule before (8 warps, no copies; varlen-warps.log); --chunks, 16- against 32- and 64-token chunks on
-tensor cores, checks and speed (chunks/). Timings are gdn-run --bench: the
+tensor cores, checks and speed (chunks/); --ws-solve, the warp-specialized
+solve (a producer warpgroup solving each chunk, producer_stages = 2), its
+checks and against the cost model's chunk_parallel (ws-solve/). Timings are gdn-run --bench: the
 median of CUDA-graph replays over rotating input sets."""
 import subprocess
 import sys
@@ -226,6 +228,15 @@ OLD_VARLEN = "warps = 8, chunk_prefetch_distance = 0"  # the rule before session
 VARLEN_WARPS_BENCH = [  # mean length T / N: 4096, 256, 574, 64
     (N, T, True, ["", OLD_VARLEN]) for N, T in ((4, 16384), (16, 4096), (32, 18368), (64, 4096))
 ]
+WS = "solve = tensor_cores, producer_stages = 2"  # the warp-specialized solve
+WS_CHECKS = [  # a producer warpgroup solving each chunk (WarpSpecializedSolve.cpp)
+    ("warp-specialized solve lengths 17/63/64/65/1000", [(2, t, False, 0, 0, WS) for t in (17, 63, 64, 65, 1000)]),
+    ("warp-specialized solve, checkpoints every 64", [(2, 1000, False, 64, 40, WS)]),
+    ("warp-specialized solve, one sequence (2 consumer warps)", [(1, 4096, False, 0, 0, WS)]),
+    ("warp-specialized solve, tf32x3", [(2, 1000, False, 0, 0, f"{WS}, precision = tf32x3")]),
+    ("warp-specialized solve, varlen pool, checkpoints every 64", [(6, 2000, True, 64, 40, WS)]),
+]
+WS_BENCH = [(N, T, varlen, ["", WS]) for N, T, varlen, _ in AB_BENCH]
 MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "": (CHECKS, BENCH),  # sweep.log
     "--quick": (CHECKS, BENCH[:2]),
@@ -241,6 +252,7 @@ MODES = {  # flag: (checks, benches, log in bench/results/prefill/)
     "--varlen-warps": (VARLEN_WARPS_CHECKS, VARLEN_WARPS_BENCH),  # varlen-warps.log
     "--kda": (KDA_CHECKS, KDA_BENCH),  # KDA in chunk_parallel
     "--kda-short": ([], KDA_SHORT_BENCH),
+    "--ws-solve": (WS_CHECKS, WS_BENCH),  # against chunk_parallel, ws-solve/
     "--kda-shapes": (KDA_SHAPE_CHECKS, []),  # KDA checks at K != 128  # KDA: chunk_parallel against the token loop at short T
 }
 

@@ -11,6 +11,9 @@
 //                          CUDA cores (solve = cuda_cores; ChunkedSolve.cpp);
 //   TensorCoreSolveKernel  the same on tensor cores (solve = tensor_cores;
 //                          TensorCoreSolve.cpp);
+//   WarpSpecializedSolveKernel  the same, each chunk solved by a producer
+//                          warpgroup a chunk ahead of the state products
+//                          (producer_stages = 2; WarpSpecializedSolve.cpp);
 //   MmaDecodeKernel        an e4m3 decode's sums on mma.sync, its update on
 //                          packed f16 pairs (reductions = mma; MmaDecode.cpp).
 // Private to convert-gdn-to-gpu.
