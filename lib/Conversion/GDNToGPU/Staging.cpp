@@ -220,6 +220,22 @@ void Staging::arrive(Value bars, Value slot) {
                                  Value());
 }
 
+SmallVector<Value> Staging::consumeRing(
+    ValueRange state,
+    function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)> run) {
+  return forEachChunk(state, [&](Value c, Value count, Value slot,
+                                 Value phase, ValueRange carried) {
+    wait(full, slot, phase);
+    SmallVector<Value> next = run(c, count, slot, carried);
+    storeCheckpoint(
+        arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
+                              tokenLo),
+        next);
+    arrive(empty, slot); // this thread's reads of the slot are done
+    return next;
+  });
+}
+
 SmallVector<Value> Staging::asyncQKCopies(Value c, Value count) {
   auto qk = [&](Value t, Value col) { return qkIndex(t, col); };
   SmallVector<Value> copies = asyncRows(op.getQ(), qStage, d.K, c, count, qk);

@@ -140,6 +140,15 @@ protected:
   /// its shared-memory accesses before are visible to a thread whose wait
   /// sees the phase complete).
   void arrive(Value bars, Value slot);
+  /// The consumers' loop over a producer's ring, from `state`: for each
+  /// chunk [c, c + count) waits until its `slot` is full, runs it (`run`:
+  /// the state before to the state after), stores the checkpoint at its
+  /// end and arrives on the slot's `empty`. Returns the last state.
+  SmallVector<Value> consumeRing(
+      ValueRange state,
+      function_ref<SmallVector<Value>(Value c, Value count, Value slot,
+                                      ValueRange state)>
+          run);
   /// The shared-memory address of mbarrier `bars[slot]`.
   Value barrierAt(Value bars, Value slot) {
     return sharedAddress(bars, {slot});

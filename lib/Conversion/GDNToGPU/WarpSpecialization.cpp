@@ -60,20 +60,12 @@ void WarpSpecializedKernel::build() {
                                    NVVM::SetMaxRegisterAction::increase);
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
-  SmallVector<Value> last = forEachChunk(
-      state,
-      [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
-        wait(full, slot, phase);
-        SmallVector<Value> next = runChunk(
+  SmallVector<Value> last = consumeRing(
+      state, [&](Value c, Value count, Value slot, ValueRange carried) {
+        return runChunk(
             c, count,
             arith::MulIOp::create(b, loc, slot, m.index(*s.getStagedTokens())),
             carried);
-        storeCheckpoint(
-            arith::SubIOp::create(
-                b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
-            next);
-        arrive(empty, slot);
-        return next;
       });
   storeState(last);
   unrollTokenLoops();

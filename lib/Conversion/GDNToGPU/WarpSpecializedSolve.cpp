@@ -54,21 +54,13 @@ void WarpSpecializedSolveKernel::build() {
   b.setInsertionPointToStart(&roles.getThenRegion().front());
   SmallVector<Value> state = loadState();
   waitForPreviousGrid();
-  SmallVector<Value> last = forEachChunk(
-      state,
-      [&](Value c, Value count, Value slot, Value phase, ValueRange carried) {
-        wait(full, slot, phase);
+  SmallVector<Value> last = consumeRing(
+      state, [&](Value c, Value count, Value slot, ValueRange carried) {
         useChunkBuffers(selectChunkBuffers(
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
                                   m.index(1)),
             sets[0], sets[1]));
-        SmallVector<Value> next = tensorCoreSolve(c, count, carried);
-        storeCheckpoint(
-            arith::SubIOp::create(
-                b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
-            next);
-        arrive(empty, slot); // this thread's reads of the slot are done
-        return next;
+        return tensorCoreSolve(c, count, carried);
       });
   storeState(last);
 }
