@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 49, call 2 (not run: no device start left; README.md): the warp-specialized solve (the gdn-run of call 1,
-# .carry/ws/bins.txz) checked on the examples h200-check.sh runs the
-# chunked solves on: MTP (T = 4 in a chunk of 8), a kv state, varlen
-# extends into a bf16 and an e4m3 pool; and T = 17 at N = 2.
+# Session 49, call 2 (not run: no device start was left; README.md): the
+# warp-specialized solve (the gdn-run of call 1, .carry/ws/bins.txz)
+# checked on the examples h200-check.sh runs the chunked solves on: MTP
+# (T = 4 in a chunk of 8), a kv state, varlen extends into a bf16 and an
+# e4m3 pool; and T = 17 at N = 2.
 set -u
 out=${OUT:-/tmp}; bin=/tmp/gdn-bin; mkdir -p $bin
 xz -dc .carry/ws/bins.txz | tar -C $bin -xf - gdn-run; chmod +x $bin/gdn-run
