@@ -29,7 +29,7 @@ constexpr int64_t kSolverBarrier = 1;
 
 void WarpSpecializedSolveKernel::build() {
   assert(s.producerWarps() == kSolverWarps && *s.getProducerStages() == 2 &&
-         "checkProducerStages: a warpgroup and two slots");
+         "checkSolvingProducer: a warpgroup and two slots");
   solvedAhead = true;
   enter();
   createStagingBuffers();
