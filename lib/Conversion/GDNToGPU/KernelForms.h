@@ -330,6 +330,8 @@ private:
   /// buffers of ring `slot` (of `sets`).
   void produceChunk(Value c, Value count, Value slot, Value phase,
                     ArrayRef<ChunkBuffers> sets);
+  /// The buffers of ring `slot`: set `slot` of the two `sets`.
+  void useSlotBuffers(Value slot, ArrayRef<ChunkBuffers> sets);
 };
 
 /// solve = chunk_parallel's first launch, over (record slots, HV, N) (a

@@ -118,9 +118,7 @@ SmallVector<Value> Staging::solveStaged(Value c, Value count, ValueRange state,
                                         ChunkSolve solve) {
   groupBarrier();
   SmallVector<Value> results = solve(c, count, state);
-  storeCheckpoint(arith::SubIOp::create(
-                      b, loc, arith::AddIOp::create(b, loc, c, count), tokenLo),
-                  results);
+  storeChunkCheckpoint(c, count, results);
   // The buffers are refilled by the next chunk only after every warp is done.
   if (op.isVarlen() || d.T > *s.getStagedTokens())
     groupBarrier();
@@ -227,10 +225,7 @@ SmallVector<Value> Staging::consumeRing(
                                  Value phase, ValueRange carried) {
     wait(full, slot, phase);
     SmallVector<Value> next = run(c, count, slot, carried);
-    storeCheckpoint(
-        arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
-                              tokenLo),
-        next);
+    storeChunkCheckpoint(c, count, next);
     arrive(empty, slot); // this thread's reads of the slot are done
     return next;
   });

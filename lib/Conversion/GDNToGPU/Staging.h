@@ -64,6 +64,14 @@ protected:
   SmallVector<Value> solveStaged(Value c, Value count, ValueRange state,
                                  ChunkSolve solve);
 
+  /// The checkpoint at the end of chunk [c, c + count): `state` after it
+  /// (TileIO::storeCheckpoint's count of the sequence's tokens done).
+  void storeChunkCheckpoint(Value c, Value count, ValueRange state) {
+    storeCheckpoint(
+        arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
+                              tokenLo),
+        state);
+  }
   /// Indices of token t's q or k row at column col, and of its v row at
   /// the CTA's column col.
   SmallVector<Value> qkIndex(Value t, Value col) {

@@ -20,22 +20,19 @@
 using namespace mlir;
 using namespace mlir::gdn;
 
-namespace {
-/// Warps of the producer: a warpgroup (ScheduleAttr::producerWarps).
-constexpr int64_t kSolverWarps = 4;
 /// The producer's named barrier (0 is gpu.barrier's, the whole CTA).
-constexpr int64_t kSolverBarrier = 1;
-} // namespace
+static constexpr int64_t kSolverBarrier = 1;
 
 void WarpSpecializedSolveKernel::build() {
-  assert(s.producerWarps() == kSolverWarps && *s.getProducerStages() == 2 &&
-         "checkSolvingProducer: a warpgroup and two slots");
+  assert(*s.getProducerStages() == 2 &&
+         "checkSolvingProducer: two slots, a set of buffers each");
   solvedAhead = true;
   enter();
   createStagingBuffers();
   std::array<ChunkBuffers, 2> sets = {chunkBuffers(), createChunkBuffers()};
   int64_t consumers = *s.getWarps() * kWarpSize;
-  createRing(kSolverWarps * kWarpSize, consumers);
+  int64_t producers = s.producerWarps() * kWarpSize;
+  createRing(producers, consumers);
   Value isConsumer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            warp, m.index(*s.getWarps()));
   auto roles = scf::IfOp::create(b, loc, isConsumer, /*withElseRegion=*/true);
@@ -43,7 +40,7 @@ void WarpSpecializedSolveKernel::build() {
 
   b.setInsertionPointToStart(&roles.getElseRegion().front());
   waitForPreviousGrid(); // before the producer's first read of the tokens
-  inThreadGroup(consumers, kSolverWarps * kWarpSize, kSolverBarrier, [&] {
+  inThreadGroup(consumers, producers, kSolverBarrier, [&] {
     forEachChunk(ValueRange{}, [&](Value c, Value count, Value slot,
                                    Value phase, ValueRange) {
       produceChunk(c, count, slot, phase, sets);
@@ -56,10 +53,7 @@ void WarpSpecializedSolveKernel::build() {
   waitForPreviousGrid();
   SmallVector<Value> last = consumeRing(
       state, [&](Value c, Value count, Value slot, ValueRange carried) {
-        useChunkBuffers(selectChunkBuffers(
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
-                                  m.index(1)),
-            sets[0], sets[1]));
+        useSlotBuffers(slot, sets);
         return tensorCoreSolve(c, count, carried);
       });
   storeState(last);
@@ -71,9 +65,7 @@ void WarpSpecializedSolveKernel::produceChunk(Value c, Value count, Value slot,
   // A slot's first use waits on parity 1, which a fresh mbarrier reports
   // complete (the phase before its first).
   wait(empty, slot, arith::XOrIOp::create(b, loc, phase, i32(1)));
-  useChunkBuffers(selectChunkBuffers(
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, m.index(1)),
-      sets[0], sets[1]));
+  useSlotBuffers(slot, sets);
   // q, k and the CTA's columns of v in flight while the gates are staged
   // (rows past `count` zeros, gates and betas 0 there).
   Value copies = nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -89,4 +81,11 @@ void WarpSpecializedSolveKernel::produceChunk(Value c, Value count, Value slot,
   // Release: this thread's copies (waited for above) and stores into the
   // slot are visible to the consumers that see the phase complete.
   arrive(full, slot);
+}
+
+void WarpSpecializedSolveKernel::useSlotBuffers(Value slot,
+                                                ArrayRef<ChunkBuffers> sets) {
+  useChunkBuffers(selectChunkBuffers(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, m.index(1)),
+      sets[0], sets[1]));
 }
