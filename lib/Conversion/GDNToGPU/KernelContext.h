@@ -181,6 +181,13 @@ protected:
   Value stateRow, valid; ///< state row (n or its pool slot); pool row is real
   Value tokenRow;        ///< batch row of the token tensors (n, or 0 varlen)
   Value tokenLo, hi;     ///< the sequence's tokens along T: [tokenLo, hi)
+  /// The first token of the CTA's chunk loop: tokenLo, or with
+  /// segmentsInZ its segment's first (hi then its segment's end).
+  Value chunkLo;
+  /// The grid's z is n * segmentsInZ + segment where set (chunk_parallel's
+  /// context-parallel launches, SegmentScan.cpp); 0: z is n.
+  int64_t segmentsInZ = 0;
+  Value segment; ///< the CTA's segment of its sequence (segmentsInZ)
   Value interRow, interValid; ///< intermediate_states row, and whether to write
   Value checkpointLo, checkpointHi; ///< the sequence's state_checkpoints rows
   /// A replay's rows (setReplay): the tokens of row n are its slot's window

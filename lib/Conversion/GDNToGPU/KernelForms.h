@@ -15,7 +15,10 @@
 //                          warpgroup a chunk ahead of the state products
 //                          (producer_stages = 2; WarpSpecializedSolve.cpp);
 //   MmaDecodeKernel        an e4m3 decode's sums on mma.sync, its update on
-//                          packed f16 pairs (reductions = mma; MmaDecode.cpp).
+//                          packed f16 pairs (reductions = mma; MmaDecode.cpp);
+//   ChunkSolvesKernel, SegmentJoinKernel  the launches beside
+//                          chunk_parallel's scan (ChunkParallel.cpp,
+//                          SegmentScan.cpp).
 // Private to convert-gdn-to-gpu.
 //
 //===----------------------------------------------------------------------===//
@@ -207,7 +210,42 @@ public:
   /// launch's grid is (slots, HV, N), a varlen one's (slots, HV, 1).
   static int64_t recordSlots(RecurrentOp op, int64_t C);
 
+  /// chunk_parallel's context-parallel launches (segments = P > 1,
+  /// SegmentScan.cpp, docs/math.md §7): sequence n's tokens in P segments
+  /// of segmentTokens each (the last shorter, any of them empty in a short
+  /// varlen sequence), the grid's z = n * (segments of the launch) + p.
+  enum class SegmentPart {
+    none, ///< the whole sequence a CTA
+    /// Segments 0 to P - 2, over (V / bc + K / bc blocks, HV, N (P - 1)):
+    /// a value block's end state of its segment started from zero (segment
+    /// 0: from the initial state), a transition block's (past V) the
+    /// segment's K x K map started from the identity with v read as zero;
+    /// each into the segment maps' workspace, no o, no checkpoints.
+    maps,
+    /// Segments 0 to P - 1 over (V / bc, HV, N P): the scan from the
+    /// segment's start state (the initial state, or what
+    /// SegmentJoinKernel left in the maps), o and checkpoints; the last
+    /// segment stores the final state.
+    scan,
+  };
+  void setSegmentPart(SegmentPart part) { segmentPart = part; }
+  /// The segment maps' workspace, f32 [N (P - 1), HV, V + K, K]: rows
+  /// [0, V) a segment's end state (vk order, whatever the op's layout),
+  /// rows [V, V + K) its transition.
+  static MemRefType segmentMapsType(RecurrentOp op, ScheduleAttr s);
+
 protected:
+  /// build() of a segment part: the segment's range of chunks, its start
+  /// state, the chunks, its end state (SegmentScan.cpp).
+  void buildSegment();
+  /// The state the CTA's segment starts from (SegmentPart).
+  SmallVector<Value> segmentStartState();
+  /// The state after the CTA's segment: into the maps, or (the scan's last
+  /// segment) the op's final state.
+  void storeSegmentEnd(ValueRange state);
+  /// Row of the segment maps' workspace of segment p of the CTA's sequence.
+  Value segmentMapRow(Value p);
+
   /// The chunked solve on tensor cores: the same math as
   /// CudaCoreSolveKernel::chunkedSolve in matrix form (docs/math.md §5), on
   /// the chunk's C tokens (rows past `count` zeros). With P = S0ᵀKᵀ and R =
@@ -303,6 +341,25 @@ protected:
   /// The chunk's Tm, M and factors are staged by a producer warpgroup
   /// (WarpSpecializedSolveKernel): the products alone are built here.
   bool solvedAhead = false;
+  SegmentPart segmentPart = SegmentPart::none;
+  Value segmentMaps; ///< the segment maps' workspace (a kernel argument)
+  /// A segment map's transition block (i1, the CTA's), which reads v as
+  /// zeros; null outside SegmentPart::maps.
+  Value transitionBlock;
+};
+
+/// chunk_parallel's context-parallel join (segments = P > 1), between the
+/// segment maps and the scan, over (V / kSegmentJoinRows, HV, N) CTAs of
+/// kSegmentJoinThreads (ScheduleRules.h): for p = 1 to P - 2 in turn, the
+/// start state of segment p + 1, X_{p+1} = X_p A_p + B_p (X_1 = B_0; A_p,
+/// B_p the maps of segment p), a CTA's rows over B_p's rows of the segment
+/// maps in place (docs/math.md §7). f32 on CUDA cores: P - 2 products of
+/// [kSegmentJoinRows, K] by [K, K] a CTA.
+class SegmentJoinKernel : public KernelContext {
+public:
+  using KernelContext::KernelContext;
+  static constexpr StringLiteral kName = "context-parallel segment join";
+  void build();
 };
 
 /// The warp-specialized WY solve (producerSolves: solve = tensor_cores,

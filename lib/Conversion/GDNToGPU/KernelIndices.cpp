@@ -29,6 +29,10 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (replay) // z = layer * rows + n
     n = arith::RemUIOp::create(b, loc, n, m.index(replay->rows));
+  if (segmentsInZ > 0) { // z = n * segments + segment
+    segment = arith::RemUIOp::create(b, loc, n, m.index(segmentsInZ));
+    n = arith::DivUIOp::create(b, loc, n, m.index(segmentsInZ));
+  }
   h = arith::DivUIOp::create(b, loc, hv, m.index(d.HV / d.H));
   // The warp's first V column, and a lane's first one, `rows` a lane group.
   Value warpFirst = arith::AddIOp::create(
@@ -56,6 +60,7 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   atStart();
   std::tie(stateRow, valid) = m.emitStateSlot(op, n);
   std::tie(tokenRow, tokenLo, hi) = m.emitTokenRange(op, n);
+  chunkLo = tokenLo;
   std::tie(interRow, interValid) = m.emitIntermediateRow(op, n, valid);
   if (op.hasCheckpoints())
     std::tie(checkpointLo, checkpointHi) = m.emitCheckpointRange(op, n);

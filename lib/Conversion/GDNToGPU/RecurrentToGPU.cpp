@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelForms.h"
+#include "ScheduleRules.h"
 #include "StagingLayout.h"
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
 
@@ -199,22 +200,78 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
           ChunkSolvesKernel(b, loc, kop, solves, func).build();
         },
         "chunk_solves", TypeRange{type});
-    gpu::GPUFuncOp scan = createRecurrentKernel(
-        op, *s, kernelModuleOf,
-        [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
-          TensorCoreSolveKernel(b, loc, kop, *s, func).build();
-        },
-        "recurrent", TypeRange{type});
     // sharedGram: a CTA a key head, solving its HV / H value heads' chunks.
     launchKernel(rewriter, op, solves, first,
                  {slots, sharedGram(op, solves, C) ? d.H : d.HV, rows},
                  operands);
-    launchKernel(rewriter, op, *s, scan, {d.V / s->blockColumns(), d.HV, d.N},
-                 operands);
+    if (s->segmented()) {
+      lowerSegments(rewriter, op, *s, operands, type);
+    } else {
+      gpu::GPUFuncOp scan = createRecurrentKernel(
+          op, *s, kernelModuleOf,
+          [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
+            TensorCoreSolveKernel(b, loc, kop, *s, func).build();
+          },
+          "recurrent", TypeRange{type});
+      launchKernel(rewriter, op, *s, scan,
+                   {d.V / s->blockColumns(), d.HV, d.N}, operands);
+    }
     gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
                            workspace);
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// segments = P > 1: the segment maps, their join and the segments'
+  /// scan (SegmentScan.cpp) after the records' launch, with a second
+  /// workspace for the maps; `operands` ends with the records' workspace
+  /// (of type `records`).
+  void lowerSegments(PatternRewriter &rewriter, RecurrentOp op, ScheduleAttr s,
+                     SmallVector<Value> operands, MemRefType records) const {
+    auto d = op.getDims();
+    Location loc = op.getLoc();
+    MemRefType mapsType = TensorCoreSolveKernel::segmentMapsType(op, s);
+    Value maps =
+        gpu::AllocOp::create(rewriter, loc, mapsType, /*asyncToken=*/Type(),
+                             ValueRange{}, ValueRange{}, ValueRange{})
+            .getMemref();
+    operands.push_back(maps);
+    SmallVector<Type> workspaces = {records, mapsType};
+    int64_t P = *s.getSegments(), blocks = d.V / s.blockColumns();
+    auto part = [&](TensorCoreSolveKernel::SegmentPart which, StringRef name) {
+      return createRecurrentKernel(
+          op, s, kernelModuleOf,
+          [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
+            TensorCoreSolveKernel kernel(b, loc, kop, s, func);
+            kernel.setSegmentPart(which);
+            kernel.build();
+          },
+          name, workspaces);
+    };
+    launchKernel(rewriter, op, s,
+                 part(TensorCoreSolveKernel::SegmentPart::maps, "segment_maps"),
+                 {blocks + d.K / s.blockColumns(), d.HV, d.N * (P - 1)},
+                 operands);
+    if (P > 2) { // X_1 = B_0: two segments join nothing
+      // The join's CTA: kSegmentJoinThreads, no register cap.
+      ScheduleAttr joins =
+          s.with(&ScheduleAttr::getWarps,
+                 kSegmentJoinThreads / ScheduleAttr::kWarpSize)
+              .with(&ScheduleAttr::getMaxRegisters, 0);
+      gpu::GPUFuncOp join = createRecurrentKernel(
+          op, joins, kernelModuleOf,
+          [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
+            SegmentJoinKernel(b, loc, kop, joins, func).build();
+          },
+          "segment_join", workspaces);
+      launchKernel(rewriter, op, joins, join,
+                   {d.V / kSegmentJoinRows, d.HV, d.N}, operands);
+    }
+    launchKernel(rewriter, op, s,
+                 part(TensorCoreSolveKernel::SegmentPart::scan, "recurrent"),
+                 {blocks, d.HV, d.N * P}, operands);
+    gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
+                           maps);
   }
 };
 } // namespace

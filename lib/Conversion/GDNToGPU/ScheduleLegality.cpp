@@ -265,6 +265,43 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
+/// Context-parallel segments (SegmentScan.cpp) split chunk_parallel's scan:
+/// a segment map's transition blocks are whole CTAs of K state rows, the
+/// grid's z holds N * segments, the L2 prefetches of later CTAs assume the
+/// unsplit grid, and every segment holds tokens.
+LogicalResult checkSegments(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
+  int64_t P = *s.getSegments();
+  if (P == 1)
+    return success();
+  auto d = op.getDims();
+  auto fail = [&]() {
+    return refuse(op) << "segments = " << P << " ";
+  };
+  if (!s.chunkParallel())
+    return fail() << "needs solve = chunk_parallel (its scan is what splits), "
+                     "not "
+                  << stringifyChunkSolve(s.getSolve().getValue());
+  if (op.getIntermediateStates())
+    return fail() << "takes no intermediate_states";
+  if (*s.getInputPrefetchDistance() != 0 || *s.getStatePrefetchDistance() != 0)
+    return fail() << "needs input_prefetch_distance = 0 and "
+                     "state_prefetch_distance = 0";
+  if (d.K % s.blockColumns() != 0)
+    return fail() << "needs K = " << d.K
+                  << " a multiple of the CTA's V columns, "
+                  << s.blockColumns() << " (the transition's blocks)";
+  if (d.V % kSegmentJoinRows != 0)
+    return fail() << "needs V a multiple of " << kSegmentJoinRows;
+  int64_t L = segmentTokens(op, s);
+  if ((P - 1) * L >= d.T)
+    return fail() << "leaves a segment empty: T = " << d.T << " in segments of "
+                  << L << " tokens (whole chunks)";
+  if (d.N * P > 65535)
+    return fail() << "needs N * segments at most 65535 (the grid's z), not "
+                  << d.N * P;
+  return success();
+}
+
 /// Only the tensor-core forms multiply on tf32 mma: `precision = tf32`
 /// elsewhere would promise a speed-for-accuracy trade that never happens.
 /// `precision = bf16` multiplies the state by bf16 q and k 16 keys and 16
@@ -588,6 +625,7 @@ constexpr Check kChecks[] = {
     checkColumnBlocks,
     checkChunkedSolve,
     checkChunkParallel,
+    checkSegments,
     checkPrecision,
     checkCheckpoints,
     checkUnrollTokens,

@@ -26,11 +26,17 @@ using namespace mlir::gdn;
 /// CTAs of the kernel's grid: N * HV * V / blockColumns (varlen: N
 /// sequences).
 static int64_t gridCTAs(const ScheduleDraft &x) {
-  return x.d.N * x.d.HV * (x.d.V / x.s.blockColumns());
+  return x.d.N * x.d.HV * (x.d.V / x.s.blockColumns()) * *x.s.getSegments();
 }
 
 /// The grid is at most the SMs: one CTA an SM, none sharing one.
 static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
+
+/// chunk_parallel's scan split along T (context parallelism): only where
+/// pinned (SegmentScan.cpp).
+static void chooseSegments(ScheduleDraft &x) {
+  x.set(&ScheduleAttr::getSegments, x.pins.getSegments().value_or(1));
+}
 
 /// Never chosen: only with a pinned producer warp
 /// (docs/cost-model.md#producer-warp).
@@ -167,6 +173,7 @@ static void chooseLaunch(ScheduleDraft &x) {
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::pipelineRules() {
   static constexpr ScheduleRule kRules[] = {
+      chooseSegments,
       chooseConsumerRegisters,
       chooseProducerStages,
       chooseStatePrefetchDistance,

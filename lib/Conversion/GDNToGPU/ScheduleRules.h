@@ -71,6 +71,14 @@ int64_t stagingBytes(RecurrentOp op, ScheduleAttr s, int64_t chunk);
 /// chunk_prefetch_distance = 1: its staging buffers, as allocated, and the
 /// second set of the chunk's (StagingLayout::chunkSetBytes).
 int64_t chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s);
+/// Tokens of a context-parallel segment (segments > 1, SegmentScan.cpp):
+/// ceil(T / segments) rounded up to whole chunks of staged_tokens (T a
+/// varlen batch's packed total).
+int64_t segmentTokens(RecurrentOp op, ScheduleAttr s);
+/// The segments' join (SegmentJoinKernel): state rows a CTA, and threads a
+/// CTA (each one column of K, or more in turn).
+constexpr int64_t kSegmentJoinRows = 4;
+constexpr int64_t kSegmentJoinThreads = 128;
 /// Shared memory of a producer's ring of `stages` slots.
 int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's

@@ -145,3 +145,8 @@ bool gdn::pairableTokens(RecurrentOp op, ScheduleAttr s) {
   return s.sideBySide() && *s.getStagedTokens() > 0 && !s.chunkedSolve() &&
          !op.hasParentTable();
 }
+
+int64_t gdn::segmentTokens(RecurrentOp op, ScheduleAttr s) {
+  int64_t C = *s.getStagedTokens();
+  return llvm::alignTo(llvm::divideCeil(op.getDims().T, *s.getSegments()), C);
+}

@@ -60,6 +60,7 @@ void Staging::createStagingBuffers() {
   tailStage = bufferIf(layout.tailKeys);
   lastDecayStage = bufferIf(layout.lastDecay);
   blockV0 = arith::MulIOp::create(b, loc, vBlock, m.index(s.blockColumns()));
+  vSource0 = blockV0;
 }
 
 Staging::ChunkBuffers Staging::createChunkBuffers() {
@@ -140,7 +141,7 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
   };
   useChunkBuffers(sets[0]);
-  group(asyncChunkCopies(tokenLo, countFrom(tokenLo)));
+  group(asyncChunkCopies(chunkLo, countFrom(chunkLo)));
   SmallVector<Value> initial(state.begin(), state.end());
   if (initial.empty()) // not loaded yet (build()): behind the first copies
     initial = loadState();
@@ -151,7 +152,7 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
     // last, unread) goes to the other set, which chunk i - 1 left at
     // the barrier closing it.
     Value i = arith::DivUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, c, tokenLo), m.index(C));
+        b, loc, arith::SubIOp::create(b, loc, c, chunkLo), m.index(C));
     Value odd = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, i, m.index(2)), m.index(1));
@@ -294,7 +295,7 @@ SmallVector<Value> Staging::forEachChunk(
     function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>
         body) {
   auto loop = scf::ForOp::create(
-      b, loc, tokenLo, hi, m.index(*s.getStagedTokens()), init,
+      b, loc, chunkLo, hi, m.index(*s.getStagedTokens()), init,
       [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -304,7 +305,7 @@ SmallVector<Value> Staging::forEachChunk(
         Value slot, phase; // only with a producer's ring
         if (*s.getProducerStages() > 0) {
           Value i = arith::DivUIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
+              b, loc, arith::SubIOp::create(b, loc, c, chunkLo),
               m.index(*s.getStagedTokens()));
           slot = arith::RemUIOp::create(b, loc, i,
                                         m.index(*s.getProducerStages()));

@@ -67,6 +67,8 @@ protected:
   /// The checkpoint at the end of chunk [c, c + count): `state` after it
   /// (TileIO::storeCheckpoint's count of the sequence's tokens done).
   void storeChunkCheckpoint(Value c, Value count, ValueRange state) {
+    if (!chunkCheckpoints)
+      return;
     storeCheckpoint(
         arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, c, count),
                               tokenLo),
@@ -78,7 +80,7 @@ protected:
     return {tokenRow, t, h, col};
   }
   SmallVector<Value> vIndex(Value t, Value col) {
-    return {tokenRow, t, hv, arith::AddIOp::create(b, loc, blockV0, col)};
+    return {tokenRow, t, hv, arith::AddIOp::create(b, loc, vSource0, col)};
   }
 
   /// What a form stages beside a chunk's q, k, v and gates (issued with
@@ -257,6 +259,13 @@ protected:
   /// decayed keys, each key's decay over the chunk.
   Value tailStage, lastDecayStage;
   Value blockV0; ///< first V column of the CTA
+  /// First column of the v rows the CTA stages: blockV0, but block 0's in
+  /// a segment map's transition block, past V, which reads v as zeros
+  /// (SegmentScan.cpp).
+  Value vSource0;
+  /// Whether chunk ends store checkpoints: not in a segment map's launch,
+  /// whose states are not the sequence's (SegmentScan.cpp).
+  bool chunkCheckpoints = true;
 };
 
 } // namespace gdn

@@ -249,6 +249,8 @@ bool ldmatrixOperands(ScheduleAttr s) {
 void TensorCoreSolveKernel::build() {
   if (kernel.getNumArguments() > op->getNumOperands()) // chunk_parallel's scan
     workspace = kernel.getArgument(op->getNumOperands());
+  if (segmentPart != SegmentPart::none)
+    return buildSegment();
   enter();
   // A single chunk in CTAs of 4 or more warps loads the state after the
   // chunk's staging loads (chunk()), so the staging barrier does not wait
@@ -611,7 +613,9 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   };
   Fragment zero = {m.f32(0.0), m.f32(0.0), m.f32(0.0), m.f32(0.0)};
 
-  // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key].
+  // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key]. A segment
+  // map has no o, so no R.
+  bool outputs = segmentPart != SegmentPart::maps;
   SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
   bool bf16 = s.bf16Products();
   bool ldm = ldmatrixOperands(s);
@@ -637,7 +641,8 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
             bf16Register(b, loc, loadVector(buf, {token, offset(key, 8)}, 2))};
       };
       P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
-      R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
+      if (outputs)
+        R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
     }
     for (int64_t n0 = 0; ldm && n0 < tiles; n0 += 2) {
       auto corner = [&](Value i) {
@@ -646,11 +651,13 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       SmallVector<Value, 4> kRegs =
           loadTiles(m, kStage, mmaLane, 4, false, corner);
       SmallVector<Value, 4> qRegs =
-          loadTiles(m, qStage, mmaLane, 4, false, corner);
+          outputs ? loadTiles(m, qStage, mmaLane, 4, false, corner)
+                  : SmallVector<Value, 4>();
       for (int64_t n = n0; n < n0 + 2; ++n) {
         int64_t r = 2 * (n - n0);
         P[n] = productBF16(b, loc, a, {kRegs[r], kRegs[r + 1]}, P[n]);
-        R[n] = productBF16(b, loc, a, {qRegs[r], qRegs[r + 1]}, R[n]);
+        if (outputs)
+          R[n] = productBF16(b, loc, a, {qRegs[r], qRegs[r + 1]}, R[n]);
       }
     }
   }
@@ -661,8 +668,9 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
       Value token = offset(g, 8 * n);
       P[n] = product(b, loc, a, operand(m, pairAt(kStage, {token, key}), qk),
                      P[n]);
-      R[n] = product(b, loc, a, operand(m, pairAt(qStage, {token, key}), qk),
-                     R[n]);
+      if (outputs)
+        R[n] = product(b, loc, a,
+                       operand(m, pairAt(qStage, {token, key}), qk), R[n]);
     }
   }
   // X = Vᵀ - P diag(gamma ik); Uᵀ = X Tmᵀ: B[j][i] = Tm[i][j].
@@ -676,6 +684,8 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     for (int64_t e = 0; e < 4; ++e) {
       Value j = tokenOf(p, e);
       Value v = f32At(vStage, {j, offset(vCol, e / 2)});
+      if (transitionBlock) // a segment's transition: v = 0
+        v = arith::SelectOp::create(b, loc, transitionBlock, m.f32(0.0), v);
       x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
     }
     X.push_back(operand(m, asA(x), wide));
@@ -694,7 +704,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   for (int64_t p = 0; p < tiles; ++p)
     UA.push_back(operand(m, asA(U[p]), wide));
   // Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ, stored for the chunk's real tokens.
-  for (int64_t n = 0; n < tiles; ++n) {
+  for (int64_t n = 0; outputs && n < tiles; ++n) {
     Fragment o;
     for (int64_t e = 0; e < 4; ++e)
       o[e] = m.mul(R[n][e], factor(1, tokenOf(n, e)));

@@ -24,7 +24,7 @@ using namespace mlir::gdn;
 SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
                                     Value keep, SmallVector<Value> *rowScales) {
   if (s.tensorCores()) {
-    SmallVector<Value> tile = loadFragments(src, prefix);
+    SmallVector<Value> tile = loadFragments(src, prefix, op.isVKLayout());
     if (isScaled(src)) { // e4m3 x the scales of the lane's columns v0, v0 + 1
       SmallVector<Value> scale =
           extractAll(loadVector(scalesOf(src), scaleIndex(prefix), 2));
@@ -213,7 +213,7 @@ void TileIO::storeTile(ValueRange results, Value dst,
       b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
       storeVector(scales, scalesOf(dst), scaleIndex(prefix));
     }
-    return storeFragments(tile, dst, prefix);
+    return storeFragments(tile, dst, prefix, op.isVKLayout());
   }
   // The lanes of key group 0 store the R scales. A tree reads a parent's
   // per-token state back (startState) with no barrier, each lane its own
@@ -247,10 +247,10 @@ void TileIO::storeTile(ValueRange results, Value dst,
   }
 }
 
-SmallVector<Value> TileIO::loadFragments(Value src,
-                                                SmallVector<Value> prefix) {
+SmallVector<Value> TileIO::loadFragments(Value src, SmallVector<Value> prefix,
+                                         bool vk) {
   SmallVector<Value> tile(*s.getColumnsPerLane() * kPerLane);
-  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side, a key each
+  if (!vk) { // kv: the lane's 2 columns side by side, a key each
     for (int64_t j = 0; j < kPerLane; ++j) {
       Value key = offset(k0, 8 * (j / 2) + j % 2);
       auto pair =
@@ -274,9 +274,9 @@ SmallVector<Value> TileIO::loadFragments(Value src,
 }
 
 void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
-                                   SmallVector<Value> prefix) {
+                            SmallVector<Value> prefix, bool vk) {
   auto at = [&](int64_t r, int64_t j) { return tile[r * kPerLane + j]; };
-  if (!op.isVKLayout()) { // kv: the lane's 2 columns side by side
+  if (!vk) { // kv: the lane's 2 columns side by side
     for (int64_t j = 0; j < kPerLane; ++j)
       storeRounded({at(0, j), at(1, j)}, dst,
                    withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));

@@ -76,10 +76,12 @@ protected:
   /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]
   /// [column v0 + r] (v0 = the warp's first column + 2g). A quantized state
   /// is scaled by loadTile and quantized by storeTile, a column's max over
-  /// the 4 lanes of its quad.
-  SmallVector<Value> loadFragments(Value src, SmallVector<Value> prefix);
+  /// the 4 lanes of its quad. `src` / `dst` is [..., V, K] where `vk`
+  /// (the op's layout, or a segment map's f32 workspace), else [..., K, V].
+  SmallVector<Value> loadFragments(Value src, SmallVector<Value> prefix,
+                                   bool vk);
   void storeFragments(ArrayRef<Value> tile, Value dst,
-                      SmallVector<Value> prefix);
+                      SmallVector<Value> prefix, bool vk);
 
   /// S <- initial state (or 0), 16-byte loads along the contiguous dimension.
   /// A pool's padding row (slot < 0) starts from 0: behind a branch, or

@@ -276,3 +276,32 @@ func.func @solving_producer_shared_memory(%q: memref<1x64x16x128xbf16>, %k: memr
   gdn.recurrent q(%q : memref<1x64x16x128xbf16>) k(%k : memref<1x64x16x128xbf16>) v(%v : memref<1x64x32x128xbf16>) g(%g : memref<1x64x32xf32>) beta(%beta : memref<1x64x32xf32>) o(%o : memref<1x64x32x128xbf16>) {gdn.schedule = #gdn.schedule<warps = 8, staged_tokens = 32, solve = tensor_cores, producer_stages = 2>, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// Context-parallel segments split chunk_parallel's scan, nothing else.
+func.func @segments_without_chunk_parallel(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x32xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %o: memref<1x200x2x32xbf16>) {
+  // expected-error @+1 {{segments = 4 needs solve = chunk_parallel (its scan is what splits), not tensor_cores}}
+  gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x32xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) o(%o : memref<1x200x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = tensor_cores, segments = 4>, qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// T = 200 in 4 segments of 64 tokens (ceil(200 / 4) = 50, whole chunks of
+// 16): 3 x 64 < 200 holds them all; 8 of 32 leave the last one empty.
+func.func @segments_empty(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x32xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %o: memref<1x200x2x32xbf16>) {
+  // expected-error @+1 {{segments = 8 leaves a segment empty: T = 200 in segments of 32 tokens (whole chunks)}}
+  gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x32xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) o(%o : memref<1x200x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, segments = 8>, qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// A segment map's transition blocks hold K state rows in CTAs of the V
+// block's width: K = 32 in blocks of 64 columns (4 warps) does not divide.
+func.func @segments_transition_blocks(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x64xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %o: memref<1x200x2x64xbf16>) {
+  // expected-error @+1 {{segments = 2 needs K = 32 a multiple of the CTA's V columns, 64 (the transition's blocks)}}
+  gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x64xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) o(%o : memref<1x200x2x64xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, warps = 4, segments = 2>, qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

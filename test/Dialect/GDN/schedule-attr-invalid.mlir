@@ -101,6 +101,14 @@ func.func @unroll_zero(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: m
 
 // -----
 
+func.func @segments_zero(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
+  // expected-error @+1 {{#gdn.schedule segments = 0 must be in [1, 1048576]}}
+  gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = #gdn.schedule<segments = 0>}
+  return
+}
+
+// -----
+
 func.func @staged_negative(%q: memref<1x1x1x32xf32>, %k: memref<1x1x1x32xf32>, %v: memref<1x1x1x8xf32>, %o: memref<1x1x1x8xf32>) {
   // expected-error @+1 {{#gdn.schedule staged_tokens = -1 must be in [0, 1048576]}}
   gdn.recurrent q(%q : memref<1x1x1x32xf32>) k(%k : memref<1x1x1x32xf32>) v(%v : memref<1x1x1x8xf32>) o(%o : memref<1x1x1x8xf32>) {gdn.schedule = #gdn.schedule<staged_tokens = -1>}

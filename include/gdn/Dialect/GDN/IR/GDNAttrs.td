@@ -176,6 +176,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `chunk_prefetch_distance` | chunks ahead whose q, k, v rows (and chunk_parallel's record) the tensor-core forms' chunk loop copies into a second set of buffers with cp.async (0 or 1) | 0 |
     | `max_registers` | registers a thread at most (`.maxnreg`; 0: as ptxas allocates, else in [24, 255]) | 0 |
     | `launch` | `ordinary` or a programmatic dependent launch (`LaunchMode`) | |
+    | `segments` | context-parallel segments a sequence: chunk_parallel's scan split along T into this many CTAs a (sequence, head, V block), joined by each segment's state map (docs/math.md §7) | 1 |
 
     Sizes are checked here (at least 0, or 1 where 0 means nothing; at most
     2^20); what a given op's kernel can take (shapes that divide, registers,
@@ -201,7 +202,8 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     GDN_SizeParameter<"L2 prefetch distance of staged inputs in CTAs (0: none)">:$input_prefetch_distance,
     GDN_SizeParameter<"chunks copied ahead into shared memory (0: none)">:$chunk_prefetch_distance,
     GDN_SizeParameter<"registers a thread at most, .maxnreg (0: no cap)">:$max_registers,
-    OptionalParameter<"LaunchModeAttr", "launch after the previous kernel">:$launch
+    OptionalParameter<"LaunchModeAttr", "launch after the previous kernel">:$launch,
+    GDN_SizeParameter<"context-parallel segments a sequence (1: none)">:$segments
   );
   let builders = [
     // #gdn.schedule<>: every parameter the cost model's choice.
@@ -282,6 +284,10 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     bool chunkParallel() const {
       return getSolve().getValue() == ChunkSolve::chunk_parallel;
     }
+    /// chunk_parallel's scan split along T (segments > 1): a launch of each
+    /// segment's state map, one joining them, the scan from each segment's
+    /// start state (SegmentScan.cpp).
+    bool segmented() const { return *getSegments() > 1; }
     /// Tensor-core products of f32 operands in one tf32 mma (precision =
     /// tf32 or bf16), not three.
     bool singleTF32() const {

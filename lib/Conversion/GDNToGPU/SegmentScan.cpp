@@ -1,0 +1,224 @@
+//===- SegmentScan.cpp - chunk_parallel's scan split along T -------------===//
+//
+// Context parallelism within one GPU (segments = P > 1): a sequence's
+// chunks in P segments, each scanned by CTAs of its own, so one long
+// sequence fills the SMs. The recurrence is affine in the state, S_end =
+// S_start A + B (docs/math.md §7), so three launches after chunk_parallel's
+// record launch give each segment its start state:
+//   maps  (TensorCoreSolveKernel, SegmentPart::maps) segment p's B from a
+//         zero state (segment 0: from the initial state, its end state
+//         then) and its A as the state rows of the identity with v = 0;
+//   join  (SegmentJoinKernel) X_{p+1} = X_p A_p + B_p in turn;
+//   scan  (TensorCoreSolveKernel, SegmentPart::scan) each segment from
+//         X_p, its o and checkpoints; the last stores the final state.
+// RecurrentToGPU.cpp creates the launches and the workspaces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelForms.h"
+#include "ScheduleRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::gdn;
+
+MemRefType TensorCoreSolveKernel::segmentMapsType(RecurrentOp op,
+                                                  ScheduleAttr s) {
+  auto d = op.getDims();
+  return MemRefType::get({d.N * (*s.getSegments() - 1), d.HV, d.V + d.K, d.K},
+                         Float32Type::get(op.getContext()));
+}
+
+Value TensorCoreSolveKernel::segmentMapRow(Value p) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, n, m.index(*s.getSegments() - 1)),
+      p);
+}
+
+void TensorCoreSolveKernel::buildSegment() {
+  bool maps = segmentPart == SegmentPart::maps;
+  segmentMaps = kernel.getArgument(op->getNumOperands() + 1);
+  segmentsInZ = maps ? *s.getSegments() - 1 : *s.getSegments();
+  enter();
+  // The segment's tokens of the sequence's [tokenLo, hi), clamped to it: a
+  // short sequence's later segments are empty (no chunk, the state passes
+  // through).
+  Value L = m.index(segmentTokens(op, s));
+  chunkLo = arith::MinUIOp::create(
+      b, loc, hi,
+      arith::AddIOp::create(b, loc, tokenLo,
+                            arith::MulIOp::create(b, loc, segment, L)));
+  hi = arith::MinUIOp::create(b, loc, hi,
+                              arith::AddIOp::create(b, loc, chunkLo, L));
+  std::optional<OpBuilder::InsertionGuard> afterIf; // the kernel ends after it
+  if (maps) {
+    transitionBlock = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, vBlock,
+        m.index(d.V / s.blockColumns()));
+    // Segment 0's end state starts from the initial state, so its
+    // transition is never read: those CTAs do nothing.
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        segment, m.index(0));
+    Value skip = arith::AndIOp::create(b, loc, transitionBlock, first);
+    Value run = arith::XOrIOp::create(
+        b, loc, skip, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+    auto ifOp = scf::IfOp::create(b, loc, run, /*withElseRegion=*/false);
+    afterIf.emplace(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  SmallVector<Value> state = segmentStartState();
+  createStagingBuffers();
+  if (transitionBlock) // its v copies read block 0's columns, in bounds
+    vSource0 =
+        arith::SelectOp::create(b, loc, transitionBlock, m.index(0), blockV0);
+  chunkCheckpoints = !maps;
+  storeSegmentEnd(
+      runStagedChunks(state, [&](Value c, Value count, ValueRange current) {
+        return tensorCoreSolve(c, count, current);
+      }));
+}
+
+SmallVector<Value> TensorCoreSolveKernel::segmentStartState() {
+  int64_t elements = *s.getColumnsPerLane() * kPerLane;
+  SmallVector<Type> types(elements, b.getF32Type());
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      segment, m.index(0));
+  Value fromInitial = first;
+  if (transitionBlock) // (never with segment 0: buildSegment skips those)
+    fromInitial = arith::AndIOp::create(
+        b, loc, first,
+        arith::XOrIOp::create(
+            b, loc, transitionBlock,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+  auto ifOp = scf::IfOp::create(b, loc, types, fromInitial,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(b, loc, loadState());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  SmallVector<Value> tile(elements);
+  if (segmentPart == SegmentPart::scan) {
+    // X_p, which the join left in segment p - 1's end-state rows.
+    Value p = arith::SubIOp::create(b, loc, segment, m.index(1));
+    tile = loadFragments(segmentMaps, {segmentMapRow(p), hv}, /*vk=*/true);
+  } else {
+    // A value block: zeros. A transition block: the identity's rows v0 - V
+    // and v0 - V + 1 (its fragment element (r, j) is key 8 (j / 2) + 2t +
+    // j % 2 of row v0 + r, TileIO::loadFragments).
+    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
+      Value row = arith::SubIOp::create(b, loc, offset(v0, r), m.index(d.V));
+      for (int64_t j = 0; j < kPerLane; ++j) {
+        Value key = offset(k0, 8 * (j / 2) + j % 2);
+        Value one = arith::AndIOp::create(
+            b, loc, transitionBlock,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, key));
+        at(tile, r, j) =
+            arith::SelectOp::create(b, loc, one, m.f32(1.0), m.f32(0.0));
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, tile);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void TensorCoreSolveKernel::storeSegmentEnd(ValueRange state) {
+  if (segmentPart == SegmentPart::maps) {
+    storeFragments(SmallVector<Value>(state), segmentMaps,
+                   {segmentMapRow(segment), hv}, /*vk=*/true);
+    return;
+  }
+  Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, segment,
+                                     m.index(*s.getSegments() - 1));
+  auto ifOp = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  storeState(state);
+}
+
+void SegmentJoinKernel::build() {
+  Value maps = kernel.getArgument(op->getNumOperands() + 1);
+  int64_t P = *s.getSegments(), K = d.K;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value rowBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value seq = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value row0 = arith::MulIOp::create(b, loc, rowBlock, m.index(kSegmentJoinRows));
+  Value base = arith::MulIOp::create(b, loc, seq, m.index(P - 1));
+  // The thread's columns of the state: tid + kSegmentJoinThreads i, those under K.
+  int64_t groups = llvm::divideCeil(K, kSegmentJoinThreads);
+  SmallVector<Value> columns;
+  for (int64_t i = 0; i < groups; ++i) {
+    Value c = offset(tid, kSegmentJoinThreads * i);
+    if (kSegmentJoinThreads * (i + 1) > K) // clamped, its result not stored
+      c = arith::MinUIOp::create(b, loc, c, m.index(K - 1));
+    columns.push_back(c);
+  }
+  auto columnStored = [&](int64_t i) -> Value {
+    if (kSegmentJoinThreads * (i + 1) <= K)
+      return Value();
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                 offset(tid, kSegmentJoinThreads * i), m.index(K));
+  };
+  auto load = [&](Value slot, Value row, Value col) -> Value {
+    return memref::LoadOp::create(b, loc, maps,
+                                  ValueRange{slot, head, row, col});
+  };
+  constexpr int64_t kUnroll = 8; // keys a trip: their loads before the FMAs
+  int64_t unroll = K % kUnroll == 0 ? kUnroll : 1;
+  for (int64_t p = 1; p + 1 < P; ++p) {
+    Value from = offset(base, p - 1), at = offset(base, p);
+    // acc[r][i] = B_p[row0 + r][column i], then + sum_j X_p[r][j] A_p[j][c].
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+      for (int64_t i = 0; i < groups; ++i)
+        init.push_back(load(at, offset(row0, r), columns[i]));
+    auto loop = scf::ForOp::create(
+        b, loc, m.index(0), m.index(K), m.index(unroll), init,
+        [&](OpBuilder &nb, Location, Value j0, ValueRange acc) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> x, a; // x[r * unroll + u], a[u * groups + i]
+          for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+            for (int64_t u = 0; u < unroll; ++u)
+              x.push_back(load(from, offset(row0, r), offset(j0, u)));
+          for (int64_t u = 0; u < unroll; ++u)
+            for (int64_t i = 0; i < groups; ++i)
+              a.push_back(load(at, offset(j0, d.V + u), columns[i]));
+          SmallVector<Value> next(acc.begin(), acc.end());
+          for (int64_t u = 0; u < unroll; ++u)
+            for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+              for (int64_t i = 0; i < groups; ++i) {
+                Value &e = next[r * groups + i];
+                e = m.add(e, m.mul(x[r * unroll + u], a[u * groups + i]));
+              }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+      for (int64_t i = 0; i < groups; ++i) {
+        Value e = loop.getResult(r * groups + i);
+        auto store = [&] {
+          memref::StoreOp::create(b, loc, e, maps,
+                                  ValueRange{at, head, offset(row0, r),
+                                             columns[i]});
+        };
+        if (Value cond = columnStored(i)) {
+          auto ifOp = scf::IfOp::create(b, loc, cond, false);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          store();
+        } else {
+          store();
+        }
+      }
+    // X_{p+1}'s rows, written by this CTA's threads, are the next trip's
+    // reads (__syncthreads orders global memory within a CTA).
+    gpu::BarrierOp::create(b, loc);
+  }
+}

@@ -1,0 +1,51 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 4>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 2>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=SCHED
+// Context-parallel segments (docs/math.md §7): chunk_parallel's records,
+// then T = 200 in 4 segments of 64 tokens: the segment maps over (V / 32 +
+// K / 32 = 2 blocks, HV, N (P - 1) = 3) into a second workspace [3, HV, V
+// + K, K] f32 (rows [0, V) a segment's end state, [V, V + K) its
+// transition), the join over (V / 4, HV, N) CTAs of 128 threads, the scan
+// over (V blocks, HV, N P = 4); both workspaces freed after. A segment map
+// runs the scan's state products without R and o (8 bf16 and 4 tf32 mma
+// at K = V = 32, against the scan's 12 and 8) and stores no o; the join
+// steps X_{p+1} = X_p A_p + B_p for p = 1, 2 behind a barrier each. Two
+// segments join nothing (X_1 = B_0). The cost model splits nothing.
+// SCHED: launch = ordinary, segments = 1>
+// CHECK-LABEL: func.func @prefill
+// CHECK: %[[W:.*]] = gpu.alloc () : memref<17992xf32>
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves
+// CHECK: %[[M:.*]] = gpu.alloc () : memref<3x2x64x32xf32>
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_maps blocks in (%c2{{.*}}, %c2{{.*}}, %c3{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[W]] : memref<17992xf32>, %[[M]] : memref<3x2x64x32xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_join blocks in (%c8{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c128{{.*}} args({{.*}}, %[[M]] : memref<3x2x64x32xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c4{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[M]] : memref<3x2x64x32xf32>)
+// CHECK-NEXT: gpu.dealloc %[[M]]
+// CHECK-NEXT: gpu.dealloc %[[W]]
+// CHECK-LABEL: gpu.func @prefill_segment_maps
+// CHECK-SAME: %[[O:arg7]]: memref<1x200x2x32xbf16>, %{{.*}}: memref<17992xf32>, %[[MAPS:arg9]]: memref<3x2x64x32xf32>
+// CHECK-COUNT-12: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: %[[O]][
+// CHECK: vector.store %{{.*}}, %[[MAPS]][
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @prefill_segment_join
+// CHECK: scf.for
+// CHECK: memref.load %arg9
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @prefill_recurrent
+// CHECK: vector.load %arg9[
+// CHECK-COUNT-20: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+// TWO: gpu.launch_func @gdn_kernels::@prefill_chunk_solves
+// TWO: gpu.launch_func @gdn_kernels::@prefill_segment_maps blocks in (%c2{{.*}}, %c2{{.*}}, %c1{{.*}})
+// TWO-NOT: segment_join
+// TWO: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}})
+func.func @prefill(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x32xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %s: memref<1x2x32x32xf32>, %o: memref<1x200x2x32xbf16>) {
+  gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x32xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) initial_state(%s : memref<1x2x32x32xf32>) final_state(%s : memref<1x2x32x32xf32>) o(%o : memref<1x200x2x32xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
