@@ -141,7 +141,9 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
     staged tokens a step on a tiny grid; verify and the final state of
     8 < T <= 16 take a producer warp on a tiny grid; the final state of a
     fixed 8 < T <= 16 with bf16/f16 q and k runs the tensor-core solve above
-    it, a longer fixed T the chunk-parallel one and a varlen batch of
+    it, a longer fixed T the chunk-parallel one (its scan split along T
+    into segments where a few long sequences would leave SMs idle) and a
+    varlen batch of
     prefills (8 tokens a sequence or more on average) the tensor-core one, both with
     bf16 products for bf16 q and k (precision = bf16), else one tf32 product
     (precision = tf32); bandwidth-bound bf16 decode and large tensor-core grids prefetch a

@@ -32,10 +32,37 @@ static int64_t gridCTAs(const ScheduleDraft &x) {
 /// The grid is at most the SMs: one CTA an SM, none sharing one.
 static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
 
-/// chunk_parallel's scan split along T (context parallelism): only where
-/// pinned (SegmentScan.cpp).
+/// chunk_parallel's scan split along T (context parallelism) where a fixed
+/// batch's unsplit scan leaves SMs idle: at least 8192 tokens a sequence
+/// and the scan's CTAs of 4 warps at most the SMs, split into the most
+/// segments (a power of two) that keep the split scan within
+/// kSegmentCTAsAnSM CTAs an SM and its segments at least
+/// kSegmentMinTokens long, on 4 warps a CTA (or more, pinned): one sequence,
+/// H100, 1.12x at T = 8192 HV = 32, 1.24x / 1.80x / 2.41x at T = 32768
+/// HV = 32 / 16 / 8 (docs/cost-model.md#context-parallel-segments).
 static void chooseSegments(ScheduleDraft &x) {
-  x.set(&ScheduleAttr::getSegments, x.pins.getSegments().value_or(1));
+  ScheduleAttr &s = x.s;
+  if (std::optional<int64_t> pin = x.pins.getSegments()) {
+    s = s.with(&ScheduleAttr::getSegments, *pin);
+    return;
+  }
+  auto d = x.d;
+  int64_t warps = x.pins.getWarps().value_or(kSegmentWarps);
+  int64_t columns = s.warpColumns() * warps;
+  int64_t grid = d.N * d.HV * (d.V / columns);
+  // (2-warp CTAs split measured slower: 1.20x the unsplit time in 2.)
+  bool splits = warps >= kSegmentWarps && s.chunkParallel() &&
+                !x.op.isVarlen() &&
+                !x.op.getIntermediateStates() && d.T >= kSegmentMinT &&
+                d.V % columns == 0 && d.K % columns == 0 &&
+                d.V % kSegmentJoinRows == 0 && grid <= x.sms;
+  int64_t P = 1;
+  while (splits && 2 * P * grid <= kSegmentCTAsAnSM * x.sms &&
+         d.T / (2 * P) >= kSegmentMinTokens && d.N * 2 * P <= 65535)
+    P *= 2;
+  s = s.with(&ScheduleAttr::getSegments, P);
+  if (P > 1)
+    s = s.with(&ScheduleAttr::getWarps, warps);
 }
 
 /// Never chosen: only with a pinned producer warp
@@ -129,7 +156,10 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   bool chunks =
       d.T > *s.getStagedTokens() * (x.op.isVarlen() ? d.N : int64_t{1});
   bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
-  bool alone = oneCTAnSM(x) || (x.op.isVarlen() && s.chunkParallel());
+  // So do split scans (segments), a few CTAs an SM: 1.26x at T = 32768
+  // HV = 32 in 4 segments (docs/cost-model.md#context-parallel-segments).
+  bool alone = oneCTAnSM(x) || (x.op.isVarlen() && s.chunkParallel()) ||
+               s.segmented();
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
              s.tensorCores() && *s.getProducerStages() == 0 && alone &&
                      chunks && fits

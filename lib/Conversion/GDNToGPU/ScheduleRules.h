@@ -78,6 +78,14 @@ int64_t segmentTokens(RecurrentOp op, ScheduleAttr s);
 /// The segments' join (SegmentJoinKernel): state rows a CTA, and threads a
 /// CTA (each one column of K, or more in turn).
 constexpr int64_t kSegmentJoinRows = 4;
+/// The cost model's split (chooseSegments): sequences of at least
+/// kSegmentMinT tokens, segments of at least kSegmentMinTokens, at most
+/// kSegmentCTAsAnSM CTAs an SM of kSegmentWarps warps
+/// (docs/cost-model.md#context-parallel-segments).
+constexpr int64_t kSegmentMinT = 8192;
+constexpr int64_t kSegmentMinTokens = 2048;
+constexpr int64_t kSegmentCTAsAnSM = 2;
+constexpr int64_t kSegmentWarps = 4;
 constexpr int64_t kSegmentJoinThreads = 128;
 /// Shared memory of a producer's ring of `stages` slots.
 int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);

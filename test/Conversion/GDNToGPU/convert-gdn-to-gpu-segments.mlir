@@ -10,7 +10,8 @@
 // runs the scan's state products without R and o (8 bf16 and 4 tf32 mma
 // at K = V = 32, against the scan's 12 and 8) and stores no o; the join
 // steps X_{p+1} = X_p A_p + B_p for p = 1, 2 behind a barrier each. Two
-// segments join nothing (X_1 = B_0). The cost model splits nothing.
+// segments join nothing (X_1 = B_0). The cost model splits nothing this
+// short (gdn-select-schedule-segments.mlir).
 // SCHED: launch = ordinary, segments = 1>
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<17992xf32>

@@ -1,0 +1,71 @@
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<warps = 2>}" | FileCheck %s --check-prefix=W2
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<warps = 8>}" | FileCheck %s --check-prefix=W8
+// The cost model splits chunk_parallel's scan along T (segments,
+// docs/cost-model.md#context-parallel-segments) where a fixed batch's scan
+// in CTAs of 4 warps would leave SMs idle (at most one CTA an SM, 132 SMs)
+// and each sequence has 8192 tokens or more: the most segments, a power of
+// two, that keep the split scan at most 2 CTAs an SM and its segments at
+// least 2048 tokens, on 4 warps and with the next chunk's copies. One
+// sequence at HV = 32 (64 CTAs): 4 segments of 2048 tokens at T = 8192
+// (8 would hold 1024), 4 at T = 32768 (256 CTAs); at HV = 8 (16 CTAs) 16.
+// Not for T = 4096, four sequences (256 CTAs), a varlen batch, or warps
+// pinned to 2 (measured slower); pinned to 8 (32 CTAs of 128 columns),
+// still 4 at T = 8192 (segments of 2048 tokens).
+// CHECK-LABEL: func.func @n1_t8192
+// CHECK: warps = 4, {{.*}}chunk_prefetch_distance = 1, max_registers = 128, launch = ordinary, segments = 4>
+// W2-LABEL: func.func @n1_t8192
+// W2: warps = 2, {{.*}}segments = 1>
+// W2-LABEL: func.func @n1_t32768
+// W8-LABEL: func.func @n1_t8192
+// W8: warps = 8, {{.*}}segments = 4>
+// W8-LABEL: func.func @n1_t32768
+func.func @n1_t8192(%q: memref<1x8192x16x128xbf16>, %k: memref<1x8192x16x128xbf16>, %v: memref<1x8192x32x128xbf16>, %g: memref<1x8192x32xf32>, %beta: memref<1x8192x32xbf16>, %s: memref<1x32x128x128xf32>, %o: memref<1x8192x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x8192x16x128xbf16>) k(%k : memref<1x8192x16x128xbf16>) v(%v : memref<1x8192x32x128xbf16>) g(%g : memref<1x8192x32xf32>) beta(%beta : memref<1x8192x32xbf16>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x8192x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @n1_t32768
+// CHECK: warps = 4, {{.*}}segments = 4>
+func.func @n1_t32768(%q: memref<1x32768x16x128xbf16>, %k: memref<1x32768x16x128xbf16>, %v: memref<1x32768x32x128xbf16>, %g: memref<1x32768x32xf32>, %beta: memref<1x32768x32xbf16>, %s: memref<1x32x128x128xf32>, %o: memref<1x32768x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x32768x16x128xbf16>) k(%k : memref<1x32768x16x128xbf16>) v(%v : memref<1x32768x32x128xbf16>) g(%g : memref<1x32768x32xf32>) beta(%beta : memref<1x32768x32xbf16>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x32768x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @hv8_t32768
+// CHECK: warps = 4, {{.*}}segments = 16>
+func.func @hv8_t32768(%q: memref<1x32768x4x128xbf16>, %k: memref<1x32768x4x128xbf16>, %v: memref<1x32768x8x128xbf16>, %g: memref<1x32768x8xf32>, %beta: memref<1x32768x8xbf16>, %s: memref<1x8x128x128xf32>, %o: memref<1x32768x8x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x32768x4x128xbf16>) k(%k : memref<1x32768x4x128xbf16>) v(%v : memref<1x32768x8x128xbf16>) g(%g : memref<1x32768x8xf32>) beta(%beta : memref<1x32768x8xbf16>) initial_state(%s : memref<1x8x128x128xf32>) final_state(%s : memref<1x8x128x128xf32>) o(%o : memref<1x32768x8x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @n1_t4096
+// CHECK: warps = 2, {{.*}}segments = 1>
+func.func @n1_t4096(%q: memref<1x4096x16x128xbf16>, %k: memref<1x4096x16x128xbf16>, %v: memref<1x4096x32x128xbf16>, %g: memref<1x4096x32xf32>, %beta: memref<1x4096x32xbf16>, %s: memref<1x32x128x128xf32>, %o: memref<1x4096x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x4096x16x128xbf16>) k(%k : memref<1x4096x16x128xbf16>) v(%v : memref<1x4096x32x128xbf16>) g(%g : memref<1x4096x32xf32>) beta(%beta : memref<1x4096x32xbf16>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x4096x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @n4_t8192
+// CHECK: segments = 1>
+func.func @n4_t8192(%q: memref<4x8192x16x128xbf16>, %k: memref<4x8192x16x128xbf16>, %v: memref<4x8192x32x128xbf16>, %g: memref<4x8192x32xf32>, %beta: memref<4x8192x32xbf16>, %s: memref<4x32x128x128xf32>, %o: memref<4x8192x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<4x8192x16x128xbf16>) k(%k : memref<4x8192x16x128xbf16>) v(%v : memref<4x8192x32x128xbf16>) g(%g : memref<4x8192x32xf32>) beta(%beta : memref<4x8192x32xbf16>) initial_state(%s : memref<4x32x128x128xf32>) final_state(%s : memref<4x32x128x128xf32>) o(%o : memref<4x8192x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @varlen_t32768
+// CHECK: solve = chunk_parallel, {{.*}}segments = 1>
+func.func @varlen_t32768(%q: memref<1x32768x16x128xbf16>, %k: memref<1x32768x16x128xbf16>, %v: memref<1x32768x32x128xbf16>, %g: memref<1x32768x32xf32>, %beta: memref<1x32768x32xbf16>, %cu: memref<2xi32>, %s: memref<1x32x128x128xf32>, %o: memref<1x32768x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x32768x16x128xbf16>) k(%k : memref<1x32768x16x128xbf16>) v(%v : memref<1x32768x32x128xbf16>) g(%g : memref<1x32768x32xf32>) beta(%beta : memref<1x32768x32xbf16>) cu_seqlens(%cu : memref<2xi32>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x32768x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
