@@ -218,20 +218,23 @@ public:
     none, ///< the whole sequence a CTA
     /// Segments 0 to P - 2, over (V / bc + K / bc blocks, HV, N (P - 1)):
     /// a value block's end state of its segment started from zero (segment
-    /// 0: from the initial state), a transition block's (past V) the
-    /// segment's K x K map started from the identity with v read as zero;
-    /// each into the segment maps' workspace, no o, no checkpoints.
+    /// 0: from the initial state, also copied to the workspace's X_0), a
+    /// transition block's (past V) the segment's K x K map started from the
+    /// identity with v read as zero; each into the segment maps'
+    /// workspace, no o, no checkpoints.
     maps,
     /// Segments 0 to P - 1 over (V / bc, HV, N P): the scan from the
-    /// segment's start state (the initial state, or what
-    /// SegmentJoinKernel left in the maps), o and checkpoints; the last
-    /// segment stores the final state.
+    /// segment's start state in the maps' workspace (X_0 the maps' copy of
+    /// the initial state, the others SegmentJoinKernel's), o and
+    /// checkpoints; the last segment stores the final state.
     scan,
   };
   void setSegmentPart(SegmentPart part) { segmentPart = part; }
-  /// The segment maps' workspace, f32 [N (P - 1), HV, V + K, K]: rows
-  /// [0, V) a segment's end state (vk order, whatever the op's layout),
-  /// rows [V, V + K) its transition.
+  /// The segment maps' workspace, f32 [N P, HV, V + K, K] (vk order,
+  /// whatever the op's layout): slot n P + p's rows [0, V) the state
+  /// segment p starts from (slot n P: a copy of the initial state; slot
+  /// n P + p + 1: segment p's end state, which the join turns into
+  /// X_{p+1}), its rows [V, V + K) segment p - 1's transition.
   static MemRefType segmentMapsType(RecurrentOp op, ScheduleAttr s);
 
 protected:
@@ -243,7 +246,8 @@ protected:
   /// The state after the CTA's segment: into the maps, or (the scan's last
   /// segment) the op's final state.
   void storeSegmentEnd(ValueRange state);
-  /// Row of the segment maps' workspace of segment p of the CTA's sequence.
+  /// Slot n P + p of the segment maps' workspace (segmentMapsType): where
+  /// segment p of the CTA's sequence n starts.
   Value segmentMapRow(Value p);
 
   /// The chunked solve on tensor cores: the same math as
@@ -351,9 +355,9 @@ protected:
 /// chunk_parallel's context-parallel join (segments = P > 1), between the
 /// segment maps and the scan, over (V / kSegmentJoinRows, HV, N) CTAs of
 /// kSegmentJoinThreads (ScheduleRules.h): for p = 1 to P - 2 in turn, the
-/// start state of segment p + 1, X_{p+1} = X_p A_p + B_p (X_1 = B_0; A_p,
+/// start state of segment p + 1, X_{p+1} = A_p X_p + B_p (X_1 = B_0; A_p,
 /// B_p the maps of segment p), a CTA's rows over B_p's rows of the segment
-/// maps in place (docs/math.md §7). f32 on CUDA cores: P - 2 products of
+/// maps' workspace in place (docs/math.md §7). f32 on CUDA cores: P - 2 products of
 /// [kSegmentJoinRows, K] by [K, K] a CTA.
 class SegmentJoinKernel : public KernelContext {
 public:

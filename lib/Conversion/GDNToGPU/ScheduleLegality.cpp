@@ -268,7 +268,8 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
 /// Context-parallel segments (SegmentScan.cpp) split chunk_parallel's scan:
 /// a segment map's transition blocks are whole CTAs of K state rows, the
 /// grid's z holds N * segments, the L2 prefetches of later CTAs assume the
-/// unsplit grid, and every segment holds tokens.
+/// unsplit grid, every segment holds tokens, and no segment writes a
+/// verify's per-token states or a replay's windows.
 LogicalResult checkSegments(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
   int64_t P = *s.getSegments();
   if (P == 1)
@@ -281,8 +282,8 @@ LogicalResult checkSegments(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
     return fail() << "needs solve = chunk_parallel (its scan is what splits), "
                      "not "
                   << stringifyChunkSolve(s.getSolve().getValue());
-  if (op.getIntermediateStates())
-    return fail() << "takes no intermediate_states";
+  if (op.getIntermediateStates() || op.hasReplayWindows())
+    return fail() << "takes no intermediate_states and no replay windows";
   if (*s.getInputPrefetchDistance() != 0 || *s.getStatePrefetchDistance() != 0)
     return fail() << "needs input_prefetch_distance = 0 and "
                      "state_prefetch_distance = 0";

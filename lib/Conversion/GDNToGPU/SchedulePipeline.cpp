@@ -52,13 +52,19 @@ static void chooseSegments(ScheduleDraft &x) {
   int64_t grid = d.N * d.HV * (d.V / columns);
   // (2-warp CTAs split measured slower: 1.20x the unsplit time in 2.)
   bool splits = warps >= kSegmentWarps && s.chunkParallel() &&
-                !x.op.isVarlen() &&
-                !x.op.getIntermediateStates() && d.T >= kSegmentMinT &&
+                !x.op.isVarlen() && !x.op.getIntermediateStates() &&
+                !x.op.hasReplayWindows() && d.T >= kSegmentMinT &&
                 d.V % columns == 0 && d.K % columns == 0 &&
                 d.V % kSegmentJoinRows == 0 && grid <= x.sms;
+  // Each segment whole chunks, none of them empty (checkSegments).
+  auto holdsTokens = [&](int64_t P) {
+    return (P - 1) * segmentTokens(x.op, s.with(&ScheduleAttr::getSegments,
+                                                P)) < d.T;
+  };
   int64_t P = 1;
   while (splits && 2 * P * grid <= kSegmentCTAsAnSM * x.sms &&
-         d.T / (2 * P) >= kSegmentMinTokens && d.N * 2 * P <= 65535)
+         d.T / (2 * P) >= kSegmentMinTokens && d.N * 2 * P <= 65535 &&
+         holdsTokens(2 * P))
     P *= 2;
   s = s.with(&ScheduleAttr::getSegments, P);
   if (P > 1)

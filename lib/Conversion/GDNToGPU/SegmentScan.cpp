@@ -11,6 +11,11 @@
 //   join  (SegmentJoinKernel) X_{p+1} = X_p A_p + B_p in turn;
 //   scan  (TensorCoreSolveKernel, SegmentPart::scan) each segment from
 //         X_p, its o and checkpoints; the last stores the final state.
+// The maps' workspace holds P slots a sequence: slot p the state segment p
+// starts from in its rows [0, V) (slot 0 a copy of the initial state, which
+// the maps take; slot p + 1 first segment p's end state B_p, which the join
+// turns into X_{p+1}), and segment p's transition A_p in slot p + 1's rows
+// [V, V + K).
 // RecurrentToGPU.cpp creates the launches and the workspaces.
 //
 //===----------------------------------------------------------------------===//
@@ -32,14 +37,13 @@ using namespace mlir::gdn;
 MemRefType TensorCoreSolveKernel::segmentMapsType(RecurrentOp op,
                                                   ScheduleAttr s) {
   auto d = op.getDims();
-  return MemRefType::get({d.N * (*s.getSegments() - 1), d.HV, d.V + d.K, d.K},
+  return MemRefType::get({d.N * *s.getSegments(), d.HV, d.V + d.K, d.K},
                          Float32Type::get(op.getContext()));
 }
 
 Value TensorCoreSolveKernel::segmentMapRow(Value p) {
   return arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, n, m.index(*s.getSegments() - 1)),
-      p);
+      b, loc, arith::MulIOp::create(b, loc, n, m.index(*s.getSegments())), p);
 }
 
 void TensorCoreSolveKernel::buildSegment() {
@@ -86,42 +90,45 @@ void TensorCoreSolveKernel::buildSegment() {
 }
 
 SmallVector<Value> TensorCoreSolveKernel::segmentStartState() {
+  if (segmentPart == SegmentPart::scan) // X_p (X_0: the maps' copy)
+    return loadFragments(segmentMaps, {segmentMapRow(segment), hv},
+                         /*vk=*/true);
+  // The maps: segment 0's value blocks start from the initial state (a
+  // segment 0 transition block never runs: buildSegment skips it).
   int64_t elements = *s.getColumnsPerLane() * kPerLane;
   SmallVector<Type> types(elements, b.getF32Type());
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      segment, m.index(0));
-  Value fromInitial = first;
-  if (transitionBlock) // (never with segment 0: buildSegment skips those)
-    fromInitial = arith::AndIOp::create(
-        b, loc, first,
-        arith::XOrIOp::create(
-            b, loc, transitionBlock,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+  Value fromInitial = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, segment,
+                            m.index(0)),
+      arith::XOrIOp::create(
+          b, loc, transitionBlock,
+          arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
   auto ifOp = scf::IfOp::create(b, loc, types, fromInitial,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  scf::YieldOp::create(b, loc, loadState());
+  // With its copy X_0 for the scan's segment 0, which so reads no operand
+  // that the scan's last segment writes (an in-place final state: another
+  // CTA's of the same grid, in no order).
+  SmallVector<Value> initial = loadState();
+  storeFragments(initial, segmentMaps, {segmentMapRow(m.index(0)), hv},
+                 /*vk=*/true);
+  scf::YieldOp::create(b, loc, initial);
+  // Else a value block starts from zeros, a transition block from the
+  // identity's rows v0 - V and v0 - V + 1 (its fragment element (r, j) is
+  // key 8 (j / 2) + 2t + j % 2 of row v0 + r, TileIO::loadFragments).
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   SmallVector<Value> tile(elements);
-  if (segmentPart == SegmentPart::scan) {
-    // X_p, which the join left in segment p - 1's end-state rows.
-    Value p = arith::SubIOp::create(b, loc, segment, m.index(1));
-    tile = loadFragments(segmentMaps, {segmentMapRow(p), hv}, /*vk=*/true);
-  } else {
-    // A value block: zeros. A transition block: the identity's rows v0 - V
-    // and v0 - V + 1 (its fragment element (r, j) is key 8 (j / 2) + 2t +
-    // j % 2 of row v0 + r, TileIO::loadFragments).
-    for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
-      Value row = arith::SubIOp::create(b, loc, offset(v0, r), m.index(d.V));
-      for (int64_t j = 0; j < kPerLane; ++j) {
-        Value key = offset(k0, 8 * (j / 2) + j % 2);
-        Value one = arith::AndIOp::create(
-            b, loc, transitionBlock,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, key));
-        at(tile, r, j) =
-            arith::SelectOp::create(b, loc, one, m.f32(1.0), m.f32(0.0));
-      }
+  for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {
+    Value row = arith::SubIOp::create(b, loc, offset(v0, r), m.index(d.V));
+    for (int64_t j = 0; j < kPerLane; ++j) {
+      Value key = offset(k0, 8 * (j / 2) + j % 2);
+      Value one = arith::AndIOp::create(
+          b, loc, transitionBlock,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, row, key));
+      at(tile, r, j) =
+          arith::SelectOp::create(b, loc, one, m.f32(1.0), m.f32(0.0));
     }
   }
   scf::YieldOp::create(b, loc, tile);
@@ -129,9 +136,9 @@ SmallVector<Value> TensorCoreSolveKernel::segmentStartState() {
 }
 
 void TensorCoreSolveKernel::storeSegmentEnd(ValueRange state) {
-  if (segmentPart == SegmentPart::maps) {
+  if (segmentPart == SegmentPart::maps) { // segment p's maps: slot p + 1
     storeFragments(SmallVector<Value>(state), segmentMaps,
-                   {segmentMapRow(segment), hv}, /*vk=*/true);
+                   {segmentMapRow(offset(segment, 1)), hv}, /*vk=*/true);
     return;
   }
   Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, segment,
@@ -150,7 +157,7 @@ void SegmentJoinKernel::build() {
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value seq = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value row0 = arith::MulIOp::create(b, loc, rowBlock, m.index(kSegmentJoinRows));
-  Value base = arith::MulIOp::create(b, loc, seq, m.index(P - 1));
+  Value base = arith::MulIOp::create(b, loc, seq, m.index(P));
   // The thread's columns of the state: tid + kSegmentJoinThreads i, those under K.
   int64_t groups = llvm::divideCeil(K, kSegmentJoinThreads);
   SmallVector<Value> columns;
@@ -173,7 +180,8 @@ void SegmentJoinKernel::build() {
   constexpr int64_t kUnroll = 8; // keys a trip: their loads before the FMAs
   int64_t unroll = K % kUnroll == 0 ? kUnroll : 1;
   for (int64_t p = 1; p + 1 < P; ++p) {
-    Value from = offset(base, p - 1), at = offset(base, p);
+    // X_p in slot p, segment p's maps A_p, B_p in slot p + 1.
+    Value from = offset(base, p), at = offset(base, p + 1);
     // acc[r][i] = B_p[row0 + r][column i], then + sum_j X_p[r][j] A_p[j][c].
     SmallVector<Value> init;
     for (int64_t r = 0; r < kSegmentJoinRows; ++r)

@@ -3,9 +3,9 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=SCHED
 // Context-parallel segments (docs/math.md §7): chunk_parallel's records,
 // then T = 200 in 4 segments of 64 tokens: the segment maps over (V / 32 +
-// K / 32 = 2 blocks, HV, N (P - 1) = 3) into a second workspace [3, HV, V
-// + K, K] f32 (rows [0, V) a segment's end state, [V, V + K) its
-// transition), the join over (V / 4, HV, N) CTAs of 128 threads, the scan
+// K / 32 = 2 blocks, HV, N (P - 1) = 3) into a second workspace [N P = 4,
+// HV, V + K, K] f32 (slot 0 a copy of the initial state, slot p + 1
+// segment p's end state in rows [0, V) and transition in [V, V + K)), the join over (V / 4, HV, N) CTAs of 128 threads, the scan
 // over (V blocks, HV, N P = 4); both workspaces freed after. A segment map
 // runs the scan's state products without R and o (8 bf16 and 4 tf32 mma
 // at K = V = 32, against the scan's 12 and 8) and stores no o; the join
@@ -16,14 +16,17 @@
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<17992xf32>
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves
-// CHECK: %[[M:.*]] = gpu.alloc () : memref<3x2x64x32xf32>
-// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_maps blocks in (%c2{{.*}}, %c2{{.*}}, %c3{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[W]] : memref<17992xf32>, %[[M]] : memref<3x2x64x32xf32>)
-// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_join blocks in (%c8{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c128{{.*}} args({{.*}}, %[[M]] : memref<3x2x64x32xf32>)
-// CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c4{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[M]] : memref<3x2x64x32xf32>)
+// CHECK: %[[M:.*]] = gpu.alloc () : memref<4x2x64x32xf32>
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_maps blocks in (%c2{{.*}}, %c2{{.*}}, %c3{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[W]] : memref<17992xf32>, %[[M]] : memref<4x2x64x32xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_segment_join blocks in (%c8{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c128{{.*}} args({{.*}}, %[[M]] : memref<4x2x64x32xf32>)
+// CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c4{{.*}}) threads in (%c64{{.*}} args({{.*}}, %[[M]] : memref<4x2x64x32xf32>)
 // CHECK-NEXT: gpu.dealloc %[[M]]
 // CHECK-NEXT: gpu.dealloc %[[W]]
 // CHECK-LABEL: gpu.func @prefill_segment_maps
-// CHECK-SAME: %[[O:arg7]]: memref<1x200x2x32xbf16>, %{{.*}}: memref<17992xf32>, %[[MAPS:arg9]]: memref<3x2x64x32xf32>
+// CHECK-SAME: %[[O:arg7]]: memref<1x200x2x32xbf16>, %{{.*}}: memref<17992xf32>, %[[MAPS:arg9]]: memref<4x2x64x32xf32>
+// The copy of the initial state (X_0, which the scan's segment 0 reads, so
+// no CTA of the scan reads an in-place final state another one writes):
+// CHECK: vector.store %{{.*}}, %[[MAPS]][
 // CHECK-COUNT-12: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: %[[O]][
@@ -38,11 +41,13 @@
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
+// CHECK-NOT: %arg5[
 // CHECK: vector.load %arg9[
 // CHECK-COUNT-20: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.return
 // TWO: gpu.launch_func @gdn_kernels::@prefill_chunk_solves
+// TWO: gpu.alloc () : memref<2x2x64x32xf32>
 // TWO: gpu.launch_func @gdn_kernels::@prefill_segment_maps blocks in (%c2{{.*}}, %c2{{.*}}, %c1{{.*}})
 // TWO-NOT: segment_join
 // TWO: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}})

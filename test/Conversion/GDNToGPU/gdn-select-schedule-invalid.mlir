@@ -305,3 +305,13 @@ func.func @segments_transition_blocks(%q: memref<1x200x1x32xbf16>, %k: memref<1x
   gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x64xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) o(%o : memref<1x200x2x64xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, warps = 4, segments = 2>, qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// A split scan writes no replay windows (the last tokens of each sequence,
+// which the unsplit scan's CTAs copy before their chunks).
+func.func @segments_replay_windows(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x32xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %s: memref<1x2x32x32xf32>, %kw: memref<1x1x4x32xbf16>, %vw: memref<1x2x4x32xbf16>, %gw: memref<1x2x4xf32>, %bw: memref<1x2x4xf32>, %o: memref<1x200x2x32xbf16>) {
+  // expected-error @+1 {{segments = 2 takes no intermediate_states and no replay windows}}
+  gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x32xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) initial_state(%s : memref<1x2x32x32xf32>) k_window(%kw : memref<1x1x4x32xbf16>) v_window(%vw : memref<1x2x4x32xbf16>) g_window(%gw : memref<1x2x4xf32>) beta_window(%bw : memref<1x2x4xf32>) final_state(%s : memref<1x2x32x32xf32>) o(%o : memref<1x200x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, segments = 2>, qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}

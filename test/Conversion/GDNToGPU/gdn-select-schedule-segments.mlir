@@ -9,9 +9,12 @@
 // least 2048 tokens, on 4 warps and with the next chunk's copies. One
 // sequence at HV = 32 (64 CTAs): 4 segments of 2048 tokens at T = 8192
 // (8 would hold 1024), 4 at T = 32768 (256 CTAs); at HV = 8 (16 CTAs) 16.
-// Not for T = 4096, four sequences (256 CTAs), a varlen batch, or warps
-// pinned to 2 (measured slower); pinned to 8 (32 CTAs of 128 columns),
-// still 4 at T = 8192 (segments of 2048 tokens).
+// Not for T = 4096, four sequences (256 CTAs), a varlen batch, replay
+// windows (a split scan writes none), or warps pinned to 2 (measured
+// slower); pinned to 8 (32 CTAs of 128 columns), still 4 at T = 8192
+// (segments of 2048 tokens). No segment is left empty: at HV = 1, K = V =
+// 64 (one CTA) and T = 524289, 256 segments of 2064 tokens would leave the
+// last one none, so 128 of 4112.
 // CHECK-LABEL: func.func @n1_t8192
 // CHECK: warps = 4, {{.*}}chunk_prefetch_distance = 1, max_registers = 128, launch = ordinary, segments = 4>
 // W2-LABEL: func.func @n1_t8192
@@ -67,5 +70,23 @@ func.func @n4_t8192(%q: memref<4x8192x16x128xbf16>, %k: memref<4x8192x16x128xbf1
 // CHECK: solve = chunk_parallel, {{.*}}segments = 1>
 func.func @varlen_t32768(%q: memref<1x32768x16x128xbf16>, %k: memref<1x32768x16x128xbf16>, %v: memref<1x32768x32x128xbf16>, %g: memref<1x32768x32xf32>, %beta: memref<1x32768x32xbf16>, %cu: memref<2xi32>, %s: memref<1x32x128x128xf32>, %o: memref<1x32768x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x32768x16x128xbf16>) k(%k : memref<1x32768x16x128xbf16>) v(%v : memref<1x32768x32x128xbf16>) g(%g : memref<1x32768x32xf32>) beta(%beta : memref<1x32768x32xbf16>) cu_seqlens(%cu : memref<2xi32>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x32768x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @windows_t8192
+// CHECK: solve = chunk_parallel, {{.*}}segments = 1>
+func.func @windows_t8192(%q: memref<1x8192x16x128xbf16>, %k: memref<1x8192x16x128xbf16>, %v: memref<1x8192x32x128xbf16>, %g: memref<1x8192x32xf32>, %beta: memref<1x8192x32xbf16>, %s: memref<1x32x128x128xf32>, %kw: memref<1x16x4x128xbf16>, %vw: memref<1x32x4x128xbf16>, %gw: memref<1x32x4xf32>, %bw: memref<1x32x4xf32>, %o: memref<1x8192x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x8192x16x128xbf16>) k(%k : memref<1x8192x16x128xbf16>) v(%v : memref<1x8192x32x128xbf16>) g(%g : memref<1x8192x32xf32>) beta(%beta : memref<1x8192x32xbf16>) initial_state(%s : memref<1x32x128x128xf32>) k_window(%kw : memref<1x16x4x128xbf16>) v_window(%vw : memref<1x32x4x128xbf16>) g_window(%gw : memref<1x32x4xf32>) beta_window(%bw : memref<1x32x4xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x8192x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @hv1_t524289
+// CHECK: segments = 128>
+func.func @hv1_t524289(%q: memref<1x524289x1x64xbf16>, %k: memref<1x524289x1x64xbf16>, %v: memref<1x524289x1x64xbf16>, %g: memref<1x524289x1xf32>, %beta: memref<1x524289x1xf32>, %s: memref<1x1x64x64xf32>, %o: memref<1x524289x1x64xbf16>) {
+  gdn.recurrent q(%q : memref<1x524289x1x64xbf16>) k(%k : memref<1x524289x1x64xbf16>) v(%v : memref<1x524289x1x64xbf16>) g(%g : memref<1x524289x1xf32>) beta(%beta : memref<1x524289x1xf32>) initial_state(%s : memref<1x1x64x64xf32>) final_state(%s : memref<1x1x64x64xf32>) o(%o : memref<1x524289x1x64xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
