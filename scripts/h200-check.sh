@@ -78,7 +78,8 @@ for f in examples/*.mlir; do
   # Staged kernels only: a producer warp (ring of 2-3 slots, several chunks
   # a sequence so slots are reused and phases flip, setmaxnreg) and the
   # chunked (WY) solve (final state only: partial chunks, 1-4 columns a lane;
-  # on tensor cores also chunk_parallel and the warp-specialized solve).
+  # on tensor cores also chunk_parallel, its scan split in two segments and
+  # the warp-specialized solve).
   # The chunked solve on tensor cores (solve = tensor_cores) also on the
   # decode examples, staged (a chunk of 8 rows holding one token: padding
   # rows).
@@ -108,6 +109,11 @@ for f in examples/*.mlir; do
       "solve = tensor_cores, producer_stages = 2"; do
     job 5 "$f" "$sched"
   done
+  # The scan split along T (context-parallel segments) where each segment
+  # holds tokens: a varlen batch of 64 tokens in two of 32.
+  case $(basename "$f") in
+    sglang_varlen_extend*.mlir) job 5 "$f" "solve = chunk_parallel, segments = 2" ;;
+  esac
 done | xargs -P 8 -L 1 sh -c 'id=$0; { echo "\$ $*"; "$@" 2>&1 || echo "FAILED (rc=$?): $*"; } > '"$jobs"'/$id.log'
 cat "$jobs"/*.log >> "$log"
 fails=$((fails + $(grep -c "^FAILED" "$jobs"/*.log | awk -F: '{s+=$2} END {print s+0}')))

@@ -127,7 +127,8 @@ static void chooseStatePrefetchDistance(ScheduleDraft &x) {
 /// The tensor-core solve of one chunk on a grid larger than the CTAs the
 /// device holds (tensor-core CTAs of 4 or more warps: 128 registers)
 /// prefetches the staged inputs of the CTA one per SM later
-/// (docs/cost-model.md#l2-input-prefetch).
+/// (docs/cost-model.md#l2-input-prefetch); a split scan (segments) none,
+/// its grid not the one the distance counts in (checkSegments).
 static void chooseInputPrefetchDistance(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getInputPrefetchDistance()) {
@@ -139,7 +140,7 @@ static void chooseInputPrefetchDistance(ScheduleDraft &x) {
       std::max<int64_t>(
           65536 / (kTensorCoreRegisters * kWarpSize * *s.getWarps()), 1);
   if (inputsPrefetchable(x.op, s) && x.target.bulkAsyncCopies &&
-      *s.getWarps() >= 4 && gridCTAs(x) > residentCTAs)
+      !s.segmented() && *s.getWarps() >= 4 && gridCTAs(x) > residentCTAs)
     s = s.with(&ScheduleAttr::getInputPrefetchDistance, x.sms);
 }
 
