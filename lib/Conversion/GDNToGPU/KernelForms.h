@@ -357,8 +357,8 @@ protected:
 /// kSegmentJoinThreads (ScheduleRules.h): for p = 1 to P - 2 in turn, the
 /// start state of segment p + 1, X_{p+1} = A_p X_p + B_p (X_1 = B_0; A_p,
 /// B_p the maps of segment p), a CTA's rows over B_p's rows of the segment
-/// maps' workspace in place (docs/math.md §7). f32 on CUDA cores: P - 2 products of
-/// [kSegmentJoinRows, K] by [K, K] a CTA.
+/// maps' workspace in place (docs/math.md §7). f32 on CUDA cores: P - 2
+/// products of [kSegmentJoinRows, K] by [K, K] a CTA.
 class SegmentJoinKernel : public KernelContext {
 public:
   using KernelContext::KernelContext;

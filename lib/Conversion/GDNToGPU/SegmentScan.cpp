@@ -63,9 +63,9 @@ void TensorCoreSolveKernel::buildSegment() {
                               arith::AddIOp::create(b, loc, chunkLo, L));
   std::optional<OpBuilder::InsertionGuard> afterIf; // the kernel ends after it
   if (maps) {
-    transitionBlock = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::uge, vBlock,
-        m.index(d.V / s.blockColumns()));
+    transitionBlock =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, vBlock,
+                              m.index(d.V / s.blockColumns()));
     // Segment 0's end state starts from the initial state, so its
     // transition is never read: those CTAs do nothing.
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -156,9 +156,11 @@ void SegmentJoinKernel::build() {
   Value rowBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value seq = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Value row0 = arith::MulIOp::create(b, loc, rowBlock, m.index(kSegmentJoinRows));
+  Value row0 =
+      arith::MulIOp::create(b, loc, rowBlock, m.index(kSegmentJoinRows));
   Value base = arith::MulIOp::create(b, loc, seq, m.index(P));
-  // The thread's columns of the state: tid + kSegmentJoinThreads i, those under K.
+  // The thread's columns of the state: tid + kSegmentJoinThreads i, those under
+  // K.
   int64_t groups = llvm::divideCeil(K, kSegmentJoinThreads);
   SmallVector<Value> columns;
   for (int64_t i = 0; i < groups; ++i) {
@@ -171,7 +173,8 @@ void SegmentJoinKernel::build() {
     if (kSegmentJoinThreads * (i + 1) <= K)
       return Value();
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                 offset(tid, kSegmentJoinThreads * i), m.index(K));
+                                 offset(tid, kSegmentJoinThreads * i),
+                                 m.index(K));
   };
   auto load = [&](Value slot, Value row, Value col) -> Value {
     return memref::LoadOp::create(b, loc, maps,
@@ -210,20 +213,13 @@ void SegmentJoinKernel::build() {
         });
     for (int64_t r = 0; r < kSegmentJoinRows; ++r)
       for (int64_t i = 0; i < groups; ++i) {
-        Value e = loop.getResult(r * groups + i);
-        auto store = [&] {
-          memref::StoreOp::create(b, loc, e, maps,
-                                  ValueRange{at, head, offset(row0, r),
-                                             columns[i]});
-        };
-        if (Value cond = columnStored(i)) {
-          auto ifOp = scf::IfOp::create(b, loc, cond, false);
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          store();
-        } else {
-          store();
-        }
+        OpBuilder::InsertionGuard g(b);
+        if (Value cond = columnStored(i))
+          b.setInsertionPointToStart(
+              &scf::IfOp::create(b, loc, cond, false).getThenRegion().front());
+        memref::StoreOp::create(
+            b, loc, loop.getResult(r * groups + i), maps,
+            ValueRange{at, head, offset(row0, r), columns[i]});
       }
     // X_{p+1}'s rows, written by this CTA's threads, are the next trip's
     // reads (__syncthreads orders global memory within a CTA).
