@@ -153,6 +153,36 @@ def test_chunk_real_shapes_on_the_gpu(T):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_chunk_one_long_sequence_splits_on_the_gpu():
+    """One sequence of 8192 tokens at Qwen3-Next's heads: the cost model
+    splits the chunk scan into context-parallel segments
+    (docs/cost-model.md#context-parallel-segments; docs/math.md §7): the
+    records, the segment maps, the join and the scan of every segment from
+    its start state. o and the final state are within the chunked anchors'
+    accuracy of the fp64 reference, as the unsplit scan's are."""
+    T_, H_, HV_, K_ = 8192, 16, 32, 128
+    g = torch.Generator().manual_seed(11)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    q, k, v = (r(1, T_, n, K_).bfloat16() for n in (H_, H_, HV_))
+    gate = torch.log(torch.rand(1, T_, HV_, generator=g) * 0.1 + 0.9)
+    beta = torch.rand(1, T_, HV_, generator=g).bfloat16()
+    h0 = r(1, HV_, K_, K_) * 0.1
+    dev = torch.device("cuda")
+    o, ht = ops.chunk_gated_delta_rule(
+        *(x.to(dev) for x in (q, k, v, gate, beta)), initial_state=h0.to(dev),
+        output_final_state=True, use_qk_l2norm_in_kernel=True)
+    torch.cuda.synchronize()
+    names = [[name for name, _ in k.launches] for k in cuda_kernels(T=T_)]
+    assert any(len(n) >= 3 and n[0].endswith("chunk_solves")
+               and n[1].endswith("segment_maps") for n in names), names
+    ro, rs = recurrent(np64(q), np64(k), np64(v), g=np64(gate), beta=np64(beta),
+                       initial_state=np64(h0), qk_l2norm=True, layout="kv")
+    assert rms_rel(np64(ht), rs) < 2.5e-3
+    ro_bf16 = torch.from_numpy(ro).bfloat16().double().numpy()
+    assert rms_rel(np64(o), ro_bf16) < 3e-3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_chunk_varlen_chunk_parallel_on_the_gpu():
     """A varlen prefill of long sequences takes chunk_parallel's two
     launches (docs/cost-model.md#varlen-chunk-parallel), its records in

@@ -33,13 +33,18 @@ static int64_t gridCTAs(const ScheduleDraft &x) {
 static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
 
 /// chunk_parallel's scan split along T (context parallelism) where a fixed
-/// batch's unsplit scan leaves SMs idle: at least 8192 tokens a sequence
+/// batch's, or one varlen sequence's, unsplit scan leaves SMs idle: at
+/// least 8192 tokens a sequence (the packed tokens of one varlen sequence)
 /// and the scan's CTAs of 4 warps at most the SMs, split into the most
 /// segments (a power of two) that keep the split scan within
 /// kSegmentCTAsAnSM CTAs an SM and its segments at least
 /// kSegmentMinTokens long, on 4 warps a CTA (or more, pinned): one sequence,
 /// H100, 1.12x at T = 8192 HV = 32, 1.24x / 1.80x / 2.41x at T = 32768
-/// HV = 32 / 16 / 8 (docs/cost-model.md#context-parallel-segments).
+/// HV = 32 / 16 / 8; one varlen sequence, H200, 1.11x / 1.21x at T = 8192 /
+/// 32768 (docs/cost-model.md#context-parallel-segments). Not two or more
+/// varlen sequences: their lengths are unknown here, and at two sequences
+/// of 32768 packed tokens the split measured 0.51x / 0.67x in 2 / 4
+/// segments.
 static void chooseSegments(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getSegments()) {
@@ -52,7 +57,8 @@ static void chooseSegments(ScheduleDraft &x) {
   int64_t grid = d.N * d.HV * (d.V / columns);
   // (2-warp CTAs split measured slower: 1.20x the unsplit time in 2.)
   bool splits = warps >= kSegmentWarps && s.chunkParallel() &&
-                !x.op.isVarlen() && !x.op.getIntermediateStates() &&
+                (!x.op.isVarlen() || d.N == 1) &&
+                !x.op.getIntermediateStates() &&
                 !x.op.hasReplayWindows() && d.T >= kSegmentMinT &&
                 d.V % columns == 0 && d.K % columns == 0 &&
                 d.V % kSegmentJoinRows == 0 && grid <= x.sms;

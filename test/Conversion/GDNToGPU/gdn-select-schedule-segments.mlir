@@ -9,7 +9,9 @@
 // least 2048 tokens, on 4 warps and with the next chunk's copies. One
 // sequence at HV = 32 (64 CTAs): 4 segments of 2048 tokens at T = 8192
 // (8 would hold 1024), 4 at T = 32768 (256 CTAs); at HV = 8 (16 CTAs) 16.
-// Not for T = 4096, four sequences (256 CTAs), a varlen batch, replay
+// One varlen sequence of 32768 packed tokens as the fixed one: 4; not two
+// varlen sequences (their lengths unknown, a split measured slower). Not
+// for T = 4096, four sequences (256 CTAs), replay
 // windows (a split scan writes none), or warps pinned to 2 (measured
 // slower); pinned to 8 (32 CTAs of 128 columns), still 4 at T = 8192
 // (segments of 2048 tokens). No segment is left empty: at HV = 1, K = V =
@@ -67,9 +69,18 @@ func.func @n4_t8192(%q: memref<4x8192x16x128xbf16>, %k: memref<4x8192x16x128xbf1
 // -----
 
 // CHECK-LABEL: func.func @varlen_t32768
-// CHECK: solve = chunk_parallel, {{.*}}segments = 1>
+// CHECK: warps = 4, {{.*}}solve = chunk_parallel, {{.*}}segments = 4>
 func.func @varlen_t32768(%q: memref<1x32768x16x128xbf16>, %k: memref<1x32768x16x128xbf16>, %v: memref<1x32768x32x128xbf16>, %g: memref<1x32768x32xf32>, %beta: memref<1x32768x32xbf16>, %cu: memref<2xi32>, %s: memref<1x32x128x128xf32>, %o: memref<1x32768x32x128xbf16>) {
   gdn.recurrent q(%q : memref<1x32768x16x128xbf16>) k(%k : memref<1x32768x16x128xbf16>) v(%v : memref<1x32768x32x128xbf16>) g(%g : memref<1x32768x32xf32>) beta(%beta : memref<1x32768x32xbf16>) cu_seqlens(%cu : memref<2xi32>) initial_state(%s : memref<1x32x128x128xf32>) final_state(%s : memref<1x32x128x128xf32>) o(%o : memref<1x32768x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @varlen_n2_t32768
+// CHECK: solve = chunk_parallel, {{.*}}segments = 1>
+func.func @varlen_n2_t32768(%q: memref<1x32768x16x128xbf16>, %k: memref<1x32768x16x128xbf16>, %v: memref<1x32768x32x128xbf16>, %g: memref<1x32768x32xf32>, %beta: memref<1x32768x32xbf16>, %cu: memref<3xi32>, %s: memref<2x32x128x128xf32>, %o: memref<1x32768x32x128xbf16>) {
+  gdn.recurrent q(%q : memref<1x32768x16x128xbf16>) k(%k : memref<1x32768x16x128xbf16>) v(%v : memref<1x32768x32x128xbf16>) g(%g : memref<1x32768x32xf32>) beta(%beta : memref<1x32768x32xbf16>) cu_seqlens(%cu : memref<3xi32>) initial_state(%s : memref<2x32x128x128xf32>) final_state(%s : memref<2x32x128x128xf32>) o(%o : memref<1x32768x32x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
 
