@@ -94,6 +94,9 @@ MIXES = {
     "varlen, 8 sequences log-uniform in [64, 8192]": "loguniform:8:64:8192",
     "varlen, 1 x 16384 + 31 x 64": [16384] + [64] * 31,
     "varlen, 64 x 256": [256] * 64,
+    # One long sequence through cu_seqlens: FlashInfer's and SGLang's prefill
+    # of one request (gdn splits its scan: docs/cost-model.md#context-parallel-segments).
+    "varlen, 1 x 32768": [32768],
     # Runs last: an anchor that faults on empty sequences (an illegal
     # address ends the process's CUDA context) then costs no other point.
     "varlen, lengths 0, 1, 63, 64, 65, 1000, 0, 4096": [0, 1, 63, 64, 65, 1000, 0, 4096],

@@ -584,3 +584,34 @@ def test_real_shapes_on_tensor_cores_on_the_gpu():
     close(final, rs, 2.5e-3)
     close(o, ro.bfloat16().double(), 3e-3)
     check_checkpoints(buf.cpu(), starts.cpu(), saved, tol=2.5e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_one_long_sequence_splits_on_the_gpu():
+    """One request of 8192 tokens at Qwen3-Next's heads on a quarter of the
+    GPUs (4 q and k heads, 8 v heads, K = V = 128), with an initial state and
+    checkpoints every 64 tokens: the cost model splits the one varlen
+    sequence's scan into context-parallel segments (records, segment maps,
+    join, scan; docs/cost-model.md#context-parallel-segments), within the
+    same tolerances of the fp64 reference as the unsplit prefill."""
+    from inputs import cuda_kernels
+    lens = [8192]
+    x = inputs(lens, hq=4, hk=4, hv=8, K=128, V=128, seed=12)
+    q, k, v = (x[n].bfloat16() for n in ("q", "k", "v"))
+    g = x["g"] * 0.1 + 0.9
+    dev = torch.device("cuda")
+    buf, starts = checkpoint_buffer(lens, 8, 128, 128, device=dev)
+    o, final = prefill(q.to(dev), k.to(dev), v.to(dev), g.to(dev), x["beta"].to(dev),
+                       initial_state=x["h0"].to(dev), output_final_state=True,
+                       cu_seqlens=x["cu"].to(dev), use_qk_l2norm_in_kernel=True,
+                       state_checkpoints=buf, checkpoint_cu_starts=starts,
+                       checkpoint_every_n_tokens=EVERY)
+    torch.cuda.synchronize()
+    names = [[name for name, _ in kern.launches]
+             for kern in cuda_kernels(T=_custom_ops._token_capacity(sum(lens)), HV=8)]
+    assert any(len(n) == 4 and n[1].endswith("segment_maps")
+               and n[2].endswith("segment_join") for n in names), names
+    ro, rs, saved = reference(q, k, v, g, x["beta"], x["cu"], h0=x["h0"], l2=True, every=EVERY)
+    close(final, rs, 2.5e-3)
+    close(o, ro.bfloat16().double(), 3e-3)
+    check_checkpoints(buf.cpu(), starts.cpu(), saved, tol=2.5e-3)
