@@ -553,65 +553,54 @@ def test_signature_matches_flashinfer():
             assert type(d1) is type(d2) and d1 == d2, f"{name}: gdn {d1!r}, FlashInfer {d2!r}"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_real_shapes_on_tensor_cores_on_the_gpu():
-    """Qwen3-Next's heads as FlashInfer takes them (16 q and k heads, 32 v
-    heads, K = V = 128), bf16 q/k/v, a packed batch of prefills (893 tokens
-    in 6 sequences of 0 to 700: at least 8 a sequence on average), an
-    initial state and checkpoints every 64 tokens: the cost model's varlen
-    prefill form, the tensor-core solve with bf16 products
-    (docs/cost-model.md#varlen-prefill; its PTX holds the mma), within its
-    tolerances against the fp64 reference (docs/math.md §3, §5: states and
-    checkpoints 2.5e-3; o against the reference rounded to bf16, 3e-3)."""
+def _gpu_prefill_matches_reference(lens, hq, hv, seed):
+    """A bf16 prefill of `lens` at hq q and k heads, hv v heads, K = V =
+    128, with an initial state, the qk L2 norm and checkpoints every 64
+    tokens, on the GPU, within the chunked forms' tolerances of the fp64
+    reference (docs/math.md §3, §5: states and checkpoints 2.5e-3; o
+    against the reference rounded to bf16, 3e-3). Returns the CUDA kernels
+    compiled for its token capacity and hv (a varlen prefill's kernel is
+    compiled for its capacity)."""
     from inputs import cuda_kernels
-    lens = [0, 1, 63, 64, 65, 700]
-    x = inputs(lens, hq=16, hk=16, hv=32, K=128, V=128, seed=9)
+    x = inputs(lens, hq=hq, hk=hq, hv=hv, K=128, V=128, seed=seed)
     q, k, v = (x[n].bfloat16() for n in ("q", "k", "v"))
     g = x["g"] * 0.1 + 0.9  # alpha in [0.95, 1): long memory
     dev = torch.device("cuda")
-    buf, starts = checkpoint_buffer(lens, 32, 128, 128, device=dev)
+    buf, starts = checkpoint_buffer(lens, hv, 128, 128, device=dev)
     o, final = prefill(q.to(dev), k.to(dev), v.to(dev), g.to(dev), x["beta"].to(dev),
                        initial_state=x["h0"].to(dev), output_final_state=True,
                        cu_seqlens=x["cu"].to(dev), use_qk_l2norm_in_kernel=True,
                        state_checkpoints=buf, checkpoint_cu_starts=starts,
                        checkpoint_every_n_tokens=EVERY)
     torch.cuda.synchronize()
-    # (a varlen prefill's kernel is compiled for its token capacity)
-    ours = cuda_kernels(T=_custom_ops._token_capacity(sum(lens)), HV=32)
-    assert ours and all("mma.sync" in ptx for kern in ours for _, ptx in kern.launches)
     ro, rs, saved = reference(q, k, v, g, x["beta"], x["cu"], h0=x["h0"], l2=True, every=EVERY)
     assert o.dtype == torch.bfloat16 and final.dtype == torch.float32
     close(final, rs, 2.5e-3)
     close(o, ro.bfloat16().double(), 3e-3)
     check_checkpoints(buf.cpu(), starts.cpu(), saved, tol=2.5e-3)
+    return cuda_kernels(T=_custom_ops._token_capacity(sum(lens)), HV=hv)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_real_shapes_on_tensor_cores_on_the_gpu():
+    """Qwen3-Next's heads as FlashInfer takes them (16 q and k heads, 32 v
+    heads), a packed batch of prefills (893 tokens in 6 sequences of 0 to
+    700: at least 8 a sequence on average): the cost model's varlen
+    prefill form, the tensor-core solve with bf16 products
+    (docs/cost-model.md#varlen-prefill; its PTX holds the mma), within its
+    tolerances against the fp64 reference."""
+    ours = _gpu_prefill_matches_reference([0, 1, 63, 64, 65, 700], hq=16, hv=32, seed=9)
+    assert ours and all("mma.sync" in ptx for kern in ours for _, ptx in kern.launches)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_one_long_sequence_splits_on_the_gpu():
     """One request of 8192 tokens at Qwen3-Next's heads on a quarter of the
-    GPUs (4 q and k heads, 8 v heads, K = V = 128), with an initial state and
-    checkpoints every 64 tokens: the cost model splits the one varlen
+    GPUs (4 q and k heads, 8 v heads): the cost model splits the one varlen
     sequence's scan into context-parallel segments (records, segment maps,
     join, scan; docs/cost-model.md#context-parallel-segments), within the
     same tolerances of the fp64 reference as the unsplit prefill."""
-    from inputs import cuda_kernels
-    lens = [8192]
-    x = inputs(lens, hq=4, hk=4, hv=8, K=128, V=128, seed=12)
-    q, k, v = (x[n].bfloat16() for n in ("q", "k", "v"))
-    g = x["g"] * 0.1 + 0.9
-    dev = torch.device("cuda")
-    buf, starts = checkpoint_buffer(lens, 8, 128, 128, device=dev)
-    o, final = prefill(q.to(dev), k.to(dev), v.to(dev), g.to(dev), x["beta"].to(dev),
-                       initial_state=x["h0"].to(dev), output_final_state=True,
-                       cu_seqlens=x["cu"].to(dev), use_qk_l2norm_in_kernel=True,
-                       state_checkpoints=buf, checkpoint_cu_starts=starts,
-                       checkpoint_every_n_tokens=EVERY)
-    torch.cuda.synchronize()
-    names = [[name for name, _ in kern.launches]
-             for kern in cuda_kernels(T=_custom_ops._token_capacity(sum(lens)), HV=8)]
+    ours = _gpu_prefill_matches_reference([8192], hq=4, hv=8, seed=12)
+    names = [[name for name, _ in kern.launches] for kern in ours]
     assert any(len(n) == 4 and n[1].endswith("segment_maps")
                and n[2].endswith("segment_join") for n in names), names
-    ro, rs, saved = reference(q, k, v, g, x["beta"], x["cu"], h0=x["h0"], l2=True, every=EVERY)
-    close(final, rs, 2.5e-3)
-    close(o, ro.bfloat16().double(), 3e-3)
-    check_checkpoints(buf.cpu(), starts.cpu(), saved, tol=2.5e-3)
