@@ -13,6 +13,7 @@
 #include "gdn/Dialect/GDN/IR/GDNOps.h"
 
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <limits>
 #include <string>
@@ -265,41 +266,11 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
-/// Context-parallel segments (SegmentScan.cpp) split chunk_parallel's scan:
-/// a segment map's transition blocks are whole CTAs of K state rows, the
-/// grid's z holds N * segments, the L2 prefetches of later CTAs assume the
-/// unsplit grid, every segment holds tokens, and no segment writes a
-/// verify's per-token states or a replay's windows.
+/// Context-parallel segments (SegmentScan.cpp): the checks in
+/// segmentsRefusal, which the cost model's chooseSegments reads too.
 LogicalResult checkSegments(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
-  int64_t P = *s.getSegments();
-  if (P == 1)
-    return success();
-  auto d = op.getDims();
-  auto fail = [&]() {
-    return refuse(op) << "segments = " << P << " ";
-  };
-  if (!s.chunkParallel())
-    return fail() << "needs solve = chunk_parallel (its scan is what splits), "
-                     "not "
-                  << stringifyChunkSolve(s.getSolve().getValue());
-  if (op.getIntermediateStates() || op.hasReplayWindows())
-    return fail() << "takes no intermediate_states and no replay windows";
-  if (*s.getInputPrefetchDistance() != 0 || *s.getStatePrefetchDistance() != 0)
-    return fail() << "needs input_prefetch_distance = 0 and "
-                     "state_prefetch_distance = 0";
-  if (d.K % s.blockColumns() != 0)
-    return fail() << "needs K = " << d.K
-                  << " a multiple of the CTA's V columns, "
-                  << s.blockColumns() << " (the transition's blocks)";
-  if (d.V % kSegmentJoinRows != 0)
-    return fail() << "needs V a multiple of " << kSegmentJoinRows;
-  int64_t L = segmentTokens(op, s);
-  if ((P - 1) * L >= d.T)
-    return fail() << "leaves a segment empty: T = " << d.T << " in segments of "
-                  << L << " tokens (whole chunks)";
-  if (d.N * P > 65535)
-    return fail() << "needs N * segments at most 65535 (the grid's z), not "
-                  << d.N * P;
+  if (std::optional<std::string> why = segmentsRefusal(op, s))
+    return refuse(op) << "segments = " << *s.getSegments() << " " << *why;
   return success();
 }
 
@@ -680,4 +651,35 @@ LogicalResult gdn::checkGPUOperandSizes(Operation *op) {
              << " has more than 2^40 elements (or a dimension past 2^40)";
   }
   return success();
+}
+
+std::optional<std::string> gdn::segmentsRefusal(RecurrentOp op,
+                                                ScheduleAttr s) {
+  int64_t P = *s.getSegments();
+  if (P == 1)
+    return std::nullopt;
+  auto d = op.getDims();
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  if (!s.chunkParallel())
+    os << "needs solve = chunk_parallel (its scan is what splits), not "
+       << stringifyChunkSolve(s.getSolve().getValue());
+  else if (op.getIntermediateStates() || op.hasReplayWindows())
+    os << "takes no intermediate_states and no replay windows";
+  else if (s.getInputPrefetchDistance().value_or(0) != 0 ||
+           s.getStatePrefetchDistance().value_or(0) != 0)
+    os << "needs input_prefetch_distance = 0 and state_prefetch_distance = 0";
+  else if (d.K % s.blockColumns() != 0)
+    os << "needs K = " << d.K << " a multiple of the CTA's V columns, "
+       << s.blockColumns() << " (the transition's blocks)";
+  else if (d.V % kSegmentJoinRows != 0)
+    os << "needs V a multiple of " << kSegmentJoinRows;
+  else if ((P - 1) * segmentTokens(op, s) >= d.T)
+    os << "leaves a segment empty: T = " << d.T << " in segments of "
+       << segmentTokens(op, s) << " tokens (whole chunks)";
+  else if (d.N * P > 65535)
+    os << "needs N * segments at most 65535 (the grid's z), not " << d.N * P;
+  if (why.empty())
+    return std::nullopt;
+  return why;
 }

@@ -56,25 +56,19 @@ static void chooseSegments(ScheduleDraft &x) {
   int64_t columns = s.warpColumns() * warps;
   int64_t grid = d.N * d.HV * (d.V / columns);
   // (2-warp CTAs split measured slower: 1.20x the unsplit time in 2.)
-  bool splits = warps >= kSegmentWarps && s.chunkParallel() &&
-                (!x.op.isVarlen() || d.N == 1) &&
-                !x.op.getIntermediateStates() &&
-                !x.op.hasReplayWindows() && d.T >= kSegmentMinT &&
-                d.V % columns == 0 && d.K % columns == 0 &&
-                d.V % kSegmentJoinRows == 0 && grid <= x.sms;
-  // Each segment whole chunks, none of them empty (checkSegments).
-  auto holdsTokens = [&](int64_t P) {
-    return (P - 1) * segmentTokens(x.op, s.with(&ScheduleAttr::getSegments,
-                                                P)) < d.T;
+  bool splits = warps >= kSegmentWarps && (!x.op.isVarlen() || d.N == 1) &&
+                d.T >= kSegmentMinT && d.V % columns == 0 && grid <= x.sms;
+  // The split on `warps` warps, where legal (segmentsRefusal).
+  auto split = [&](int64_t P) {
+    return s.with(&ScheduleAttr::getSegments, P)
+        .with(&ScheduleAttr::getWarps, warps);
   };
   int64_t P = 1;
   while (splits && 2 * P * grid <= kSegmentCTAsAnSM * x.sms &&
-         d.T / (2 * P) >= kSegmentMinTokens && d.N * 2 * P <= 65535 &&
-         holdsTokens(2 * P))
+         d.T / (2 * P) >= kSegmentMinTokens &&
+         !segmentsRefusal(x.op, split(2 * P)))
     P *= 2;
-  s = s.with(&ScheduleAttr::getSegments, P);
-  if (P > 1)
-    s = s.with(&ScheduleAttr::getWarps, warps);
+  s = P > 1 ? split(P) : s.with(&ScheduleAttr::getSegments, P);
 }
 
 /// Never chosen: only with a pinned producer warp

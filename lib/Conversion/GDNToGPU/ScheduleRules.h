@@ -13,6 +13,9 @@
 
 #include "gdn/Conversion/GDNToGPU/Schedule.h"
 
+#include <optional>
+#include <string>
+
 namespace mlir {
 namespace gdn {
 struct GPUTarget;
@@ -75,6 +78,11 @@ int64_t chunkPrefetchBytes(RecurrentOp op, ScheduleAttr s);
 /// ceil(T / segments) rounded up to whole chunks of staged_tokens (T a
 /// varlen batch's packed total).
 int64_t segmentTokens(RecurrentOp op, ScheduleAttr s);
+/// Why `s`'s segments cannot split `op`'s scan (a clause after "segments =
+/// P "), or none: the legality check (ScheduleLegality.cpp) and the cost
+/// model's choice read this one definition. Prefetch distances not chosen
+/// yet count as none.
+std::optional<std::string> segmentsRefusal(RecurrentOp op, ScheduleAttr s);
 /// The segments' join (SegmentJoinKernel): state rows a CTA, and threads a
 /// CTA (each one column of K, or more in turn).
 constexpr int64_t kSegmentJoinRows = 4;
