@@ -95,6 +95,9 @@ constexpr int64_t kSegmentMinTokens = 2048;
 constexpr int64_t kSegmentCTAsAnSM = 2;
 constexpr int64_t kSegmentWarps = 4;
 constexpr int64_t kSegmentJoinThreads = 128;
+/// The join's keys a loop trip (each thread's A_p loads, a register each,
+/// issued together).
+constexpr int64_t kSegmentJoinKeysATrip = 128;
 /// Shared memory of a producer's ring of `stages` slots.
 int64_t ringBytes(RecurrentOp op, ScheduleAttr s, int64_t stages);
 /// Whether cp.async.bulk can move a token's q and k rows and the CTA's

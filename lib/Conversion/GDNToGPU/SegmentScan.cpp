@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
 #include <optional>
 
 using namespace mlir;
@@ -180,35 +181,58 @@ void SegmentJoinKernel::build() {
     return memref::LoadOp::create(b, loc, maps,
                                   ValueRange{slot, head, row, col});
   };
-  constexpr int64_t kUnroll = 8; // keys a trip: their loads before the FMAs
-  int64_t unroll = K % kUnroll == 0 ? kUnroll : 1;
+  // The CTA's rows of X_p in shared memory, each thread's columns written
+  // by it: every thread reads all K of a row (broadcasts).
+  Value xs = workgroupBuffer({kSegmentJoinRows, K}, b.getF32Type(), 16);
+  auto stageRows = [&](function_ref<Value(int64_t r, int64_t i)> value) {
+    for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+      for (int64_t i = 0; i < groups; ++i) {
+        OpBuilder::InsertionGuard g(b);
+        if (Value cond = columnStored(i))
+          b.setInsertionPointToStart(
+              &scf::IfOp::create(b, loc, cond, false).getThenRegion().front());
+        memref::StoreOp::create(b, loc, value(r, i), xs,
+                                ValueRange{m.index(r), columns[i]});
+      }
+  };
+  // X_1 (segment 0's end state, the maps') from slot 1.
+  stageRows([&](int64_t r, int64_t i) {
+    return load(offset(base, 1), offset(row0, r), columns[i]);
+  });
+  // Keys a trip: A_p's column loads of a trip all issue before its FMAs, so
+  // a step waits on one round trip to L2, not one a trip (a register each:
+  // at most kSegmentJoinKeysATrip a thread).
+  int64_t unroll =
+      std::gcd(K, std::max<int64_t>(1, kSegmentJoinKeysATrip / groups));
   for (int64_t p = 1; p + 1 < P; ++p) {
-    // X_p in slot p, segment p's maps A_p, B_p in slot p + 1.
-    Value from = offset(base, p), at = offset(base, p + 1);
+    // X_p in xs (and slot p), segment p's maps A_p, B_p in slot p + 1.
+    Value at = offset(base, p + 1);
     // acc[r][i] = B_p[row0 + r][column i], then + sum_j X_p[r][j] A_p[j][c].
     SmallVector<Value> init;
     for (int64_t r = 0; r < kSegmentJoinRows; ++r)
       for (int64_t i = 0; i < groups; ++i)
         init.push_back(load(at, offset(row0, r), columns[i]));
+    // xs written (the rows staged above, or the last step's sums).
+    gpu::BarrierOp::create(b, loc);
     auto loop = scf::ForOp::create(
         b, loc, m.index(0), m.index(K), m.index(unroll), init,
         [&](OpBuilder &nb, Location, Value j0, ValueRange acc) {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          SmallVector<Value> x, a; // x[r * unroll + u], a[u * groups + i]
-          for (int64_t r = 0; r < kSegmentJoinRows; ++r)
-            for (int64_t u = 0; u < unroll; ++u)
-              x.push_back(load(from, offset(row0, r), offset(j0, u)));
+          SmallVector<Value> a; // a[u * groups + i]
           for (int64_t u = 0; u < unroll; ++u)
             for (int64_t i = 0; i < groups; ++i)
               a.push_back(load(at, offset(j0, d.V + u), columns[i]));
           SmallVector<Value> next(acc.begin(), acc.end());
           for (int64_t u = 0; u < unroll; ++u)
-            for (int64_t r = 0; r < kSegmentJoinRows; ++r)
+            for (int64_t r = 0; r < kSegmentJoinRows; ++r) {
+              Value x = memref::LoadOp::create(
+                  b, loc, xs, ValueRange{m.index(r), offset(j0, u)});
               for (int64_t i = 0; i < groups; ++i) {
                 Value &e = next[r * groups + i];
-                e = m.add(e, m.mul(x[r * unroll + u], a[u * groups + i]));
+                e = m.add(e, m.mul(x, a[u * groups + i]));
               }
+            }
           scf::YieldOp::create(b, loc, next);
         });
     for (int64_t r = 0; r < kSegmentJoinRows; ++r)
@@ -221,8 +245,12 @@ void SegmentJoinKernel::build() {
             b, loc, loop.getResult(r * groups + i), maps,
             ValueRange{at, head, offset(row0, r), columns[i]});
       }
-    // X_{p+1}'s rows, written by this CTA's threads, are the next trip's
-    // reads (__syncthreads orders global memory within a CTA).
+    if (p + 2 == P)
+      break;
+    // X_{p+1} into xs once every thread has read X_p.
     gpu::BarrierOp::create(b, loc);
+    stageRows([&](int64_t r, int64_t i) {
+      return loop.getResult(r * groups + i);
+    });
   }
 }

@@ -9,7 +9,9 @@
 // over (V blocks, HV, N P = 4); both workspaces freed after. A segment map
 // runs the scan's state products without R and o (8 bf16 and 4 tf32 mma
 // at K = V = 32, against the scan's 12 and 8) and stores no o; the join
-// steps X_{p+1} = X_p A_p + B_p for p = 1, 2 behind a barrier each. Two
+// steps X_{p+1} = X_p A_p + B_p for p = 1, 2, X_p's rows in shared memory
+// (X_1 loaded, X_2 from the first step's sums) and each step's K = 32 keys
+// of A_p loaded in one loop trip. Two
 // segments join nothing (X_1 = B_0). The cost model splits nothing this
 // short (gdn-select-schedule-segments.mlir).
 // SCHED: launch = ordinary, segments = 1>
@@ -33,11 +35,19 @@
 // CHECK: vector.store %{{.*}}, %[[MAPS]][
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_segment_join
-// CHECK: scf.for
+// CHECK-SAME: workgroup(%[[XS:arg[0-9]+]] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[XS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} step %c32
 // CHECK: memref.load %arg9
+// CHECK: memref.load %[[XS]]
+// CHECK: memref.store %{{.*}}, %arg9
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[XS]]
 // CHECK: gpu.barrier
 // CHECK: scf.for
-// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %arg9
+// CHECK-NOT: gpu.barrier
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_recurrent
