@@ -452,16 +452,16 @@ def run(args):
 # docs/cost-model.md#scan-throughput; printed under the table whenever a row
 # loses.
 WHY_SLOWER = ("gdn's scan runs a sequence's 16-token chunks one after another on "
-              "mma.sync: at N = 1 two warps an SM wait on each chunk's chain (about "
-              "0.88 us a chunk), and a full SM runs out at about 4 warp-chunks a us "
-              "(the state's products, its decay and its bf16 copy are paid every 16 "
-              "tokens). FlashInfer's prefill and FlashQLA take 64-token chunks on wgmma "
-              "and split a long sequence across CTAs; splitting gdn's scan so would cost "
-              "about 2.3 x its work for at most 1.6 x the SM's rate, so it waits on a "
-              "cheaper chunk (docs/cost-model.md#scan-throughput). In a varlen batch the "
-              "longest sequence sets the time: its scan runs on 4-warp CTAs, one a "
-              "64-row V block of a head (64 SMs at HV = 32), at that chunk latency "
-              "(docs/cost-model.md#varlen-chunk-parallel).")
+              "mma.sync, and a full SM runs out at about 4 warp-chunks a us (the "
+              "state's products, its decay and its bf16 copy are paid every 16 "
+              "tokens), where FlashInfer's prefill and FlashQLA take 64-token chunks "
+              "on wgmma (docs/cost-model.md#scan-throughput). Where the unsplit scan "
+              "fills at most half the SMs (one sequence at HV = 32) gdn splits it along "
+              "T, at about 2.3 x its work (the segments' maps, their join, the scan "
+              "again; docs/cost-model.md#context-parallel-segments). In a varlen batch "
+              "of several sequences the longest sets the time: its scan runs unsplit "
+              "on 4-warp CTAs, one a 64-row V block of a head (64 SMs at HV = 32), one "
+              "chunk after another (docs/cost-model.md#varlen-chunk-parallel).")
 
 
 def _f(x, fmt):
