@@ -33,18 +33,20 @@ static int64_t gridCTAs(const ScheduleDraft &x) {
 static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
 
 /// chunk_parallel's scan split along T (context parallelism) where a fixed
-/// batch's, or one varlen sequence's, unsplit scan leaves SMs idle: at
-/// least 8192 tokens a sequence (the packed tokens of one varlen sequence)
-/// and the scan's CTAs of 4 warps at most the SMs, split into the most
-/// segments (a power of two) that keep the split scan within
-/// kSegmentCTAsAnSM CTAs an SM and its segments at least
-/// kSegmentMinTokens long, on 4 warps a CTA (or more, pinned): one sequence,
-/// H100, 1.12x at T = 8192 HV = 32, 1.24x / 1.80x / 2.41x at T = 32768
-/// HV = 32 / 16 / 8; one varlen sequence, H200, 1.11x / 1.21x at T = 8192 /
-/// 32768 (docs/cost-model.md#context-parallel-segments). Not two or more
-/// varlen sequences: their lengths are unknown here, and at two sequences
-/// of 32768 packed tokens the split measured 0.51x / 0.67x in 2 / 4
-/// segments.
+/// batch's, or one varlen sequence's, unsplit scan leaves SMs idle: at least
+/// kSegmentMinT tokens a sequence (the packed tokens of one varlen sequence)
+/// and the scan's CTAs of 4 warps at most half the SMs, split into the most
+/// segments (a power of two) whose scan stays within one CTA an SM at segments
+/// of kSegmentMinTokens, or two at kSegmentSharedMinTokens, on 4 warps a CTA
+/// (or more, pinned). One sequence, H100, with the join of X_p in shared
+/// memory: 2.15x / 1.50x / 1.04x at T = 4096 HV = 8 / 16 / 32 (8 / 4 / 2
+/// segments), 1.34x at T = 8192 HV = 8 (8 segments, not 4), 1.24x / 1.80x /
+/// 2.41x at T = 32768 HV = 32 / 16 / 8; one varlen sequence, H200, 1.11x /
+/// 1.21x at T = 8192 / 32768 (docs/cost-model.md#context-parallel-segments).
+/// Not 128 CTAs (HV = 64, or N = 2 at HV = 32): 2 segments ran 0.82-0.83x the
+/// unsplit scan at T = 4096 and 8192. Not two or more varlen sequences: their
+/// lengths are unknown here, and at two sequences of 32768 packed tokens the
+/// split measured 0.51x / 0.67x in 2 / 4 segments.
 static void chooseSegments(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getSegments()) {
@@ -57,16 +59,25 @@ static void chooseSegments(ScheduleDraft &x) {
   int64_t grid = d.N * d.HV * (d.V / columns);
   // (2-warp CTAs split measured slower: 1.20x the unsplit time in 2.)
   bool splits = warps >= kSegmentWarps && (!x.op.isVarlen() || d.N == 1) &&
-                d.T >= kSegmentMinT && d.V % columns == 0 && grid <= x.sms;
+                d.T >= kSegmentMinT && d.V % columns == 0 &&
+                2 * grid <= x.sms;
   // The split on `warps` warps, where legal (segmentsRefusal).
   auto split = [&](int64_t P) {
     return s.with(&ScheduleAttr::getSegments, P)
         .with(&ScheduleAttr::getWarps, warps);
   };
+  // Segments of kSegmentMinTokens while the split grid holds one CTA an SM;
+  // a second CTA an SM only for segments of kSegmentSharedMinTokens (their
+  // scan, not the join's P - 1 steps, then sets the time).
+  auto pays = [&](int64_t P) {
+    int64_t ctas = P * grid;
+    int64_t minTokens =
+        ctas <= x.sms ? kSegmentMinTokens : kSegmentSharedMinTokens;
+    return ctas <= kSegmentCTAsAnSM * x.sms && d.T / P >= minTokens &&
+           !segmentsRefusal(x.op, split(P));
+  };
   int64_t P = 1;
-  while (splits && 2 * P * grid <= kSegmentCTAsAnSM * x.sms &&
-         d.T / (2 * P) >= kSegmentMinTokens &&
-         !segmentsRefusal(x.op, split(2 * P)))
+  while (splits && pays(2 * P))
     P *= 2;
   s = P > 1 ? split(P) : s.with(&ScheduleAttr::getSegments, P);
 }

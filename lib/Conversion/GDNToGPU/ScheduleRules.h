@@ -87,11 +87,13 @@ std::optional<std::string> segmentsRefusal(RecurrentOp op, ScheduleAttr s);
 /// CTA (each one column of K, or more in turn).
 constexpr int64_t kSegmentJoinRows = 4;
 /// The cost model's split (chooseSegments): sequences of at least
-/// kSegmentMinT tokens, segments of at least kSegmentMinTokens, at most
-/// kSegmentCTAsAnSM CTAs an SM of kSegmentWarps warps
+/// kSegmentMinT tokens, segments of at least kSegmentMinTokens while the
+/// split grid holds one CTA an SM and of kSegmentSharedMinTokens for a
+/// second, at most kSegmentCTAsAnSM CTAs an SM of kSegmentWarps warps
 /// (docs/cost-model.md#context-parallel-segments).
-constexpr int64_t kSegmentMinT = 8192;
-constexpr int64_t kSegmentMinTokens = 2048;
+constexpr int64_t kSegmentMinT = 4096;
+constexpr int64_t kSegmentMinTokens = 512;
+constexpr int64_t kSegmentSharedMinTokens = 2048;
 constexpr int64_t kSegmentCTAsAnSM = 2;
 constexpr int64_t kSegmentWarps = 4;
 constexpr int64_t kSegmentJoinThreads = 128;

@@ -1,15 +1,20 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132" | FileCheck %s --check-prefix=H100
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=66" | FileCheck %s --check-prefix=HALF
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 96>}" | FileCheck %s --check-prefix=C96
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<segments = 1>}" | FileCheck %s --check-prefix=UNSPLIT
 
 // chunk_parallel's scan holds 16 V rows a warp whatever its warps, so fewer
 // warps a CTA make more CTAs: the cost model takes the fewest warps (2, 4)
 // whose grid, N * HV * V / (16 * warps) CTAs, still fits one CTA an SM,
 // else 8 (docs/cost-model.md#chunk-parallel-warps). T = 4096, K = V = 128.
 
-// N = 1, HV = 32: 128 CTAs of 2 warps on 132 SMs; on 66, 64 CTAs of 4.
+// N = 1, HV = 32: 128 CTAs of 2 warps on 132 SMs (the scan unsplit); on 66,
+// 64 CTAs of 4. Unpinned on 132 SMs the scan is split in 2 segments on 4
+// warps instead (docs/cost-model.md#context-parallel-segments).
+// UNSPLIT-LABEL: func.func @n1
+// UNSPLIT: warps = 2, {{.*}}solve = chunk_parallel
 // H100-LABEL: func.func @n1
-// H100: warps = 2, {{.*}}solve = chunk_parallel
+// H100: warps = 4, {{.*}}solve = chunk_parallel, {{.*}}segments = 2>
 // HALF-LABEL: func.func @n1
 // HALF: warps = 4, {{.*}}solve = chunk_parallel
 // A pinned chunk of 96 tokens needs 96 threads in the first launch (a
