@@ -155,15 +155,16 @@ def test_sass_mix():
                     reason="loop_mix.py needs ptxas and nvdisasm on PATH and gdn-run beside "
                            "GDN_LIBRARY")
 def test_loop_mix(tmp_path):
-    """chunk_parallel's scan (launch 1) of a prefill: its loop is the chunk
-    loop, whose trip runs the chunk's products (HMMA) and issues the next
-    chunk's copies (LDGSTS)."""
+    """chunk_parallel's scan (launch 1) of a prefill, unsplit (segments = 1:
+    the cost model splits this one, whose launch 1 is then the segment
+    maps): its loop is the chunk loop, whose trip runs the chunk's products
+    (HMMA) and issues the next chunk's copies (LDGSTS)."""
     sys.path.insert(0, os.path.join(BENCH, "profile"))
     from prefill_sweep import recurrent
     f = tmp_path / "prefill.mlir"
     f.write_text(recurrent(1, 4096))
     out = run(os.path.join("profile", "loop_mix.py"), str(f), "--launch", "1",
-              "--gdn-run", tool("gdn-run"))
+              "--schedule", "#gdn.schedule<segments = 1>", "--gdn-run", tool("gdn-run"))
     rows = {cells[1].strip(): cells[2].strip() for cells in
             (line.split("|") for line in out.splitlines() if line.startswith("| "))}
     assert int(rows["HMMA"]) >= 48 and int(rows["LDGSTS"]) > 0, out
