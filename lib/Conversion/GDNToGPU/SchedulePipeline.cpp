@@ -40,11 +40,12 @@ static bool oneCTAnSM(const ScheduleDraft &x) { return gridCTAs(x) <= x.sms; }
 /// of kSegmentMinTokens, or two at kSegmentSharedMinTokens, on 4 warps a CTA
 /// (or more, pinned). One sequence, H100, with the join of X_p in shared
 /// memory: 2.15x / 1.50x / 1.04x at T = 4096 HV = 8 / 16 / 32 (8 / 4 / 2
-/// segments), 1.34x at T = 8192 HV = 8 (8 segments, not 4), 1.24x / 1.80x /
-/// 2.41x at T = 32768 HV = 32 / 16 / 8; one varlen sequence, H200, 1.11x /
-/// 1.21x at T = 8192 / 32768 (docs/cost-model.md#context-parallel-segments).
-/// Not 128 CTAs (HV = 64, or N = 2 at HV = 32): 2 segments ran 0.82-0.83x the
-/// unsplit scan at T = 4096 and 8192. Not two or more varlen sequences: their
+/// segments), 1.34x at T = 8192 HV = 8 (8 segments, not 4); with the join
+/// before, 1.24x / 1.80x / 2.41x at T = 32768 HV = 32 / 16 / 8; one varlen
+/// sequence, H200, 1.11x / 1.21x at T = 8192 / 32768
+/// (docs/cost-model.md#context-parallel-segments). Not 128 CTAs (HV = 64,
+/// or N = 2 at HV = 32): 2 segments took 1.20-1.21x the unsplit scan's time
+/// at T = 4096 and 8192. Not two or more varlen sequences: their
 /// lengths are unknown here, and at two sequences of 32768 packed tokens the
 /// split measured 0.51x / 0.67x in 2 / 4 segments.
 static void chooseSegments(ScheduleDraft &x) {
@@ -68,7 +69,7 @@ static void chooseSegments(ScheduleDraft &x) {
   };
   // Segments of kSegmentMinTokens while the split grid holds one CTA an SM;
   // a second CTA an SM only for segments of kSegmentSharedMinTokens (their
-  // scan, not the join's P - 1 steps, then sets the time).
+  // scan, not the join's P - 2 steps, then sets the time).
   auto pays = [&](int64_t P) {
     int64_t ctas = P * grid;
     int64_t minTokens =

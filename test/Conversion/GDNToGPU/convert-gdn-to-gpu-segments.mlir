@@ -36,6 +36,9 @@
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @prefill_segment_join
 // CHECK-SAME: workgroup(%[[XS:arg[0-9]+]] : memref<4x32xf32, #gpu.address_space<workgroup>>
+// Threads past K = 32 read column 31 and store nothing:
+// CHECK: arith.minui %{{.*}}, %c31
+// CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[XS]]
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} step %c32
@@ -46,6 +49,7 @@
 // CHECK: memref.store %{{.*}}, %[[XS]]
 // CHECK: gpu.barrier
 // CHECK: scf.for
+// CHECK: memref.load %[[XS]]
 // CHECK: memref.store %{{.*}}, %arg9
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: scf.for

@@ -8,7 +8,7 @@
 # (branch join-loop, f5a63c1) against the fp64 reference; (3) gdn-run
 # --bench of main beside join-loop at P = 4 / 8 / 16, with each module's
 # compile time; (4) the prefill entry points' GPU tests over main's
-# libGDNCAPI.so. About 330 s.
+# libGDNCAPI.so; the join's PTX size and ptxas time at P = 16. About 380 s.
 #   carry: .carry/s52main/bins.txz (gdn-run of 1234721), .carry/s52loop/
 #   bins.txz (gdn-run of f5a63c1), stripped static, xz; .carry/libGDNCAPI.so.xz
 #   (1234721's C API library)
@@ -21,6 +21,7 @@ python3 - <<'PY'
 import re, sys; sys.path.insert(0, 'bench/profile')
 import prefill_sweep as ps
 open('/tmp/t1000.mlir', 'w').write(ps.recurrent(2, 1000))
+open('/tmp/k64.mlir', 'w').write(ps.recurrent(2, 1000, K=64, V=64))
 open('/tmp/vl.mlir', 'w').write(ps.recurrent(6, 2000, True, 64, 40, pool=8))
 open('/tmp/n1_32k.mlir', 'w').write(ps.recurrent(1, 32768))
 for hv in (8, 16, 32):
@@ -34,10 +35,12 @@ open('/tmp/h8_32k.mlir', 'w').write(ps.recurrent(1, 32768))
 t = open('test/Target/PTX/ptxas-scaled-tensor-cores.mlir').read()
 open('/tmp/fp8.mlir', 'w').write(t.split('//--- long.mlir\n', 1)[1].split('//---', 1)[0])
 PY
-chk() { echo "== $(basename $(dirname $1)) $2 [$3]: $(timeout 120 $1 --check ${3:+"--schedule=#gdn.schedule<$3>"} /tmp/$2.mlir 2>&1 | grep -E '^check|^schedule|error' | grep -oE 'check .*|segments = [0-9]+|error.*' | sed 's/  */ /g' | tr '\n' ' ' | cut -c1-500)"; }
+chk() { local r rc; r=$(timeout 120 $1 --check ${3:+"--schedule=#gdn.schedule<$3>"} /tmp/$2.mlir 2>&1); rc=$?
+  echo "== $(basename $(dirname $1)) $2 [$3]: $(echo "$r" | grep -E '^check|^schedule|error' | grep -oE 'check .*|segments = [0-9]+|error.*' | sed 's/  */ /g' | tr '\n' ' ' | cut -c1-500) rc=$rc"; }
 { chk $main h8_4096 ""; chk $main h16_4096 ""; chk $main h32_4096 ""; chk $main kda_4096 ""
   chk $main fp8 ""; chk $main fp8 "segments = 4"; chk $main fp8 "segments = 1"
-  chk $loop t1000 "solve = chunk_parallel, segments = 8"; chk $loop t1000 "solve = chunk_parallel, segments = 16"
+  chk $loop t1000 "solve = chunk_parallel, segments = 3"; chk $loop t1000 "solve = chunk_parallel, segments = 8"
+  chk $loop t1000 "solve = chunk_parallel, segments = 16"; chk $loop k64 "solve = chunk_parallel, segments = 8, warps = 4"
   chk $loop vl "solve = chunk_parallel, segments = 8"; chk $loop fp8 "segments = 4"
   chk $loop t1000 "solve = chunk_parallel, segments = 8, precision = tf32x3"
 } > $out/checks.log 2>&1
@@ -45,7 +48,15 @@ cut -c1-240 $out/checks.log; echo "checks at $((SECONDS-t0)) s"
 S='solve = chunk_parallel, warps = 4, chunk_prefetch_distance = 1'
 bench() { local r; r=$(timeout 60 $1 --bench --iters=5 "--schedule=#gdn.schedule<$S, segments = $3>" /tmp/$2.mlir 2>&1)
   echo "$(basename $(dirname $1)) $2 [segments = $3]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-32) | $(echo "$r" | grep -oE 'compiled in [0-9.]+ ms')"; }
-{ for b in $main $loop; do bench $b h8_32k 16; bench $b h8_8192 8; bench $b n1_32k 4; done; } | tee $out/ab.log
+{ for b in $main $loop; do bench $b h8_32k 16; bench $b h8_8192 8; bench $b n1_32k 4; done
+  # The join's PTX (launch 2 at P = 16) through this machine's ptxas: the
+  # other half of a first call's compile (the driver's), which `compiled in`
+  # leaves out.
+  for b in $main $loop; do
+    $b --emit=ptx --launch=2 "--schedule=#gdn.schedule<$S, segments = 16>" /tmp/h8_32k.mlir > /tmp/j.ptx
+    t=$( { TIMEFORMAT=%R; time ptxas -arch=sm_90a /tmp/j.ptx -o /dev/null; } 2>&1 | tail -1)
+    echo "$(basename $(dirname $b)) join ptx $(wc -c < /tmp/j.ptx) bytes, ptxas $t s"
+  done; } | tee $out/ab.log
 echo "bench at $((SECONDS-t0)) s"
 mkdir -p /tmp/gdn-lib; xz -dc .carry/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
 GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache PYTHONPATH=$PWD/python \
