@@ -5,12 +5,12 @@
 # 2 segments), KDA at T = 4096, and the scaled e4m3 state's prefill
 # (test/Target/PTX/ptxas-scaled-tensor-cores.mlir's long.mlir: 2 segments by
 # default, 4 pinned for the join); (2) the join as one loop over its steps
-# (branch join-loop, f5a63c1) against the fp64 reference; (3) gdn-run
+# (branch join-loop) against the fp64 reference; (3) gdn-run
 # --bench of main beside join-loop at P = 4 / 8 / 16, with each module's
 # compile time; (4) the prefill entry points' GPU tests over main's
 # libGDNCAPI.so; the join's PTX size and ptxas time at P = 16. About 380 s.
 #   carry: .carry/s52main/bins.txz (gdn-run of 1234721), .carry/s52loop/
-#   bins.txz (gdn-run of f5a63c1), stripped static, xz; .carry/libGDNCAPI.so.xz
+#   bins.txz (gdn-run of join-loop), stripped static, xz; .carry/libGDNCAPI.so.xz
 #   (1234721's C API library)
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
