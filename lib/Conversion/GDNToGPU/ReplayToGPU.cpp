@@ -56,7 +56,8 @@ ScheduleAttr tokenLoopPins(MLIRContext *context) {
       .with(&ScheduleAttr::getStatePrefetchDistance, 0)
       .with(&ScheduleAttr::getInputPrefetchDistance, 0)
       .with(&ScheduleAttr::getChunkPrefetchDistance, 0)
-      .with(&ScheduleAttr::getLaunch, LaunchMode::ordinary);
+      .with(&ScheduleAttr::getLaunch, LaunchMode::ordinary)
+      .with(&ScheduleAttr::getSegments, 1);
 }
 
 /// A bandwidth-bound replay onto an f32 state (a layer's rows x HV x V/8 at

@@ -1,8 +1,10 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule -convert-gdn-to-gpu | FileCheck %s
 // RUN: gdn-opt %s -split-input-file -gdn-lower-to-ptx | FileCheck %s --check-prefix=PTX
 // A global pin of a recurrence-only parameter does not reach the replay's
-// token loop (tokenLoopPins).
+// token loop (tokenLoopPins): chunk_prefetch_distance, segments (the split
+// scan's, which a replay refused before).
 // RUN: gdn-opt %s -split-input-file -pass-pipeline="builtin.module(gdn-lower-to-ptx{schedule={#gdn.schedule<chunk_prefetch_distance = 1>}})" | FileCheck %s --check-prefix=PTX
+// RUN: gdn-opt %s -split-input-file -pass-pipeline="builtin.module(gdn-lower-to-ptx{schedule={#gdn.schedule<segments = 4>}})" | FileCheck %s --check-prefix=PTX
 // gdn.replay_commit on the GPU: the token loop of its recurrence view, one
 // launch for every (layer, row).
 
