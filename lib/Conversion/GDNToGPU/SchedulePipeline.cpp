@@ -74,8 +74,8 @@ static void chooseSegments(ScheduleDraft &x) {
     int64_t ctas = P * grid;
     int64_t minTokens =
         ctas <= x.sms ? kSegmentMinTokens : kSegmentSharedMinTokens;
-    return ctas <= kSegmentCTAsAnSM * x.sms && d.T / P >= minTokens &&
-           !segmentsRefusal(x.op, split(P));
+    return P <= kSegmentMaxSegments && ctas <= kSegmentCTAsAnSM * x.sms &&
+           d.T / P >= minTokens && !segmentsRefusal(x.op, split(P));
   };
   int64_t P = 1;
   while (splits && pays(2 * P))
@@ -191,7 +191,10 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
 /// past the SMs), so 16 warps fit one as the choice of warps assumes; on a
 /// grid of at most one CTA an SM a cap only spills: the varlen prefill's
 /// kernel spilled 84 bytes under it and ran 10-12% slower
-/// (docs/cost-model.md#tensor-core-register-cap).
+/// (docs/cost-model.md#tensor-core-register-cap). Nor a split scan of at
+/// most kSegmentCTAsAnSM CTAs an SM of 4 warps: 8 warps of 255 registers
+/// fit an SM, and under the cap KDA's maps and scan and the scan storing
+/// e4m3 checkpoints spilled (28-180 bytes).
 static void chooseMaxRegisters(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getMaxRegisters()) {
@@ -199,9 +202,12 @@ static void chooseMaxRegisters(ScheduleDraft &x) {
     return;
   }
   // A solving producer's CTA (4 more warps) fits one an SM under any cap.
+  bool splitFits = s.segmented() &&
+                   *s.getWarps() * kSegmentCTAsAnSM <= kUncappedWarpsAnSM &&
+                   gridCTAs(x) <= kSegmentCTAsAnSM * x.sms;
   bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
              *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
-             *s.getConsumerRegisters() == 0 && !oneCTAnSM(x);
+             *s.getConsumerRegisters() == 0 && !oneCTAnSM(x) && !splitFits;
   s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);
 }
 

@@ -41,6 +41,9 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// max_registers of the tensor-core CTAs of 4 or more warps the cost model
 /// caps: 16 warps an SM (docs/cost-model.md#tensor-core-register-cap).
 constexpr int64_t kTensorCoreRegisters = 128;
+/// Warps an SM that fit its 65536 registers at the most a thread takes
+/// (255): CTAs of that many warps in all need no cap.
+constexpr int64_t kUncappedWarpsAnSM = 65536 / (32 * 255);
 /// The fewest registers a thread (max_registers, .maxnreg) with which
 /// ptxas compiles the tensor-core forms' mma.sync (m16n8k16: "Insufficient
 /// registers (24) ... Try ... 28 or higher", ptxas 13).
@@ -89,12 +92,15 @@ constexpr int64_t kSegmentJoinRows = 4;
 /// The cost model's split (chooseSegments): sequences of at least
 /// kSegmentMinT tokens, segments of at least kSegmentMinTokens while the
 /// split grid holds one CTA an SM and of kSegmentSharedMinTokens for a
-/// second, at most kSegmentCTAsAnSM CTAs an SM of kSegmentWarps warps
+/// second, at most kSegmentCTAsAnSM CTAs an SM of kSegmentWarps warps, and
+/// at most kSegmentMaxSegments segments (32 measured slower than 16, and
+/// the join's P - 2 steps are unrolled: its compile grows with P)
 /// (docs/cost-model.md#context-parallel-segments).
 constexpr int64_t kSegmentMinT = 4096;
 constexpr int64_t kSegmentMinTokens = 512;
 constexpr int64_t kSegmentSharedMinTokens = 2048;
 constexpr int64_t kSegmentCTAsAnSM = 2;
+constexpr int64_t kSegmentMaxSegments = 16;
 constexpr int64_t kSegmentWarps = 4;
 constexpr int64_t kSegmentJoinThreads = 128;
 /// The join's keys a loop trip (each thread's A_p loads, a register each,

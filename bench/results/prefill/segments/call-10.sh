@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Session 53, call 10 (written in session 52, which had no device time
-# left): (1) the splits the rule of 1234721 now takes by default, never run
+# left): (1) the splits the cost model now takes by default, never run
 # on a GPU, against the fp64 reference: T = 4096 at HV = 8 / 16 / 32 (8 / 4 /
 # 2 segments), KDA at T = 4096, and the scaled e4m3 state's prefill
 # (test/Target/PTX/ptxas-scaled-tensor-cores.mlir's long.mlir: 2 segments by
 # default, 4 pinned for the join); (2) the join as one loop over its steps
 # (branch join-loop) against the fp64 reference; (3) gdn-run
-# --bench of main beside join-loop at P = 4 / 8 / 16, with each module's
-# compile time; (4) the prefill entry points' GPU tests over main's
-# libGDNCAPI.so; the join's PTX size and ptxas time at P = 16. About 380 s.
-#   carry: .carry/s52main/bins.txz (gdn-run of 1234721), .carry/s52loop/
-#   bins.txz (gdn-run of join-loop), stripped static, xz; .carry/libGDNCAPI.so.xz
-#   (1234721's C API library)
+# --bench of main's split scans without the register cap (its default since
+# session 52's last commits) beside max_registers = 128 (GDN at HV = 8 and
+# 32, KDA), and of main beside join-loop at P = 4 / 8 / 16, with each
+# module's compile time and the join's PTX size and ptxas time at P = 16;
+# (4) the prefill entry points' GPU tests over main's libGDNCAPI.so. About
+# 420 s.
+#   carry: .carry/s52main/bins.txz (gdn-run of main at the end of session
+#   52), .carry/s52loop/bins.txz (gdn-run of join-loop), stripped static,
+#   xz; .carry/libGDNCAPI.so.xz (main's C API library)
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
 for v in main loop; do mkdir -p /tmp/gdn-$v; xz -dc .carry/s52$v/bins.txz | tar -C /tmp/gdn-$v -xf -; done
@@ -32,6 +35,7 @@ for hv in (8, 16, 32):
 ps.H, ps.HV = 4, 8
 open('/tmp/h8_8192.mlir', 'w').write(ps.recurrent(1, 8192))
 open('/tmp/h8_32k.mlir', 'w').write(ps.recurrent(1, 32768))
+open('/tmp/kda8_32k.mlir', 'w').write(ps.recurrent(1, 32768, kda=True))
 t = open('test/Target/PTX/ptxas-scaled-tensor-cores.mlir').read()
 open('/tmp/fp8.mlir', 'w').write(t.split('//--- long.mlir\n', 1)[1].split('//---', 1)[0])
 PY
@@ -46,9 +50,13 @@ chk() { local r rc; r=$(timeout 120 $1 --check ${3:+"--schedule=#gdn.schedule<$3
 } > $out/checks.log 2>&1
 cut -c1-240 $out/checks.log; echo "checks at $((SECONDS-t0)) s"
 S='solve = chunk_parallel, warps = 4, chunk_prefetch_distance = 1'
-bench() { local r; r=$(timeout 60 $1 --bench --iters=5 "--schedule=#gdn.schedule<$S, segments = $3>" /tmp/$2.mlir 2>&1)
-  echo "$(basename $(dirname $1)) $2 [segments = $3]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-32) | $(echo "$r" | grep -oE 'compiled in [0-9.]+ ms')"; }
-{ for b in $main $loop; do bench $b h8_32k 16; bench $b h8_8192 8; bench $b n1_32k 4; done
+bench() { local r; r=$(timeout 60 $1 --bench --iters=5 "--schedule=#gdn.schedule<$S, $3>" /tmp/$2.mlir 2>&1)
+  echo "$(basename $(dirname $1)) $2 [$3]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-32) | $(echo "$r" | grep -oE 'compiled in [0-9.]+ ms')"; }
+{ # main's default (no register cap on a split scan) beside the cap of 1234721
+  for c in "" ", max_registers = 128"; do
+    bench $main h8_32k "segments = 16$c"; bench $main n1_32k "segments = 4$c"; bench $main kda8_32k "segments = 16$c"
+  done
+  for b in $main $loop; do bench $b h8_32k "segments = 16"; bench $b h8_8192 "segments = 8"; bench $b n1_32k "segments = 4"; done
   # The join's PTX (launch 2 at P = 16) through this machine's ptxas: the
   # other half of a first call's compile (the driver's), which `compiled in`
   # leaves out.
