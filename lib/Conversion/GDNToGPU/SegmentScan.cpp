@@ -184,16 +184,23 @@ void SegmentJoinKernel::build() {
   // The CTA's rows of X_p in shared memory, each thread's columns written
   // by it: every thread reads all K of a row (broadcasts).
   Value xs = workgroupBuffer({kSegmentJoinRows, K}, b.getF32Type(), 16);
-  auto stageRows = [&](function_ref<Value(int64_t r, int64_t i)> value) {
+  // store(r, i) for each of the CTA's rows r and the thread's columns i,
+  // none past K.
+  auto forStoredColumns = [&](function_ref<void(int64_t r, int64_t i)> store) {
     for (int64_t r = 0; r < kSegmentJoinRows; ++r)
       for (int64_t i = 0; i < groups; ++i) {
         OpBuilder::InsertionGuard g(b);
         if (Value cond = columnStored(i))
           b.setInsertionPointToStart(
               &scf::IfOp::create(b, loc, cond, false).getThenRegion().front());
-        memref::StoreOp::create(b, loc, value(r, i), xs,
-                                ValueRange{m.index(r), columns[i]});
+        store(r, i);
       }
+  };
+  auto stageRows = [&](function_ref<Value(int64_t r, int64_t i)> value) {
+    forStoredColumns([&](int64_t r, int64_t i) {
+      memref::StoreOp::create(b, loc, value(r, i), xs,
+                              ValueRange{m.index(r), columns[i]});
+    });
   };
   // X_1 (segment 0's end state, the maps') from slot 1.
   stageRows([&](int64_t r, int64_t i) {
@@ -235,16 +242,11 @@ void SegmentJoinKernel::build() {
             }
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t r = 0; r < kSegmentJoinRows; ++r)
-      for (int64_t i = 0; i < groups; ++i) {
-        OpBuilder::InsertionGuard g(b);
-        if (Value cond = columnStored(i))
-          b.setInsertionPointToStart(
-              &scf::IfOp::create(b, loc, cond, false).getThenRegion().front());
-        memref::StoreOp::create(
-            b, loc, loop.getResult(r * groups + i), maps,
-            ValueRange{at, head, offset(row0, r), columns[i]});
-      }
+    forStoredColumns([&](int64_t r, int64_t i) {
+      memref::StoreOp::create(
+          b, loc, loop.getResult(r * groups + i), maps,
+          ValueRange{at, head, offset(row0, r), columns[i]});
+    });
     if (p + 2 == P)
       break;
     // X_{p+1} into xs once every thread has read X_p.
