@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 using namespace mlir::gdn;
@@ -42,6 +43,30 @@ LogicalResult checkReplayReductions(ReplayCommitOp op, ScheduleAttr s) {
                              "is the e4m3 decode's form; a replay runs the "
                              "token loop (in_turn, side_by_side or "
                              "token_pairs)";
+}
+
+/// checkGPUSchedule of the replay's recurrence view, its refusals reported
+/// on the replay (the view is internal: its name and generic form would
+/// only confuse), each once, without the view's notes.
+LogicalResult checkViewSchedule(ReplayCommitOp op, RecurrentOp view,
+                                ScheduleAttr s, const GPUTarget &target) {
+  SmallVector<std::string> refusals;
+  LogicalResult checked = success();
+  {
+    ScopedDiagnosticHandler capture(op.getContext(), [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error)
+        return failure(); // to the handlers outside
+      std::string full = diag.str();
+      StringRef text = full;
+      text.consume_front(("'" + view->getName().getStringRef() + "' op ").str());
+      refusals.push_back(text.str());
+      return success();
+    });
+    checked = checkGPUSchedule(view, s, target);
+  }
+  for (const std::string &refusal : refusals)
+    op.emitOpError() << refusal;
+  return checked;
 }
 
 /// The parameters a replay never takes: it runs the plain token loop
@@ -100,7 +125,7 @@ FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
       op, [&](RecurrentOp view) -> FailureOr<ScheduleAttr> {
         ScheduleAttr complete = chooseSchedule(view, target, wanted, smCount);
         if (failed(checkReplayReductions(op, complete)) ||
-            failed(checkGPUSchedule(view, complete, target)))
+            failed(checkViewSchedule(op, view, complete, target)))
           return failure();
         return complete;
       });
