@@ -201,10 +201,10 @@ static void chooseMaxRegisters(ScheduleDraft &x) {
     s = s.with(&ScheduleAttr::getMaxRegisters, *pin);
     return;
   }
-  // A solving producer's CTA (4 more warps) fits one an SM under any cap.
   bool splitFits = s.segmented() &&
                    *s.getWarps() * kSegmentCTAsAnSM <= kUncappedWarpsAnSM &&
                    gridCTAs(x) <= kSegmentCTAsAnSM * x.sms;
+  // A solving producer's CTA (4 more warps) fits one an SM under any cap.
   bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
              *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
              *s.getConsumerRegisters() == 0 && !oneCTAnSM(x) && !splitFits;

@@ -206,9 +206,11 @@ void SegmentJoinKernel::build() {
   stageRows([&](int64_t r, int64_t i) {
     return load(offset(base, 1), offset(row0, r), columns[i]);
   });
-  // Keys a trip: A_p's column loads of a trip all issue before its FMAs, so
-  // a step waits on one round trip to L2, not one a trip (a register each:
-  // at most kSegmentJoinKeysATrip a thread).
+  // Keys a trip: A_p's column loads of a trip come before its FMAs in the
+  // PTX, so a step can wait on one round trip to L2, not one a trip (a
+  // register each: at most kSegmentJoinKeysATrip a thread). ptxas keeps
+  // them together from P = 6 (182-222 registers at K = 128) and interleaves
+  // them with the FMAs below (38).
   int64_t unroll =
       std::gcd(K, std::max<int64_t>(1, kSegmentJoinKeysATrip / groups));
   for (int64_t p = 1; p + 1 < P; ++p) {
