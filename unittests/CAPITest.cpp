@@ -315,6 +315,13 @@ TEST(CAPITest, BadInputGivesAnErrorCodeAndAMessage) {
   EXPECT_NE(std::string(gdnGetLastError()).find("needs staged tokens"),
             std::string::npos)
       << gdnGetLastError();
+  // The error points into the module the description built, not at an
+  // unknown location.
+  EXPECT_NE(std::string(gdnGetLastError()).find("gdnCompileDesc:"),
+            std::string::npos)
+      << gdnGetLastError();
+  EXPECT_EQ(std::string(gdnGetLastError()).find("<unknown>"), std::string::npos)
+      << gdnGetLastError();
   d = smallDesc();
   ASSERT_EQ(gdnCompileDesc(comp.c, &d, GDN_TARGET_CPU, nullptr, &k), GDN_OK);
   std::vector<float> buf(4096);

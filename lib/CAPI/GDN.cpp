@@ -405,14 +405,19 @@ extern "C" gdnStatus gdnCompileDesc(gdnCompiler c, const gdnRecurrentDesc *desc,
   GPUOptions options;
   options.chip = chipName;
   options.smCount = desc->sm_count;
-  llvm::SourceMgr sourceMgr; // no buffer: the op's location is unknown
-  auto verifyBuilt = [&](std::string &keyText) -> OwningOpRef<ModuleOp> {
-    if (failed(verify(*built)))
-      return {};
+  // The built module's ops have no source location; printed into a buffer
+  // named after this call and parsed back (which verifies it), they do, so
+  // a diagnostic reads `gdnCompileDesc:LINE:COL: error: ...` with the
+  // offending line of the module below it, as from gdn-opt.
+  llvm::SourceMgr sourceMgr;
+  auto parseBuilt = [&](std::string &keyText) -> OwningOpRef<ModuleOp> {
     llvm::raw_string_ostream(keyText) << *built;
-    return std::move(built);
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(keyText, "gdnCompileDesc"),
+        llvm::SMLoc());
+    return parseModule(sourceMgr, &c->context);
   };
-  return compile(c, sourceMgr, verifyBuilt, kDescFunctionName, target, options,
+  return compile(c, sourceMgr, parseBuilt, kDescFunctionName, target, options,
                  key, kernel);
 }
 
