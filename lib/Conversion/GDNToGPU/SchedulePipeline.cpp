@@ -191,23 +191,19 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
 /// past the SMs), so 16 warps fit one as the choice of warps assumes; on a
 /// grid of at most one CTA an SM a cap only spills: the varlen prefill's
 /// kernel spilled 84 bytes under it and ran 10-12% slower
-/// (docs/cost-model.md#tensor-core-register-cap). Nor a split scan of at
-/// most kSegmentCTAsAnSM CTAs an SM of 4 warps: 8 warps of 255 registers
-/// fit an SM, and under the cap KDA's maps and scan and the scan storing
-/// e4m3 checkpoints spilled (28-180 bytes).
+/// (docs/cost-model.md#tensor-core-register-cap). A split scan (two CTAs
+/// an SM) stays capped: uncapped, KDA's split ran 1.14x slower and GDN's
+/// no faster, though the cap makes KDA's spill.
 static void chooseMaxRegisters(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
   if (std::optional<int64_t> pin = x.pins.getMaxRegisters()) {
     s = s.with(&ScheduleAttr::getMaxRegisters, *pin);
     return;
   }
-  bool splitFits = s.segmented() &&
-                   *s.getWarps() * kSegmentCTAsAnSM <= kUncappedWarpsAnSM &&
-                   gridCTAs(x) <= kSegmentCTAsAnSM * x.sms;
   // A solving producer's CTA (4 more warps) fits one an SM under any cap.
   bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
              *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
-             *s.getConsumerRegisters() == 0 && !oneCTAnSM(x) && !splitFits;
+             *s.getConsumerRegisters() == 0 && !oneCTAnSM(x);
   s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);
 }
 

@@ -41,9 +41,6 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// max_registers of the tensor-core CTAs of 4 or more warps the cost model
 /// caps: 16 warps an SM (docs/cost-model.md#tensor-core-register-cap).
 constexpr int64_t kTensorCoreRegisters = 128;
-/// Warps an SM that fit its 65536 registers at the most a thread takes
-/// (255): CTAs of that many warps in all need no cap.
-constexpr int64_t kUncappedWarpsAnSM = 65536 / (32 * 255);
 /// The fewest registers a thread (max_registers, .maxnreg) with which
 /// ptxas compiles the tensor-core forms' mma.sync (m16n8k16: "Insufficient
 /// registers (24) ... Try ... 28 or higher", ptxas 13).

@@ -18,8 +18,10 @@
 // 8 (32 CTAs of 128 columns), still 4 at T = 8192 (segments of 2048 tokens). At
 // most 16 segments: at HV = 1, K = V = 64 (one CTA) and T = 524289 the SMs
 // would take 256 (the join's unrolled steps took minutes to compile at 128).
+// The split's CTAs (two an SM) keep the 128-register cap of tensor-core CTAs
+// past the SMs (uncapped, KDA's split ran 1.14x slower, GDN's no faster).
 // CHECK-LABEL: func.func @n1_t8192
-// CHECK: warps = 4, {{.*}}chunk_prefetch_distance = 1, max_registers = 0, launch = ordinary, segments = 4>
+// CHECK: warps = 4, {{.*}}chunk_prefetch_distance = 1, max_registers = 128, launch = ordinary, segments = 4>
 // W2-LABEL: func.func @n1_t8192
 // W2: warps = 2, {{.*}}segments = 1>
 // W2-LABEL: func.func @n1_t32768
