@@ -145,29 +145,52 @@ def test_views_of_a_packed_projection_share_the_kernel():
     assert len(strided) == 1 and len(keys) == 2  # one for the views, one dense
 
 
-def test_flashinfer_prefill_with_a_pool_and_checkpoints(exact):
+@pytest.mark.parametrize("lens, starts", [([130, 70, 0], [0, 2, 3, 3]),
+                                          ([128, 64, 64], [0, 2, 3, 4])])
+def test_flashinfer_prefill_with_a_pool_and_checkpoints(exact, lens, starts):
     """FlashInfer's prefill on a pool (3 sequences: padded to 4 rows) with
     prefix-cache checkpoints every 64 tokens (checkpoint_cu_starts padded
     with its last entry): o, the pool and every checkpoint row as the exact
-    kernel's, rows no sequence owns untouched."""
-    lens = [130, 70, 0]
+    kernel's, rows no sequence owns untouched; with 200 tokens (a capacity
+    of 224) and with 256, a capacity itself, where the rows were padded and
+    the checkpoint table was not (a ValueError naming checkpoint_offsets)."""
 
     def run():
         x = batch(lens, "cpu", seed=7, slots=5)
         T = sum(lens)
         flat = lambda t: t.reshape(T, *t.shape[2:])  # noqa: E731
         ck = torch.full((5, HV, V, K), 7.0)
-        starts = torch.tensor([0, 2, 3, 3], dtype=torch.int32)
         o, s = ops.flashinfer_chunk_gated_delta_rule(
             flat(x["q"]), flat(x["k"]), flat(x["v"]), g=flat(x["g"]).exp(),
             beta=flat(x["beta"]), initial_state=x["pool"], output_state=x["pool"],
             output_final_state=True, cu_seqlens=x["cu"], use_qk_l2norm_in_kernel=True,
             state_indices=torch.tensor([3, 0, 1], dtype=torch.int32), state_checkpoints=ck,
-            checkpoint_cu_starts=starts, checkpoint_every_n_tokens=64)
+            checkpoint_cu_starts=torch.tensor(starts, dtype=torch.int32),
+            checkpoint_every_n_tokens=64)
         return o, s.clone(), ck
 
     o, pool, ck = run()
     exact()
     o2, pool2, ck2 = run()
     assert torch.equal(o, o2) and torch.equal(pool, pool2) and torch.equal(ck, ck2)
-    assert (ck[3:] == 7.0).all() and not (ck[:3] == 7.0).all()
+    used = starts[-1]
+    assert (ck[used:] == 7.0).all() and not (ck[:used] == 7.0).any()
+
+
+@pytest.mark.parametrize("total", [250, 256])
+def test_rewritten_tables_are_not_read_early(monkeypatch, total):
+    """The capacity path writes cu_seqlens (clamped) and a pool's padded
+    row tables on the device just before the launch, so the kernel must not
+    read them early (fresh_early_inputs: no programmatic launch), whether T
+    is rounded up (250 to 256) or is a capacity itself (256)."""
+    seen = []
+    real = _custom_ops._kernel
+
+    def spy(device, fresh_early_inputs=False, **desc):
+        seen.append(fresh_early_inputs)
+        return real(device, fresh_early_inputs, **desc)
+
+    monkeypatch.setattr(_custom_ops, "_kernel", spy)
+    x = batch([total - 128, 64, 64], "cpu")
+    sglang_extend(x, torch.tensor([0, 1, 2], dtype=torch.int32))
+    assert seen == [True]

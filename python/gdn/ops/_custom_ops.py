@@ -296,11 +296,14 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         N = cu_seqlens.shape[0] - 1
         if intermediate_states is None and k_window is None:
             tables = dict(checkpoint_offsets=checkpoint_offsets)
+            given = cu_seqlens
             T_cap, N, cu_seqlens, state_indices, tables = _prefill_capacity(
                 T, N, cu_seqlens, state_indices, tables)
+            checkpoint_offsets = tables["checkpoint_offsets"]  # padded with the rows
+            if cu_seqlens is not given:  # clamped (and padded) on the device just now
+                fresh_early_inputs = True
             if T_cap != T:
-                tokens, T, fresh_early_inputs = T, T_cap, True
-                checkpoint_offsets = tables["checkpoint_offsets"]
+                tokens, T = T, T_cap
     gate = g if g is not None else a
     bt = beta if beta is not None else b
     # KDA: gates per key channel [.., HV, K]; beta per value channel [.., HV, V].
