@@ -95,11 +95,18 @@ void KernelContext::writeReplayWindows(Value thread, int64_t threads) {
                           int64_t width) {
       copy(src, dst, head, col0, steps, width);
     };
+    // Thread i takes steps i, i + threads, ...: min(T, L) may pass the
+    // CTA's threads.
     forEachStep = [&, steps](function_ref<void(Value)> body) {
-      OpBuilder::InsertionGuard g2(b);
-      openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
-                                   m.index(steps)));
-      body(thread);
+      scf::ForOp::create(
+          b, loc, thread, m.index(steps), m.index(threads), ValueRange{},
+          [&](OpBuilder &nb, Location, Value step, ValueRange) {
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPoint(nb.getInsertionBlock(),
+                                nb.getInsertionPoint());
+            body(step);
+            scf::YieldOp::create(b, loc);
+          });
     };
   } else {
     Value count = arith::MinSIOp::create(
