@@ -472,7 +472,9 @@ LogicalResult checkMaxRegisters(RecurrentOp op, ScheduleAttr s,
   if (registers < 24 || registers > 255)
     return refuse(op) << "max_registers = " << registers
                       << " must be 0 (no cap) or in [24, 255]";
-  if (s.tensorCores() && registers < kTensorCoreMinRegisters)
+  // The chunked solve's and the e4m3 decode's (reductions = mma) mma.sync.
+  if ((s.tensorCores() || s.mmaReductions()) &&
+      registers < kTensorCoreMinRegisters)
     return refuse(op) << "max_registers = " << registers << " is below "
                       << kTensorCoreMinRegisters
                       << ", the fewest with which ptxas compiles the "

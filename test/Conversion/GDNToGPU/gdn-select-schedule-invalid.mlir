@@ -211,6 +211,16 @@ func.func @max_registers_tensor_cores(%q: memref<2x40x1x16xbf16>, %k: memref<2x4
 
 // -----
 
+// So does the e4m3 decode's (reductions = mma): at 24 to 27 ptxas stopped
+// with "Insufficient registers" (found by a fault hunt).
+func.func @max_registers_mma_decode(%q: memref<8x1x2x128xbf16>, %k: memref<8x1x2x128xbf16>, %v: memref<8x1x4x128xbf16>, %g: memref<8x1x4xf32>, %beta: memref<8x1x4xf32>, %s: memref<8x4x128x128xf8E4M3FN>, %sscale: memref<8x4x128xf32>, %o: memref<8x1x4x128xbf16>) {
+  // expected-error @+1 {{max_registers = 24 is below 28, the fewest with which ptxas compiles the tensor cores' mma.sync}}
+  gdn.recurrent q(%q : memref<8x1x2x128xbf16>) k(%k : memref<8x1x2x128xbf16>) v(%v : memref<8x1x4x128xbf16>) g(%g : memref<8x1x4xf32>) beta(%beta : memref<8x1x4xf32>) initial_state(%s : memref<8x4x128x128xf8E4M3FN>) state_scale(%sscale : memref<8x4x128xf32>) final_state(%s : memref<8x4x128x128xf8E4M3FN>) o(%o : memref<8x1x4x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<reductions = mma, max_registers = 24>}
+  return
+}
+
+// -----
+
 func.func @max_registers_large(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{max_registers = 256 must be 0 (no cap) or in [24, 255]}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<max_registers = 256>, state_layout = #gdn.layout<vk>}
