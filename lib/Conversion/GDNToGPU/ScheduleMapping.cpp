@@ -313,7 +313,10 @@ static void chooseDecode16ByteSlices(ScheduleDraft &x) {
   bool e4m3 = bytes == 1 && warps8 >= x.targetWarps;
   if (x.staged || !op.isVKLayout() || !mappingFree(x) || op.hasPerKeyDecay() ||
       op.hasPerChannelBeta() || !(full || e4m3) || (bytes != 2 && bytes != 1) ||
-      d.K < 128 || d.K % 16 != 0 || d.V % (16 / bytes * warps) != 0)
+      d.K < 128 || d.K % 16 != 0 || d.V % (16 / bytes * warps) != 0 ||
+      // 4 columns on 4 / bytes lanes: the state tile in the register budget
+      // (K <= 128 for e4m3, 256 for bf16).
+      4 * d.K * (4 / bytes) > kMaxStateValues * kWarpSize)
     return;
   x.set(&ScheduleAttr::getLanesAlongV, 4 / bytes);
   x.set(&ScheduleAttr::getColumnsPerLane, 4);

@@ -180,6 +180,18 @@ func.func @decode_fp8_n8(%q: memref<8x1x16x128xbf16>, %k: memref<8x1x16x128xbf16
 
 // -----
 
+// Not past the register budget: 4 columns on 4 lanes would hold K / 2 state
+// values a thread, so from K = 192 an e4m3 decode takes another rule's
+// mapping (the cost model chose 96 values, which its own check refused).
+// CHECK-LABEL: func.func @decode_fp8_k192
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2,
+func.func @decode_fp8_k192(%q: memref<256x1x1x192xbf16>, %k: memref<256x1x1x192xbf16>, %v: memref<256x1x1x128xbf16>, %g: memref<256x1x1xf32>, %beta: memref<256x1x1xf32>, %s: memref<256x1x128x192xf8E4M3FN>, %sscale: memref<256x1x128xf32>, %o: memref<256x1x1x128xbf16>) {
+  gdn.recurrent q(%q : memref<256x1x1x192xbf16>) k(%k : memref<256x1x1x192xbf16>) v(%v : memref<256x1x1x128xbf16>) g(%g : memref<256x1x1xf32>) beta(%beta : memref<256x1x1xf32>) initial_state(%s : memref<256x1x128x192xf8E4M3FN>) state_scale(%sscale : memref<256x1x128xf32>) final_state(%s : memref<256x1x128x192xf8E4M3FN>) o(%o : memref<256x1x1x128xbf16>) {qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // Staged (a verify, T = 4), the e4m3 pool keeps one lane's default when
 // counting warps: 4 columns x 2 lanes at N = 8, as a bf16 pool.
 // CHECK-LABEL: func.func @verify_fp8_n8
