@@ -248,6 +248,17 @@ LogicalResult checkChunkedSolve(RecurrentOp op, ScheduleAttr s,
                  std::to_string(*s.getStagedTokens()));
   if (s.tensorCores() && op.getDims().K % 8 != 0)
     return needs("K a multiple of 8 on tensor cores (mma tiles of 8 keys)");
+  if (!s.tensorCores() &&
+      (*s.getStagedTokens() > kCudaCoreMaxChunkTokens ||
+       *s.getStagedTokens() * *s.getColumnsPerLane() >
+           kCudaCoreMaxChunkColumns))
+    return needs("staged_tokens at most " +
+                 std::to_string(kCudaCoreMaxChunkTokens) +
+                 " and staged_tokens * columns_per_lane at most " +
+                 std::to_string(kCudaCoreMaxChunkColumns) +
+                 " (its chunk is unrolled: the compile grows with both), "
+                 "not " + std::to_string(*s.getStagedTokens()) + " * " +
+                 std::to_string(*s.getColumnsPerLane()));
   return success();
 }
 

@@ -45,6 +45,16 @@ constexpr int64_t kTensorCoreRegisters = 128;
 /// ptxas compiles the tensor-core forms' mma.sync (m16n8k16: "Insufficient
 /// registers (24) ... Try ... 28 or higher", ptxas 13).
 constexpr int64_t kTensorCoreMinRegisters = 28;
+/// The CUDA-core chunked solve (solve = cuda_cores, ChunkedSolve.cpp)
+/// unrolls its substitution and products over the chunk's tokens and a
+/// lane's columns, so its compile grows with staged_tokens^2 x
+/// columns_per_lane: on the 2-core development machine 2.6 s at 64 tokens
+/// x 4 columns, 17.7 s at 64 x 16, 40 s at 128 x 4, 100 s and 2.2 GB at
+/// 128 x 16 (K = 32, V = 64). It takes chunks of at most
+/// kCudaCoreMaxChunkTokens tokens and kCudaCoreMaxChunkColumns tokens x
+/// columns.
+constexpr int64_t kCudaCoreMaxChunkTokens = 64;
+constexpr int64_t kCudaCoreMaxChunkColumns = 256;
 /// Shared memory a kernel keeps beside its staging buffers or ring: a
 /// producer's mbarriers (8 bytes a stage) and ptxas's own.
 constexpr int64_t kSharedReserveBytes = 1024;

@@ -221,6 +221,16 @@ func.func @max_registers_mma_decode(%q: memref<8x1x2x128xbf16>, %k: memref<8x1x2
 
 // -----
 
+// The CUDA-core solve unrolls its chunk: a chunk of 128 tokens x 16 columns
+// took 100 s and 2.2 GB to compile (found by a fault hunt).
+func.func @cuda_cores_chunk(%q: memref<1x1024x1x32xbf16>, %k: memref<1x1024x1x32xbf16>, %v: memref<1x1024x1x64xbf16>, %g: memref<1x1024x1xf32>, %beta: memref<1x1024x1xf32>, %s: memref<1x1x64x32xf32>, %o: memref<1x1024x1x64xbf16>) {
+  // expected-error @+1 {{solve = cuda_cores needs staged_tokens at most 64 and staged_tokens * columns_per_lane at most 256 (its chunk is unrolled: the compile grows with both), not 128 * 16}}
+  gdn.recurrent q(%q : memref<1x1024x1x32xbf16>) k(%k : memref<1x1024x1x32xbf16>) v(%v : memref<1x1024x1x64xbf16>) g(%g : memref<1x1024x1xf32>) beta(%beta : memref<1x1024x1xf32>) initial_state(%s : memref<1x1x64x32xf32>) final_state(%s : memref<1x1x64x32xf32>) o(%o : memref<1x1024x1x64xbf16>) {state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<solve = cuda_cores, staged_tokens = 128, columns_per_lane = 16, lanes_along_v = 1, warps = 4>}
+  return
+}
+
+// -----
+
 func.func @max_registers_large(%q: memref<2x40x1x16xbf16>, %k: memref<2x40x1x16xbf16>, %v: memref<2x40x1x32xbf16>, %o: memref<2x40x1x32xbf16>) {
   // expected-error @+1 {{max_registers = 256 must be 0 (no cap) or in [24, 255]}}
   gdn.recurrent q(%q : memref<2x40x1x16xbf16>) k(%k : memref<2x40x1x16xbf16>) v(%v : memref<2x40x1x32xbf16>) o(%o : memref<2x40x1x32xbf16>) {gdn.schedule = #gdn.schedule<max_registers = 256>, state_layout = #gdn.layout<vk>}
