@@ -692,6 +692,9 @@ std::optional<std::string> gdn::segmentsRefusal(RecurrentOp op,
        << segmentTokens(op, s) << " tokens (whole chunks)";
   else if (d.N * P > 65535)
     os << "needs N * segments at most 65535 (the grid's z), not " << d.N * P;
+  else if (P > kSegmentMaxPinned)
+    os << "must be at most " << kSegmentMaxPinned
+       << " (the join's steps are unrolled: its compile grows with P)";
   if (why.empty())
     return std::nullopt;
   return why;

@@ -318,6 +318,16 @@ func.func @segments_empty(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf1
 
 // -----
 
+// At most 32 segments: the join's steps are unrolled (512 took 33 s and
+// 3.7 GB to compile here; found by a fault hunt).
+func.func @segments_many(%q: memref<1x8192x1x32xbf16>, %k: memref<1x8192x1x32xbf16>, %v: memref<1x8192x2x32xbf16>, %g: memref<1x8192x2xf32>, %beta: memref<1x8192x2xf32>, %o: memref<1x8192x2x32xbf16>) {
+  // expected-error @+1 {{segments = 64 must be at most 32 (the join's steps are unrolled: its compile grows with P)}}
+  gdn.recurrent q(%q : memref<1x8192x1x32xbf16>) k(%k : memref<1x8192x1x32xbf16>) v(%v : memref<1x8192x2x32xbf16>) g(%g : memref<1x8192x2xf32>) beta(%beta : memref<1x8192x2xf32>) o(%o : memref<1x8192x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, segments = 64>, qk_l2norm, state_layout = #gdn.layout<vk>}
+  return
+}
+
+// -----
+
 // A segment map's transition blocks hold K state rows in CTAs of the V
 // block's width: K = 32 in blocks of 64 columns (4 warps) does not divide.
 func.func @segments_transition_blocks(%q: memref<1x200x1x32xbf16>, %k: memref<1x200x1x32xbf16>, %v: memref<1x200x2x64xbf16>, %g: memref<1x200x2xf32>, %beta: memref<1x200x2xf32>, %o: memref<1x200x2x64xbf16>) {
