@@ -89,41 +89,37 @@ void KernelContext::writeReplayWindows(Value thread, int64_t threads) {
   // most L of them, one element a thread at a time.
   std::function<void(Value, Value, Value, Value, int64_t)> copyRows;
   std::function<void(function_ref<void(Value)>)> forEachStep;
+  // body(i) for i = thread, thread + threads, ... < end.
+  auto strided = [&](Value end, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, thread, end, m.index(threads), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value i, ValueRange) {
+                         OpBuilder::InsertionGuard g2(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(i);
+                         scf::YieldOp::create(b, loc);
+                       });
+  };
   if (!op.isVarlen()) {
     int64_t steps = std::min(d.T, L);
     copyRows = [&, steps](Value src, Value dst, Value head, Value col0,
                           int64_t width) {
       copy(src, dst, head, col0, steps, width);
     };
-    // Thread i takes steps i, i + threads, ...: min(T, L) may pass the
-    // CTA's threads.
+    // min(T, L) may pass the CTA's threads.
     forEachStep = [&, steps](function_ref<void(Value)> body) {
-      scf::ForOp::create(
-          b, loc, thread, m.index(steps), m.index(threads), ValueRange{},
-          [&](OpBuilder &nb, Location, Value step, ValueRange) {
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPoint(nb.getInsertionBlock(),
-                                nb.getInsertionPoint());
-            body(step);
-            scf::YieldOp::create(b, loc);
-          });
+      strided(m.index(steps), body);
     };
   } else {
     Value count = arith::MinSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, hi, tokenLo), m.index(L));
     auto spread = [&, count](int64_t width,
                              function_ref<void(Value, Value)> body) {
-      Value total = arith::MulIOp::create(b, loc, count, m.index(width));
-      scf::ForOp::create(
-          b, loc, thread, total, m.index(threads), ValueRange{},
-          [&](OpBuilder &nb, Location, Value i, ValueRange) {
-            OpBuilder::InsertionGuard g2(b);
-            b.setInsertionPoint(nb.getInsertionBlock(),
-                                nb.getInsertionPoint());
-            body(arith::DivUIOp::create(b, loc, i, m.index(width)),
-                 arith::RemUIOp::create(b, loc, i, m.index(width)));
-            scf::YieldOp::create(b, loc);
-          });
+      strided(arith::MulIOp::create(b, loc, count, m.index(width)),
+              [&](Value i) {
+                body(arith::DivUIOp::create(b, loc, i, m.index(width)),
+                     arith::RemUIOp::create(b, loc, i, m.index(width)));
+              });
     };
     copyRows = [&, spread](Value src, Value dst, Value head, Value col0,
                            int64_t width) {
