@@ -176,7 +176,10 @@ typedef struct gdnRecurrentDesc {
      the replay windows of L = replay_steps steps, arguments after
      intermediate_states (see the op's k_window): k_window [rows, H, L, K]
      and v_window [rows, HV, L, V] in input_dtype, g_window and beta_window
-     [rows, HV, L] f32, rows = num_slots with a pool, else N; 0: none. */
+     [rows, HV, L] f32, rows = num_slots with a pool, else N; 0: none. A
+     gdn.replay_commit of those windows compiles for the GPU only with
+     L <= 256 (its steps are unrolled); gdnChooseVerifyMode picks snapshots
+     past it. */
   int64_t replay_steps;
   /* Prefix-cache checkpoints (ABI 6; FlashInfer's state_checkpoints,
      checkpoint_cu_starts and checkpoint_every_n_tokens; see the op's

@@ -47,6 +47,9 @@ def test_rules():
     assert f("bfloat16", 8, 8, 1, 4) == "snapshots"        # few 16-bit rows accepting much
     assert f("bfloat16", 8, 8, 48, 4) == "replay"
     assert f("float32", 4, 256, 1, 2, tree=True) == "snapshots"  # a tree stores its parents
+    # Past 256 draft tokens a replay is refused on the GPU (its steps unrolled).
+    assert f("float32", 256, 64, 48, 4) == "replay"
+    assert f("float32", 257, 64, 48, 4) == "snapshots"
     assert f("float16", 4, 1, 1) == f("bfloat16", 4, 1, 1)  # T / 2 by default
 
 

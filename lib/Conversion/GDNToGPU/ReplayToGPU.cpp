@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelForms.h"
 #include "gdn/Conversion/GDNToGPU/GPUTarget.h"
+#include "gdn/Conversion/GDNToGPU/VerifyMode.h"
 #include "gdn/Conversion/ReplayView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,15 +35,9 @@ Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   return result;
 }
 
-/// The most window steps a replay takes on the GPU: its token loop unrolls
-/// every step (TokenLoopKernel::replayTokens), so the compile grows with L:
-/// about 1.2 s at 256 on the 2-core development machine, 10 s and 1.3 GB
-/// at 1024, past 18 GB at 4096. Speculative decoding's windows are a few
-/// dozen tokens.
-constexpr int64_t kMaxReplaySteps = 256;
-
 /// A replay runs the token loop: reductions = mma is a decode's form
-/// (MmaDecode.cpp); and at most kMaxReplaySteps steps.
+/// (MmaDecode.cpp); and at most kMaxReplaySteps steps (VerifyMode.h: its
+/// token loop unrolls every step, TokenLoopKernel::replayTokens).
 LogicalResult checkReplayReductions(ReplayCommitOp op, ScheduleAttr s) {
   if (int64_t L = op.getDims().L; L > kMaxReplaySteps)
     return op.emitOpError()

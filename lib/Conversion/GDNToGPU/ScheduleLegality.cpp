@@ -473,7 +473,8 @@ LogicalResult checkConsumerRegisters(RecurrentOp op, ScheduleAttr s,
 }
 
 /// .maxnreg takes what ptxas can allocate a thread, at least 24 (as
-/// setmaxnreg; 28 on tensor cores, kTensorCoreMinRegisters), at most 255;
+/// setmaxnreg; 28 for mma.sync (tensor cores, reductions = mma:
+/// kTensorCoreMinRegisters)), at most 255;
 /// setmaxnreg (consumer_registers) needs the count fixed at entry instead.
 LogicalResult checkMaxRegisters(RecurrentOp op, ScheduleAttr s,
                                 const GPUTarget &) {

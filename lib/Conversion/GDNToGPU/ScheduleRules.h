@@ -109,7 +109,7 @@ constexpr int64_t kSegmentSharedMinTokens = 2048;
 constexpr int64_t kSegmentCTAsAnSM = 2;
 constexpr int64_t kSegmentMaxSegments = 16;
 /// The most segments a pin may ask for: the join's P - 2 steps are unrolled
-/// (as a loop they ran 1.10-1.15x slower), so the compile grows with P: at
+/// (as a loop they ran 1.12-1.15x slower), so the compile grows with P: at
 /// HV = 8, K = V = 128 on the 2-core development machine 2.5 s at 16, 14.4
 /// s at 32; 512 took 33 s and 3.7 GB at K = V = 32, 128 took 724 s at K =
 /// 128 (docs/cost-model.md#context-parallel-segments).

@@ -16,6 +16,9 @@ VerifyMode gdn::chooseVerifyMode(const VerifyRound &r) {
   // verify bytes there.
   if (r.tree)
     return VerifyMode::Snapshots;
+  // A replay of more steps is refused on the GPU (ReplayToGPU.cpp).
+  if (r.T > kMaxReplaySteps)
+    return VerifyMode::Snapshots;
   // Many rows: bandwidth-bound, and a replay round moves fewer bytes.
   if (r.N >= 64)
     return VerifyMode::Replay;

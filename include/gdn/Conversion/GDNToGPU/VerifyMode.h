@@ -17,6 +17,12 @@ namespace gdn {
 
 enum class VerifyMode { Snapshots, Replay };
 
+/// The most window steps (L) gdn.replay_commit takes on the GPU: its token
+/// loop unrolls every step, so the compile grows with L (about 1.2 s at
+/// 256 on the 2-core development machine, 10 s and 1.3 GB at 1024, past
+/// 18 GB at 4096). Speculative decoding's windows are a few dozen steps.
+constexpr int64_t kMaxReplaySteps = 256;
+
 /// One speculative round as the caller expects it.
 struct VerifyRound {
   /// Bytes of a state element: 4 (f32) or 2 (bf16, f16).
@@ -30,7 +36,7 @@ struct VerifyRound {
 };
 
 /// The scheme expected to be faster for `round` (a pure function; the
-/// caller validated the fields). Measured on sm_90a (H200); every chip
+/// caller validated the fields); snapshots where T > kMaxReplaySteps. Measured on sm_90a (H200); every chip
 /// takes this rule until another is measured.
 VerifyMode chooseVerifyMode(const VerifyRound &round);
 
