@@ -35,10 +35,10 @@ Result withHostView(ReplayCommitOp op, function_ref<Result(RecurrentOp)> body) {
   return result;
 }
 
-/// A replay runs the token loop: reductions = mma is a decode's form
-/// (MmaDecode.cpp); and at most kMaxReplaySteps steps (VerifyMode.h: its
-/// token loop unrolls every step, TokenLoopKernel::replayTokens).
-LogicalResult checkReplayReductions(ReplayCommitOp op, ScheduleAttr s) {
+/// What a replay's token loop takes: at most kMaxReplaySteps steps
+/// (VerifyMode.h: it unrolls every step, TokenLoopKernel::replayTokens), and
+/// not reductions = mma, a decode's form (MmaDecode.cpp).
+LogicalResult checkReplayTokenLoop(ReplayCommitOp op, ScheduleAttr s) {
   if (int64_t L = op.getDims().L; L > kMaxReplaySteps)
     return op.emitOpError()
            << "cannot be lowered to the GPU: windows of L = " << L
@@ -131,7 +131,7 @@ FailureOr<ScheduleAttr> gdn::selectReplaySchedule(ReplayCommitOp op,
   return withHostView<FailureOr<ScheduleAttr>>(
       op, [&](RecurrentOp view) -> FailureOr<ScheduleAttr> {
         ScheduleAttr complete = chooseSchedule(view, target, wanted, smCount);
-        if (failed(checkReplayReductions(op, complete)) ||
+        if (failed(checkReplayTokenLoop(op, complete)) ||
             failed(checkViewSchedule(op, view, complete, target)))
           return failure();
         return complete;
@@ -152,7 +152,7 @@ gdn::lowerReplayCommitToGPU(ReplayCommitOp op, const GPUTarget &target,
       withHostView<FailureOr<ScheduleAttr>>(op, [&](RecurrentOp view) {
         return checkGPUSchedule(view, complete, target);
       });
-  if (failed(s) || failed(checkReplayReductions(op, *s)))
+  if (failed(s) || failed(checkReplayTokenLoop(op, *s)))
     return failure();
   ReplayCommitOp::Dims d = op.getDims();
   if (d.layers * d.N > kMaxGridZ)
