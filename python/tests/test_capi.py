@@ -156,8 +156,8 @@ def test_producer_warp_and_chunked_solve_reach_the_kernel():
     t12 = {**desc, "T": 12}
     assert "mma.sync" in c.compile(**t12).ptx
     assert "mma.sync" not in c.compile(schedule={"solve": "token_by_token"}, **t12).ptx
-    with pytest.raises(gdn.GDNError, match="columns_per_lane must be 2 and lanes_along_v 8") as e:
-        c.compile(schedule={"solve": "tensor_cores", "columns_per_lane": 4}, **desc)
+    with pytest.raises(gdn.GDNError, match="columns_per_lane must be 2 or 4 and lanes_along_v 8") as e:
+        c.compile(schedule={"solve": "tensor_cores", "columns_per_lane": 8}, **desc)
     assert "see current operation" not in str(e.value)  # no generic dump of the op
     with pytest.raises(gdn.GDNError, match="needs staged tokens"):
         c.compile(schedule={"producer_stages": 2, "staged_tokens": 0}, **desc)

@@ -51,8 +51,8 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
     k0 = arith::MulIOp::create(b, loc, kLane, m.index(kPerLane));
   }
   if (s.tensorCores()) { // m16n8k8 fragments (TileIO::loadFragments)
-    mmaLane = lane;      // tile rows g, g + 8: the warp's columns 2g, 2g + 1
-    v0 = firstColumn(quad, 2);
+    mmaLane = lane; // tile i's rows g, g + 8: the warp's columns R g + 2i, + 1
+    v0 = firstColumn(quad, *s.getColumnsPerLane());
     k0 = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(2));
   }

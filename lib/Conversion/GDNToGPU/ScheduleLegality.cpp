@@ -42,16 +42,17 @@ LogicalResult checkTensorCoreChip(RecurrentOp op, ScheduleAttr s,
                     << target.chip;
 }
 
-/// The tensor-core solve holds 16 V columns of a warp as m16n8k8
-/// accumulator fragments (TensorCoreSolve.cpp).
+/// The tensor-core solve holds 16 or 32 V columns of a warp as one or two
+/// row tiles of m16n8k8 accumulator fragments (TensorCoreSolve.cpp).
 LogicalResult checkTensorCoreMapping(RecurrentOp op, ScheduleAttr s,
                                      const GPUTarget &) {
   if (!s.tensorCores() ||
-      (*s.getColumnsPerLane() == 2 && *s.getLanesAlongV() == 8))
+      ((*s.getColumnsPerLane() == 2 || *s.getColumnsPerLane() == 4) &&
+       *s.getLanesAlongV() == 8))
     return success();
-  return refuse(op) << "solve = tensor_cores maps 16 V columns to a warp: "
-                       "columns_per_lane must be 2 and lanes_along_v 8 (or "
-                       "both left to the cost model), not "
+  return refuse(op) << "solve = tensor_cores maps 16 or 32 V columns to a "
+                       "warp: columns_per_lane must be 2 or 4 and "
+                       "lanes_along_v 8 (or both left to the cost model), not "
                     << *s.getColumnsPerLane() << " and " << *s.getLanesAlongV();
 }
 
@@ -170,14 +171,18 @@ LogicalResult checkStateRegisters(RecurrentOp op, ScheduleAttr s,
     return success();
   int64_t values =
       *s.getColumnsPerLane() * keysPerLane(op, *s.getLanesAlongV());
-  if (values <= kMaxStateValues)
+  // On tensor cores each of a warp's row tiles (2 columns a lane) may hold
+  // the limit: their mma share every other operand, which makes room
+  // (docs/cost-model.md#scan-row-tiles).
+  int64_t limit = s.tensorCores() ? kMaxStateValues * *s.getColumnsPerLane() / 2
+                                  : kMaxStateValues;
+  if (values <= limit)
     return success();
   return refuse(op) << "a thread would hold columns_per_lane * K / (32 / "
                        "lanes_along_v) = "
-                    << values << " state values, more than " << kMaxStateValues
+                    << values << " state values, more than " << limit
                     << " (K = " << op.getDims().K << " must be at most "
-                    << kMaxStateValues * s.lanesAlongK() /
-                           *s.getColumnsPerLane()
+                    << limit * s.lanesAlongK() / *s.getColumnsPerLane()
                     << " for this schedule)";
 }
 

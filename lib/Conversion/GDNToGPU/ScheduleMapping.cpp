@@ -350,7 +350,7 @@ static void chooseReductions(ScheduleDraft &x) {
 
 /// One-warp CTAs for bandwidth-bound vk decode
 /// (docs/cost-model.md#one-warp-ctas); on tensor cores the most warps of 16
-/// columns (#tensor-core-warps); else 4, 2 or 1, the most that divide V
+/// (or a pinned 32) columns (#tensor-core-warps); else 4, 2 or 1, the most that divide V
 /// (#warps-a-cta).
 static void chooseWarps(ScheduleDraft &x) {
   ScheduleAttr &s = x.s;
@@ -362,7 +362,9 @@ static void chooseWarps(ScheduleDraft &x) {
     return;
   }
   if (s.tensorCores()) {
-    // chunk_parallel's scan: a warp holds 16 V rows whatever the warps, so
+    int64_t columns = s.warpColumns();
+    // chunk_parallel's scan: a warp holds 16 V rows (32 with
+    // columns_per_lane = 4: warpColumns()) whatever the warps, so
     // fewer warps a CTA make more CTAs: the fewest whose grid still fits one
     // CTA an SM (N = 1 at HV = 32: 2 warps, 128 CTAs), else 8; a varlen
     // batch's else 4, twice the SMs for its longest sequences, which outlast
@@ -375,8 +377,8 @@ static void chooseWarps(ScheduleDraft &x) {
     int64_t chunk = x.pins.getStagedTokens().value_or(0);
     if (s.chunkParallel() || x.pins.getProducerStages().value_or(0) > 0)
       for (int64_t w : {2, 4})
-        if (d.V % (16 * w) == 0 && chunk <= w * kWarpSize &&
-            (d.N * d.HV * (d.V / (16 * w)) <= x.sms ||
+        if (d.V % (columns * w) == 0 && chunk <= w * kWarpSize &&
+            (d.N * d.HV * (d.V / (columns * w)) <= x.sms ||
              (w == 4 && x.op.isVarlen()))) {
           s = s.with(&ScheduleAttr::getWarps, w);
           return;
@@ -386,10 +388,10 @@ static void chooseWarps(ScheduleDraft &x) {
     // (docs/cost-model.md#long-t-prefill, #varlen-prefill); other varlen
     // batches: the most warps that still give two CTAs an SM, else 2.
     bool anyGrid = !x.op.isVarlen() || varlenPrefill(x);
-    s = s.with(&ScheduleAttr::getWarps, d.V % 32 == 0 ? 2 : 1);
+    s = s.with(&ScheduleAttr::getWarps, d.V % (2 * columns) == 0 ? 2 : 1);
     for (int64_t w : {8, 4})
-      if (d.V % (16 * w) == 0 &&
-          (anyGrid || d.N * d.HV * (d.V / (16 * w)) >= 2 * x.sms)) {
+      if (d.V % (columns * w) == 0 &&
+          (anyGrid || d.N * d.HV * (d.V / (columns * w)) >= 2 * x.sms)) {
         s = s.with(&ScheduleAttr::getWarps, w);
         return;
       }

@@ -587,10 +587,16 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     decayKeys();
   Value updateKeys = keyDecays ? tailStage : kStage;
   SmallVector<Value> S(state.begin(), state.end());
+  // A warp holds rowTiles tiles of 16 V columns (columns_per_lane = 2
+  // rowTiles): tile i's rows g and g + 8 are the lane's columns v0 + 2i and
+  // v0 + 2i + 1. The tiles share every operand but the state and v: each
+  // fragment of q, k, Tm, M and each token factor loaded once serves
+  // rowTiles mma (docs/cost-model.md#scan-row-tiles).
+  int64_t rowTiles = *s.getColumnsPerLane() / 2;
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));
-  Value col = arith::SubIOp::create(b, loc, v0, blockV0); // 2g + 16 warp
+  Value col = arith::SubIOp::create(b, loc, v0, blockV0); // R g + 8 R warp
   OperandForm qk = qkForm(op, s), wide = wideForm(s);
   auto f32At = [&](Value buf, ValueRange idx) {
     return extractAll(m.toF32(loadVector(buf, idx, 1))).front();
@@ -603,20 +609,25 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                                   ValueRange{m.index(which), j});
   };
   // Fragment element e of token tile n holds token 8n + 2t + e % 2 and
-  // column col + e / 2.
+  // column col + 2i + e / 2 of row tile i.
   auto tokenOf = [&](int64_t n, int64_t e) {
     return offset(t2, 8 * n + e % 2);
   };
-  auto tileOf = [&](int64_t p) -> Fragment {
-    return {at(S, 0, 2 * p), at(S, 0, 2 * p + 1), at(S, 1, 2 * p),
-            at(S, 1, 2 * p + 1)};
+  auto tileOf = [&](int64_t i, int64_t p) -> Fragment {
+    return {at(S, 2 * i, 2 * p), at(S, 2 * i, 2 * p + 1),
+            at(S, 2 * i + 1, 2 * p), at(S, 2 * i + 1, 2 * p + 1)};
   };
   Fragment zero = {m.f32(0.0), m.f32(0.0), m.f32(0.0), m.f32(0.0)};
+  // [row tile][token tile] fragments.
+  auto fragments = [&]() {
+    return SmallVector<SmallVector<Fragment>>(
+        rowTiles, SmallVector<Fragment>(tiles, zero));
+  };
 
   // P = S0ᵀKᵀ and R = S0ᵀQᵀ: B[key][token] = k[token][key]. A segment
   // map has no o, so no R.
   bool outputs = segmentPart != SegmentPart::maps;
-  SmallVector<Fragment> P(tiles, zero), R(tiles, zero);
+  SmallVector<SmallVector<Fragment>> P = fragments(), R = fragments();
   bool bf16 = s.bf16Products();
   bool ldm = ldmatrixOperands(s);
   // checkPrecision: bf16 products need whole m16n8k16 tiles, so the
@@ -624,9 +635,12 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   assert((!bf16 || (tiles % 2 == 0 && keyTiles % 2 == 0)) &&
          "bf16 products with a staged_tokens or K not a multiple of 16");
   for (int64_t p = 0; bf16 && p < keyTiles; p += 2) { // 16 keys an mma
-    Fragment lo = tileOf(p), hi = tileOf(p + 1);
-    SmallVector<Value> a = bf16Registers(
-        b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]});
+    SmallVector<SmallVector<Value>> a;
+    for (int64_t i = 0; i < rowTiles; ++i) {
+      Fragment lo = tileOf(i, p), hi = tileOf(i, p + 1);
+      a.push_back(bf16Registers(
+          b, loc, {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]}));
+    }
     // A 32-bit pair a register, or token tiles n0, n0 + 1 (tiles is even:
     // staged_tokens % 16 == 0) by ldmatrix: tile i = (token tile
     // n0 + i / 2, keys 8 p + 8 (i % 2)), so registers 2 n and 2 n + 1 are
@@ -640,9 +654,13 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
             bf16Register(b, loc, loadVector(buf, {token, key}, 2)),
             bf16Register(b, loc, loadVector(buf, {token, offset(key, 8)}, 2))};
       };
-      P[n] = productBF16(b, loc, a, keyPairs(kStage), P[n]);
-      if (outputs)
-        R[n] = productBF16(b, loc, a, keyPairs(qStage), R[n]);
+      SmallVector<Value> kb = keyPairs(kStage);
+      SmallVector<Value> qb = outputs ? keyPairs(qStage) : SmallVector<Value>();
+      for (int64_t i = 0; i < rowTiles; ++i) {
+        P[i][n] = productBF16(b, loc, a[i], kb, P[i][n]);
+        if (outputs)
+          R[i][n] = productBF16(b, loc, a[i], qb, R[i][n]);
+      }
     }
     for (int64_t n0 = 0; ldm && n0 < tiles; n0 += 2) {
       auto corner = [&](Value i) {
@@ -655,64 +673,91 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
                   : SmallVector<Value, 4>();
       for (int64_t n = n0; n < n0 + 2; ++n) {
         int64_t r = 2 * (n - n0);
-        P[n] = productBF16(b, loc, a, {kRegs[r], kRegs[r + 1]}, P[n]);
-        if (outputs)
-          R[n] = productBF16(b, loc, a, {qRegs[r], qRegs[r + 1]}, R[n]);
+        for (int64_t i = 0; i < rowTiles; ++i) {
+          P[i][n] = productBF16(b, loc, a[i], {kRegs[r], kRegs[r + 1]},
+                                P[i][n]);
+          if (outputs)
+            R[i][n] = productBF16(b, loc, a[i], {qRegs[r], qRegs[r + 1]},
+                                  R[i][n]);
+        }
       }
     }
   }
   for (int64_t p = 0; !bf16 && p < keyTiles; ++p) {
-    Operand a = operand(m, asA(tileOf(p)), wide);
+    SmallVector<Operand> a;
+    for (int64_t i = 0; i < rowTiles; ++i)
+      a.push_back(operand(m, asA(tileOf(i, p)), wide));
     Value key = offset(t2, 8 * p);
     for (int64_t n = 0; n < tiles; ++n) {
       Value token = offset(g, 8 * n);
-      P[n] = product(b, loc, a, operand(m, pairAt(kStage, {token, key}), qk),
-                     P[n]);
+      Operand kb = operand(m, pairAt(kStage, {token, key}), qk);
+      std::optional<Operand> qb;
       if (outputs)
-        R[n] = product(b, loc, a,
-                       operand(m, pairAt(qStage, {token, key}), qk), R[n]);
+        qb = operand(m, pairAt(qStage, {token, key}), qk);
+      for (int64_t i = 0; i < rowTiles; ++i) {
+        P[i][n] = product(b, loc, a[i], kb, P[i][n]);
+        if (outputs)
+          R[i][n] = product(b, loc, a[i], *qb, R[i][n]);
+      }
     }
   }
   // X = Vᵀ - P diag(gamma ik); Uᵀ = X Tmᵀ: B[j][i] = Tm[i][j].
-  SmallVector<Operand> X;
-  for (int64_t p = 0; p < tiles; ++p) {
-    Fragment x;
-    // Rows 2i and 2i + 1 share v's column permutation, which keeps column
-    // pairs together (stagedColumn): one permuted column a fragment, so the
-    // pairs still load as one word.
-    Value vCol = stagedColumn(vStage, tokenOf(p, 0), col);
-    for (int64_t e = 0; e < 4; ++e) {
-      Value j = tokenOf(p, e);
-      Value v = f32At(vStage, {j, offset(vCol, e / 2)});
-      if (transitionBlock) // a segment's transition: v = 0
-        v = arith::SelectOp::create(b, loc, transitionBlock, m.f32(0.0), v);
-      x[e] = m.sub(v, m.mul(P[p][e], factor(0, j)));
+  SmallVector<Value> gammaIk;
+  for (int64_t p = 0; p < tiles; ++p)
+    for (int64_t e = 0; e < 2; ++e)
+      gammaIk.push_back(factor(0, tokenOf(p, e)));
+  SmallVector<SmallVector<Operand>> X(rowTiles);
+  for (int64_t i = 0; i < rowTiles; ++i)
+    for (int64_t p = 0; p < tiles; ++p) {
+      Fragment x;
+      // Rows 2i and 2i + 1 share v's column permutation, which keeps column
+      // pairs together (stagedColumn): one permuted column a fragment, so
+      // the pairs still load as one word.
+      Value vCol = stagedColumn(vStage, tokenOf(p, 0), offset(col, 2 * i));
+      for (int64_t e = 0; e < 4; ++e) {
+        Value j = tokenOf(p, e);
+        Value v = f32At(vStage, {j, offset(vCol, e / 2)});
+        if (transitionBlock) // a segment's transition: v = 0
+          v = arith::SelectOp::create(b, loc, transitionBlock, m.f32(0.0), v);
+        x[e] = m.sub(v, m.mul(P[i][p][e], gammaIk[2 * p + e % 2]));
+      }
+      X[i].push_back(operand(m, asA(x), wide));
     }
-    X.push_back(operand(m, asA(x), wide));
-  }
   auto solveB = [&](int64_t which, int64_t p, int64_t n) {
     return operand(m,
                    pairAt(solveStage, {m.index(which), offset(g, 8 * n),
                                        offset(t2, 8 * p)}),
                    wide);
   };
-  SmallVector<Fragment> U(tiles, zero);
+  SmallVector<SmallVector<Fragment>> U = fragments();
   for (int64_t n = 0; n < tiles; ++n)
+    for (int64_t p = 0; p < tiles; ++p) {
+      Operand tm = solveB(0, p, n);
+      for (int64_t i = 0; i < rowTiles; ++i)
+        U[i][n] = product(b, loc, X[i][p], tm, U[i][n]);
+    }
+  SmallVector<SmallVector<Operand>> UA(rowTiles);
+  for (int64_t i = 0; i < rowTiles; ++i)
     for (int64_t p = 0; p < tiles; ++p)
-      U[n] = product(b, loc, X[p], solveB(0, p, n), U[n]);
-  SmallVector<Operand> UA;
-  for (int64_t p = 0; p < tiles; ++p)
-    UA.push_back(operand(m, asA(U[p]), wide));
+      UA[i].push_back(operand(m, asA(U[i][p]), wide));
   // Oᵀ = R diag(gamma iq) + Uᵀ Mᵀ, stored for the chunk's real tokens.
   for (int64_t n = 0; outputs && n < tiles; ++n) {
-    Fragment o;
-    for (int64_t e = 0; e < 4; ++e)
-      o[e] = m.mul(R[n][e], factor(1, tokenOf(n, e)));
-    for (int64_t p = 0; p < tiles; ++p)
-      o = product(b, loc, UA[p], solveB(1, p, n), o);
-    for (int64_t e = 0; e < 2; ++e) { // token 8n + 2t + e, both columns
+    // Elements e and e + 2 are token 8n + 2t + e % 2: one factor each.
+    Value gammaIq[2] = {factor(1, tokenOf(n, 0)), factor(1, tokenOf(n, 1))};
+    SmallVector<Fragment> o(rowTiles);
+    for (int64_t i = 0; i < rowTiles; ++i)
+      for (int64_t e = 0; e < 4; ++e)
+        o[i][e] = m.mul(R[i][n][e], gammaIq[e % 2]);
+    for (int64_t p = 0; p < tiles; ++p) {
+      Operand mb = solveB(1, p, n);
+      for (int64_t i = 0; i < rowTiles; ++i)
+        o[i] = product(b, loc, UA[i][p], mb, o[i]);
+    }
+    for (int64_t e = 0; e < 2; ++e) { // token 8n + 2t + e, the lane's columns
       Value j = tokenOf(n, e);
-      SmallVector<Value> out = {o[e], o[e + 2]};
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < rowTiles; ++i)
+        out.append({o[i][e], o[i][e + 2]});
       if (valid) // a padding pool row writes zeros
         for (Value &x : out)
           x = arith::SelectOp::create(b, loc, valid, x, m.f32(0.0));
@@ -728,11 +773,12 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // S_Cᵀ = gamma_C S0ᵀ + (Uᵀ diag(ik tok1)) K: B[token][key] = k[token][key].
   // KDA: S_Cᵀ = S0ᵀ diag(Gamma_C) + Uᵀ diag(ik) K_tail, state element
   // (r, 2 q + e) of key 8 q + 2t + e.
+  int64_t columns = *s.getColumnsPerLane();
   if (keyDecays) {
     for (int64_t q = 0; q < keyTiles; ++q) {
       SmallVector<Value> decay =
           extractAll(loadVector(lastDecayStage, {offset(t2, 8 * q)}, 2));
-      for (int64_t r = 0; r < 2; ++r)
+      for (int64_t r = 0; r < columns; ++r)
         for (int64_t e = 0; e < 2; ++e)
           at(S, r, 2 * q + e) = m.mul(decay[e], at(S, r, 2 * q + e));
     }
@@ -744,20 +790,26 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   }
   // The update's A operands, each formed once for all key tiles: a tf32
   // tile of 8 tokens, or bf16 registers of 16 (two tiles).
-  SmallVector<Operand> Y;
-  SmallVector<SmallVector<Value>> Y16;
-  SmallVector<Value> pending;
-  for (int64_t p = 0; p < tiles; ++p) {
-    Fragment y;
-    for (int64_t e = 0; e < 4; ++e)
-      y[e] = m.mul(U[p][e], factor(2, tokenOf(p, e)));
-    if (!bf16) {
-      Y.push_back(operand(m, asA(y), wide));
-      continue;
+  SmallVector<Value> ikTok1;
+  for (int64_t p = 0; p < tiles; ++p)
+    for (int64_t e = 0; e < 2; ++e)
+      ikTok1.push_back(factor(2, tokenOf(p, e)));
+  SmallVector<SmallVector<Operand>> Y(rowTiles);
+  SmallVector<SmallVector<SmallVector<Value>>> Y16(rowTiles);
+  for (int64_t i = 0; i < rowTiles; ++i) {
+    SmallVector<Value> pending;
+    for (int64_t p = 0; p < tiles; ++p) {
+      Fragment y;
+      for (int64_t e = 0; e < 4; ++e)
+        y[e] = m.mul(U[i][p][e], ikTok1[2 * p + e % 2]);
+      if (!bf16) {
+        Y[i].push_back(operand(m, asA(y), wide));
+        continue;
+      }
+      llvm::append_range(pending, y);
+      if (p % 2 == 1)
+        Y16[i].push_back(bf16Registers(b, loc, std::exchange(pending, {})));
     }
-    llvm::append_range(pending, y);
-    if (p % 2 == 1)
-      Y16.push_back(bf16Registers(b, loc, std::exchange(pending, {})));
   }
   // In bf16, 16 tokens an mma: B[token][key] = k[token][key], the two
   // tokens of a register 2t and 2t + 1 of one key, two 16-bit loads and a
@@ -766,18 +818,20 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // (keyTiles is even: K % 16 == 0), registers 0-1 and 2-3.
   SmallVector<SmallVector<Value, 4>> kPairs; // [p / 2]: key tiles q, q + 1
   for (int64_t q = 0; q < keyTiles; ++q) {
-    Fragment acc = tileOf(q);
+    SmallVector<Fragment> acc;
+    for (int64_t i = 0; i < rowTiles; ++i)
+      acc.push_back(tileOf(i, q));
     Value key = offset(g, 8 * q);
     auto kAt = [&](int64_t p, int64_t e) {
       return extractAll(loadVector(updateKeys, {tokenOf(p, e), key}, 1))
           .front();
     };
-    for (int64_t p = 0; bf16 && !ldm && p < tiles; p += 2)
-      acc = productBF16(
-          b, loc, Y16[p / 2],
-          bf16Registers(b, loc,
-                        {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)}),
-          acc);
+    for (int64_t p = 0; bf16 && !ldm && p < tiles; p += 2) {
+      SmallVector<Value> kb = bf16Registers(
+          b, loc, {kAt(p, 0), kAt(p, 1), kAt(p + 1, 0), kAt(p + 1, 1)});
+      for (int64_t i = 0; i < rowTiles; ++i)
+        acc[i] = productBF16(b, loc, Y16[i][p / 2], kb, acc[i]);
+    }
     for (int64_t p = 0; bf16 && ldm && q % 2 == 0 && p < tiles; p += 2) {
       if (p == 0)
         kPairs.clear();
@@ -788,17 +842,23 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
     for (int64_t p = 0; bf16 && ldm && p < tiles; p += 2) {
       const SmallVector<Value, 4> &regs = kPairs[p / 2];
       int64_t r = 2 * (q % 2);
-      acc = productBF16(b, loc, Y16[p / 2], {regs[r], regs[r + 1]}, acc);
+      for (int64_t i = 0; i < rowTiles; ++i)
+        acc[i] =
+            productBF16(b, loc, Y16[i][p / 2], {regs[r], regs[r + 1]}, acc[i]);
     }
     for (int64_t p = 0; !bf16 && p < tiles; ++p) {
       Value k0Row = f32At(updateKeys, {tokenOf(p, 0), key});
       Value k1Row = f32At(updateKeys, {tokenOf(p, 1), key});
-      acc = product(b, loc, Y[p], operand(m, {k0Row, k1Row}, qk), acc);
+      Operand kb = operand(m, {k0Row, k1Row}, qk);
+      for (int64_t i = 0; i < rowTiles; ++i)
+        acc[i] = product(b, loc, Y[i][p], kb, acc[i]);
     }
-    at(S, 0, 2 * q) = acc[0];
-    at(S, 0, 2 * q + 1) = acc[1];
-    at(S, 1, 2 * q) = acc[2];
-    at(S, 1, 2 * q + 1) = acc[3];
+    for (int64_t i = 0; i < rowTiles; ++i) {
+      at(S, 2 * i, 2 * q) = acc[i][0];
+      at(S, 2 * i, 2 * q + 1) = acc[i][1];
+      at(S, 2 * i + 1, 2 * q) = acc[i][2];
+      at(S, 2 * i + 1, 2 * q + 1) = acc[i][3];
+    }
   }
   return S;
 }

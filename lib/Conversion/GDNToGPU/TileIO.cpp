@@ -25,10 +25,11 @@ SmallVector<Value> TileIO::loadTile(Value src, SmallVector<Value> prefix,
                                     Value keep, SmallVector<Value> *rowScales) {
   if (s.tensorCores()) {
     SmallVector<Value> tile = loadFragments(src, prefix, op.isVKLayout());
-    if (isScaled(src)) { // e4m3 x the scales of the lane's columns v0, v0 + 1
+    if (isScaled(src)) { // e4m3 x the scales of the lane's columns [v0, v0 + R)
+      int64_t R = *s.getColumnsPerLane();
       SmallVector<Value> scale =
-          extractAll(loadVector(scalesOf(src), scaleIndex(prefix), 2));
-      for (int64_t r = 0; r < 2; ++r)
+          extractAll(loadVector(scalesOf(src), scaleIndex(prefix), R));
+      for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < kPerLane; ++j)
           at(tile, r, j) = m.mul(at(tile, r, j), scale[r]);
     }
@@ -204,7 +205,7 @@ void TileIO::storeTile(ValueRange results, Value dst,
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
   if (s.tensorCores()) {
-    if (!scales.empty()) { // lane 4g stores its columns' 2 scales
+    if (!scales.empty()) { // lane 4g stores its columns' R scales
       Value first = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq,
           arith::RemUIOp::create(b, loc, lane, m.index(4)), m.index(0));
@@ -250,13 +251,14 @@ void TileIO::storeTile(ValueRange results, Value dst,
 SmallVector<Value> TileIO::loadFragments(Value src, SmallVector<Value> prefix,
                                          bool vk) {
   SmallVector<Value> tile(*s.getColumnsPerLane() * kPerLane);
-  if (!vk) { // kv: the lane's 2 columns side by side, a key each
+  int64_t R = *s.getColumnsPerLane();
+  if (!vk) { // kv: the lane's R columns side by side, a key each
     for (int64_t j = 0; j < kPerLane; ++j) {
       Value key = offset(k0, 8 * (j / 2) + j % 2);
-      auto pair =
-          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), 2)));
-      at(tile, 0, j) = pair[0];
-      at(tile, 1, j) = pair[1];
+      auto columns =
+          extractAll(m.toF32(loadVector(src, withIndices(prefix, key, v0), R)));
+      for (int64_t r = 0; r < R; ++r)
+        at(tile, r, j) = columns[r];
     }
     return tile;
   }
@@ -276,10 +278,14 @@ SmallVector<Value> TileIO::loadFragments(Value src, SmallVector<Value> prefix,
 void TileIO::storeFragments(ArrayRef<Value> tile, Value dst,
                             SmallVector<Value> prefix, bool vk) {
   auto at = [&](int64_t r, int64_t j) { return tile[r * kPerLane + j]; };
-  if (!vk) { // kv: the lane's 2 columns side by side
-    for (int64_t j = 0; j < kPerLane; ++j)
-      storeRounded({at(0, j), at(1, j)}, dst,
+  if (!vk) { // kv: the lane's R columns side by side
+    for (int64_t j = 0; j < kPerLane; ++j) {
+      SmallVector<Value> columns;
+      for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r)
+        columns.push_back(at(r, j));
+      storeRounded(columns, dst,
                    withIndices(prefix, offset(k0, 8 * (j / 2) + j % 2), v0));
+    }
     return;
   }
   for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {

@@ -77,12 +77,12 @@ func.func @registers_out_of_range(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32x
 
 // -----
 
-// The chunked solve on tensor cores maps 16 V columns to a warp (2 a lane, 8
-// lanes along V), takes tiles of 8 tokens and 8 keys, and holds K / 2 state
-// values a thread.
+// The chunked solve on tensor cores maps 16 or 32 V columns to a warp (2 or 4
+// a lane, 8 lanes along V), takes tiles of 8 tokens and 8 keys, and holds K / 2
+// state values a thread a row tile.
 func.func @tensor_cores_mapping(%q: memref<1x4x1x32xf32>, %k: memref<1x4x1x32xf32>, %v: memref<1x4x1x16xf32>, %o: memref<1x4x1x16xf32>) {
-  // expected-error @+1 {{solve = tensor_cores maps 16 V columns to a warp: columns_per_lane must be 2 and lanes_along_v 8 (or both left to the cost model), not 4 and 8}}
-  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x16xf32>) o(%o : memref<1x4x1x16xf32>) {gdn.schedule = #gdn.schedule<columns_per_lane = 4, solve = tensor_cores>, state_layout = #gdn.layout<vk>}
+  // expected-error @+1 {{solve = tensor_cores maps 16 or 32 V columns to a warp: columns_per_lane must be 2 or 4 and lanes_along_v 8 (or both left to the cost model), not 8 and 8}}
+  gdn.recurrent q(%q : memref<1x4x1x32xf32>) k(%k : memref<1x4x1x32xf32>) v(%v : memref<1x4x1x16xf32>) o(%o : memref<1x4x1x16xf32>) {gdn.schedule = #gdn.schedule<columns_per_lane = 8, solve = tensor_cores>, state_layout = #gdn.layout<vk>}
   return
 }
 
