@@ -569,7 +569,7 @@ LogicalResult checkChunkPrefetch(RecurrentOp op, ScheduleAttr s,
   if (!s.tensorCores())
     return fail() << "needs solve = tensor_cores or chunk_parallel (their "
                      "chunk loop)";
-  // The tensor-core shapes (K a multiple of 8, 16 V columns a warp) make
+  // The tensor-core shapes (K a multiple of 8, 16 or 32 V columns a warp) make
   // every row a multiple of 16 bytes.
   assert(bulkCopies(op, s) && "tensor-core rows of 16-byte multiples");
   int64_t bytes = chunkPrefetchBytes(op, s);

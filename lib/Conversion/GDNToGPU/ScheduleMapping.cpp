@@ -176,8 +176,8 @@ static void choosePrecision(ScheduleDraft &x) {
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
-/// accumulator fragments: 2 columns a lane, 8 lanes along V
-/// (TensorCoreSolve.cpp); the mma decode (a pinned reductions = mma) holds
+/// accumulator fragments: 2 columns a lane, 8 lanes along V, or a pinned
+/// 32 as two row tiles, 4 columns a lane (TensorCoreSolve.cpp); the mma decode (a pinned reductions = mma) holds
 /// m16n8k16 tiles the same way, several a warp (MmaDecode.cpp).
 static void chooseTensorCoreMapping(ScheduleDraft &x) {
   if (!x.s.tensorCores() && !mmaPinned(x))

@@ -201,7 +201,9 @@ static void chooseMaxRegisters(ScheduleDraft &x) {
     return;
   }
   // A solving producer's CTA (4 more warps) fits one an SM under any cap.
-  bool cap = s.tensorCores() && *s.getWarps() >= 4 &&
+  // Two row tiles a warp hold 128 state values a thread: never capped.
+  bool cap = s.tensorCores() && *s.getColumnsPerLane() == 2 &&
+             *s.getWarps() >= 4 &&
              *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
              *s.getConsumerRegisters() == 0 && !oneCTAnSM(x);
   s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);

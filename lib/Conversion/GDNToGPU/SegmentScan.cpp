@@ -117,8 +117,9 @@ SmallVector<Value> TensorCoreSolveKernel::segmentStartState() {
                  /*vk=*/true);
   scf::YieldOp::create(b, loc, initial);
   // Else a value block starts from zeros, a transition block from the
-  // identity's rows v0 - V and v0 - V + 1 (its fragment element (r, j) is
-  // key 8 (j / 2) + 2t + j % 2 of row v0 + r, TileIO::loadFragments).
+  // identity's rows v0 - V + r, r < columns_per_lane (its fragment element
+  // (r, j) is key 8 (j / 2) + 2t + j % 2 of row v0 + r,
+  // TileIO::loadFragments).
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   SmallVector<Value> tile(elements);
   for (int64_t r = 0; r < *s.getColumnsPerLane(); ++r) {

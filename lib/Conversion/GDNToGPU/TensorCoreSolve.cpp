@@ -15,10 +15,12 @@
 // once the reduction index is permuted: a = (c0, c2, c1, c3) makes A's
 // column t the tile's column 2t and its column t + 4 column 2t + 1, so B's
 // rows are read in the same order, b0 = B[2t][g], b1 = B[2t + 1][g]. A warp
-// holds Sᵀ (16 V columns x K keys) as K / 8 such tiles; tile row g is the
-// warp's V column 2g and row g + 8 column 2g + 1 (any order of the rows
-// works, as long as the state, v and o agree), so a lane's two columns sit
-// side by side: 8-byte state accesses in kv, pairs of o.
+// holds Sᵀ (16 V columns x K keys, a row tile) as K / 8 such tiles, or two
+// row tiles (32 V columns) with columns_per_lane = 4; row tile i's row g is
+// the warp's V column R g + 2i and row g + 8 column R g + 2i + 1 (R =
+// columns_per_lane; any order of the rows works, as long as the state, v
+// and o agree), so a lane's R columns sit side by side: 4 R-byte state
+// accesses in kv, R columns of o at once.
 //
 // tf32 keeps 10 mantissa bits. An operand that is not exact in tf32 (the
 // state, the solve's matrices, f32 q and k) is split into hi = its top 19

@@ -74,7 +74,8 @@ protected:
 
   /// The state tile as m16n8k8 accumulator fragments: with (g, t) = (lane /
   /// 4, lane % 4), element r * K/4 + j is S[key 8 (j / 2) + 2t + j % 2]
-  /// [column v0 + r] (v0 = the warp's first column + 2g). A quantized state
+  /// [column v0 + r] (v0 = the warp's first column + R g, R =
+  /// columns_per_lane, 2 or 4). A quantized state
   /// is scaled by loadTile and quantized by storeTile, a column's max over
   /// the 4 lanes of its quad. `src` / `dst` is [..., V, K] where `vk`
   /// (the op's layout, or a segment map's f32 workspace), else [..., K, V].
