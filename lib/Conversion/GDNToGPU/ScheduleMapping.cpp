@@ -175,6 +175,30 @@ static void choosePrecision(ScheduleDraft &x) {
   x.set(&ScheduleAttr::getPrecision, bf16 ? Precision::bf16 : Precision::tf32);
 }
 
+/// chunk_parallel's scan of a fixed batch whose warps of one row tile would
+/// fill 4-warp CTAs past the SMs (so 8 warps a CTA: N >= 4 at HV = 32, N >=
+/// 2 at HV = 64, K = V = 128) holds two row tiles a warp, 32 V columns, on
+/// 4 warps, with the next chunk's copies in flight
+/// (chooseChunkPrefetchDistance): bf16 products, K <= 128 (128 state values
+/// a thread), chunks of at most 16 tokens, no per-key decay. H100, N = 4 T =
+/// 4096: 1.06x; N = 16 T = 2048: 1.27x (docs/cost-model.md#scan-row-tiles).
+/// Not varlen batches nor KDA (not measured), nor smaller grids (one CTA
+/// of one row tile a warp an SM, or a split scan, already fill the SMs).
+static bool scanRowTiles(const ScheduleDraft &x) {
+  auto d = x.d;
+  RecurrentOp op = x.op;
+  // (Runs before choosePrecision: its bf16 condition, or a pinned bf16.)
+  PrecisionAttr precision = x.pins.getPrecision();
+  bool bf16 = precision ? precision.getValue() == Precision::bf16
+                        : bf16QueriesAndKeys(op) && d.K % 16 == 0;
+  return x.s.chunkParallel() && bf16 && d.T > 16 && !op.isVarlen() &&
+         !op.hasPerKeyDecay() && d.K <= 128 &&
+         d.V % (32 * x.pins.getWarps().value_or(4)) == 0 &&
+         x.pins.getStagedTokens().value_or(16) <= 16 &&
+         x.pins.getProducerStages().value_or(0) == 0 &&
+         !x.pins.getLanesAlongV() && d.N * d.HV * (d.V / 64) > x.sms;
+}
+
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8
 /// accumulator fragments: 2 columns a lane, 8 lanes along V, or a pinned
 /// 32 as two row tiles, 4 columns a lane (TensorCoreSolve.cpp); the mma decode (a pinned reductions = mma) holds
@@ -184,9 +208,13 @@ static void chooseTensorCoreMapping(ScheduleDraft &x) {
     return;
   // The mma decode: 4 tiles a warp where V allows (a lane's q and k work
   // then serves 8 rows; docs/cost-model.md#mma-decode), else 1.
+  // chunk_parallel's scan: two row tiles where they measured faster
+  // (scanRowTiles).
   if (!x.pins.getColumnsPerLane())
     x.set(&ScheduleAttr::getColumnsPerLane,
-          !x.s.tensorCores() && x.d.V % 64 == 0 ? 8 : 2);
+          !x.s.tensorCores() && x.d.V % 64 == 0 ? 8
+          : scanRowTiles(x)                     ? 4
+                                                : 2);
   if (!x.pins.getLanesAlongV())
     x.set(&ScheduleAttr::getLanesAlongV, 8);
 }

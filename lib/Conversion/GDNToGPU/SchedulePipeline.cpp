@@ -176,9 +176,13 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
       d.T > *s.getStagedTokens() * (x.op.isVarlen() ? d.N : int64_t{1});
   bool fits = chunkPrefetchBytes(x.op, s) <= kStaticSharedBytes;
   // So do split scans (segments), a few CTAs an SM: 1.26x at T = 32768
-  // HV = 32 in 4 segments (docs/cost-model.md#context-parallel-segments).
+  // HV = 32 in 4 segments (docs/cost-model.md#context-parallel-segments);
+  // and chunk_parallel's scan of two row tiles a warp on any grid, whose 4
+  // warps a CTA hide no load: without the copies 3.34x the time at N = 4
+  // T = 4096, 2.19x at N = 16 T = 2048 (docs/cost-model.md#scan-row-tiles).
+  bool rowTiles = s.chunkParallel() && *s.getColumnsPerLane() == 4;
   bool alone = oneCTAnSM(x) || (x.op.isVarlen() && s.chunkParallel()) ||
-               s.segmented();
+               s.segmented() || rowTiles;
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
              s.tensorCores() && *s.getProducerStages() == 0 && alone &&
                      chunks && fits

@@ -52,10 +52,10 @@ func.func @long_among_short(%q: memref<1x18368x16x128xbf16>, %k: memref<1x18368x
 // -----
 
 // The same tokens as a fixed batch (N = 32, T = 574: every sequence as long)
-// keep 8 warps, and the copies only where the grid fits the SMs: none here
-// (1024 CTAs, two an SM hide each other's loads).
+// take two row tiles a warp on 4 warps, with the copies, uncapped
+// (docs/cost-model.md#scan-row-tiles); a varlen batch keeps one row tile.
 // CHECK-LABEL: func.func @fixed_n32
-// CHECK: warps = 8, staged_tokens = 16, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 0, max_registers = 128,
+// CHECK: columns_per_lane = 4, {{.*}}warps = 4, staged_tokens = 16, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 1, max_registers = 0,
 func.func @fixed_n32(%q: memref<32x574x16x128xbf16>, %k: memref<32x574x16x128xbf16>, %v: memref<32x574x32x128xbf16>, %g: memref<32x574x32xf32>, %beta: memref<32x574x32xbf16>,
     %s0: memref<32x32x128x128xf32>, %s1: memref<32x32x128x128xf32>, %o: memref<32x574x32x128xbf16>) {
   gdn.recurrent q(%q : memref<32x574x16x128xbf16>) k(%k : memref<32x574x16x128xbf16>) v(%v : memref<32x574x32x128xbf16>)
