@@ -175,28 +175,37 @@ static void choosePrecision(ScheduleDraft &x) {
   x.set(&ScheduleAttr::getPrecision, bf16 ? Precision::bf16 : Precision::tf32);
 }
 
-/// chunk_parallel's scan of a fixed batch whose warps of one row tile would
-/// fill 4-warp CTAs past the SMs (so 8 warps a CTA: N >= 4 at HV = 32, N >=
-/// 2 at HV = 64, K = V = 128) holds two row tiles a warp, 32 V columns, on
+/// chunk_parallel's scan of a fixed batch at K = V = 128 whose warps of one
+/// row tile would fill 4-warp CTAs past the SMs (so 8 warps a CTA: N >= 3 at
+/// HV = 32, N >= 2 at HV = 64) holds two row tiles a warp, 32 V columns, on
 /// 4 warps, with the next chunk's copies in flight
-/// (chooseChunkPrefetchDistance): bf16 products, K <= 128 (128 state values
-/// a thread), chunks of at most 16 tokens, no per-key decay. H100, N = 4 T =
-/// 4096: 1.06x; N = 16 T = 2048: 1.27x (docs/cost-model.md#scan-row-tiles).
-/// Not varlen batches nor KDA (not measured), nor smaller grids (one CTA
-/// of one row tile a warp an SM, or a split scan, already fill the SMs).
+/// (chooseChunkPrefetchDistance) and no register cap: bf16 products on
+/// 16-token chunks, no per-key decay. H100, N = 4 T = 4096: 1.06x; N = 16
+/// T = 2048: 1.27x (docs/cost-model.md#scan-row-tiles). Not other head
+/// sizes, varlen batches or KDA (not measured), nor smaller grids (one CTA
+/// of one row tile a warp an SM, or a split scan, already fill the SMs);
+/// nor where a pin asks for what the row tiles measured slow with or
+/// cannot take (other warps, segments, a register cap, no copies).
 static bool scanRowTiles(const ScheduleDraft &x) {
   auto d = x.d;
   RecurrentOp op = x.op;
-  // (Runs before choosePrecision: its bf16 condition, or a pinned bf16.)
-  PrecisionAttr precision = x.pins.getPrecision();
+  const ScheduleAttr &pins = x.pins;
+  // (Runs before choosePrecision and chooseStagedTokens: their conditions
+  // for bf16 products on chunks of 16 tokens, or such pins.)
+  PrecisionAttr precision = pins.getPrecision();
   bool bf16 = precision ? precision.getValue() == Precision::bf16
-                        : bf16QueriesAndKeys(op) && d.K % 16 == 0;
-  return x.s.chunkParallel() && bf16 && d.T > 16 && !op.isVarlen() &&
-         !op.hasPerKeyDecay() && d.K <= 128 &&
-         d.V % (32 * x.pins.getWarps().value_or(4)) == 0 &&
-         x.pins.getStagedTokens().value_or(16) <= 16 &&
-         x.pins.getProducerStages().value_or(0) == 0 &&
-         !x.pins.getLanesAlongV() && d.N * d.HV * (d.V / 64) > x.sms;
+                        : bf16QueriesAndKeys(op);
+  std::optional<int64_t> interval = op.getCheckpointInterval();
+  bool chunks16 = pins.getStagedTokens().value_or(16) == 16 &&
+                  (!interval || *interval % 16 == 0);
+  return x.s.chunkParallel() && bf16 && chunks16 && d.T > 16 &&
+         !op.isVarlen() && !op.hasPerKeyDecay() && d.K == 128 && d.V == 128 &&
+         pins.getWarps().value_or(4) == 4 &&
+         pins.getSegments().value_or(1) == 1 &&
+         pins.getMaxRegisters().value_or(0) == 0 &&
+         pins.getChunkPrefetchDistance().value_or(1) == 1 &&
+         pins.getProducerStages().value_or(0) == 0 &&
+         !pins.getLanesAlongV() && d.N * d.HV * (d.V / 64) > x.sms;
 }
 
 /// On tensor cores a warp holds 16 V columns x K keys as m16n8k8

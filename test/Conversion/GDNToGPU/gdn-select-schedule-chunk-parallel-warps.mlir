@@ -3,6 +3,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 96>}" | FileCheck %s --check-prefix=C96
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<segments = 1>}" | FileCheck %s --check-prefix=UNSPLIT
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, columns_per_lane = 2>}" | FileCheck %s --check-prefix=ONE
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<max_registers = 128>}" | FileCheck %s --check-prefix=CAP
 
 // chunk_parallel's scan holds 16 V rows a warp whatever its warps, so fewer
 // warps a CTA make more CTAs: the cost model takes the fewest warps (2, 4)
@@ -10,7 +11,8 @@
 // else 8 (docs/cost-model.md#chunk-parallel-warps). Where that is 8, a
 // warp holds two row tiles, 32 V rows, on 4 warps instead
 // (columns_per_lane = 4, docs/cost-model.md#scan-row-tiles); pinned to one
-// row tile (ONE), 8 warps. T = 4096, K = V = 128.
+// row tile (ONE), 8 warps; so with a pinned register cap (CAP), under
+// which two row tiles would spill. T = 4096, K = V = 128.
 
 // N = 1, HV = 32: 128 CTAs of 2 warps on 132 SMs (the scan unsplit); on 66,
 // 64 CTAs of 4. Unpinned on 132 SMs the scan is split in 2 segments on 4
@@ -58,6 +60,8 @@ func.func @n2(%q: memref<2x4096x16x128xbf16>, %k: memref<2x4096x16x128xbf16>, %v
 // H100: columns_per_lane = 4, {{.*}}warps = 4, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 1, max_registers = 0,
 // ONE-LABEL: func.func @n4
 // ONE: columns_per_lane = 2, {{.*}}warps = 8, {{.*}}solve = chunk_parallel
+// CAP-LABEL: func.func @n4
+// CAP: columns_per_lane = 2, {{.*}}warps = 8, {{.*}}solve = chunk_parallel, {{.*}}max_registers = 128,
 func.func @n4(%q: memref<4x4096x16x128xbf16>, %k: memref<4x4096x16x128xbf16>, %v: memref<4x4096x32x128xbf16>, %g: memref<4x4096x32xf32>, %beta: memref<4x4096x32xf32>,
     %s: memref<4x32x128x128xf32>, %o: memref<4x4096x32x128xbf16>) {
   gdn.recurrent q(%q : memref<4x4096x16x128xbf16>) k(%k : memref<4x4096x16x128xbf16>) v(%v : memref<4x4096x32x128xbf16>)

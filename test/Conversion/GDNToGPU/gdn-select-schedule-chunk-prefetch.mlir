@@ -11,7 +11,8 @@
 // 0 is kept, and a single chunk (T <= 16, chunk_parallel pinned) has no
 // next chunk to copy. Past the SMs the scan holds two row tiles a warp (4
 // warps: N = 5 makes 160 CTAs of 128 columns) and copies on any grid
-// (docs/cost-model.md#scan-row-tiles); with one row tile pinned (ONE), not.
+// (docs/cost-model.md#scan-row-tiles); with one row tile pinned (ONE), not,
+// and a pinned 0 keeps one row tile (the PIN run: two measured 2.2x slower without).
 
 // CHECK-LABEL: func.func @n4
 // CHECK: solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 1,
@@ -28,6 +29,8 @@ func.func @n4(%q: memref<4x64x16x128xbf16>, %k: memref<4x64x16x128xbf16>, %v: me
 
 // CHECK-LABEL: func.func @n5
 // CHECK: columns_per_lane = 4, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 1,
+// PIN-LABEL: func.func @n5
+// PIN: columns_per_lane = 2, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 0,
 // ONE-LABEL: func.func @n5
 // ONE: columns_per_lane = 2, {{.*}}solve = chunk_parallel, {{.*}}chunk_prefetch_distance = 0,
 func.func @n5(%q: memref<5x64x16x128xbf16>, %k: memref<5x64x16x128xbf16>, %v: memref<5x64x32x128xbf16>, %g: memref<5x64x32xf32>, %beta: memref<5x64x32xbf16>, %s: memref<5x32x128x128xf32>, %o: memref<5x64x32x128xbf16>) {

@@ -9,6 +9,7 @@
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 4, columns_per_lane = 4>' %t/vk.mlir > %t.vk.ptx
 // RUN: FileCheck %s --check-prefix=MMA < %t.vk.ptx
 // RUN: FileCheck %s --check-prefix=LDM < %t.vk.ptx
+// RUN: FileCheck %s --check-prefix=TF < %t.vk.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.vk.ptx -o %t.vk.cubin 2>&1 | FileCheck %s
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<solve = chunk_parallel, warps = 4, columns_per_lane = 2>' %t/vk.mlir | FileCheck %s --check-prefix=ONE
 // RUN: sed 's/layout<vk>/layout<kv>/' %t/vk.mlir > %t/kv.mlir
@@ -22,13 +23,15 @@
 
 // MMA-COUNT-96: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // MMA-NOT: mma.sync.aligned.m16n8k16
+// TF-COUNT-16: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF-NOT: mma.sync.aligned.m16n8k8
 // LDM-COUNT-24: ldmatrix
 // LDM-NOT: ldmatrix
 
 // ONE-COUNT-48: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // ONE-NOT: mma.sync.aligned.m16n8k16
 
-// GRID: gpu.launch_func @{{.*}}::@prefill_recurrent blocks in (%c1{{[_0-9]*}}, %c32{{[_0-9]*}}, %c2{{[_0-9]*}}) threads in (%c128
+// GRID: gpu.launch_func @{{.*}}::@prefill_recurrent blocks in (%c1{{(_[0-9]+)?}}, %c32{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}) threads in (%c128{{(_[0-9]+)?}},
 
 //--- vk.mlir
 func.func @prefill(%q: memref<2x64x16x128xbf16>, %k: memref<2x64x16x128xbf16>, %v: memref<2x64x32x128xbf16>, %g: memref<2x64x32xf32>, %beta: memref<2x64x32xbf16>, %s: memref<2x32x128x128xf32>, %o: memref<2x64x32x128xbf16>) {
