@@ -15,6 +15,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -174,8 +175,7 @@ LogicalResult checkStateRegisters(RecurrentOp op, ScheduleAttr s,
   // On tensor cores each of a warp's row tiles (2 columns a lane) may hold
   // the limit: their mma share every other operand, which makes room
   // (docs/cost-model.md#scan-row-tiles).
-  int64_t limit = s.tensorCores() ? kMaxStateValues * *s.getColumnsPerLane() / 2
-                                  : kMaxStateValues;
+  int64_t limit = kMaxStateValues * std::max<int64_t>(s.rowTiles(), 1);
   if (values <= limit)
     return success();
   return refuse(op) << "a thread would hold columns_per_lane * K / (32 / "

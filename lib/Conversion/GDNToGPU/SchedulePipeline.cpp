@@ -180,9 +180,8 @@ static void chooseChunkPrefetchDistance(ScheduleDraft &x) {
   // and chunk_parallel's scan of two row tiles a warp on any grid, whose 4
   // warps a CTA hide no load: without the copies 3.34x the time at N = 4
   // T = 4096, 2.19x at N = 16 T = 2048 (docs/cost-model.md#scan-row-tiles).
-  bool rowTiles = s.chunkParallel() && *s.getColumnsPerLane() == 4;
   bool alone = oneCTAnSM(x) || (x.op.isVarlen() && s.chunkParallel()) ||
-               s.segmented() || rowTiles;
+               s.segmented() || (s.chunkParallel() && s.rowTiles() == 2);
   s = s.with(&ScheduleAttr::getChunkPrefetchDistance,
              s.tensorCores() && *s.getProducerStages() == 0 && alone &&
                      chunks && fits
@@ -206,8 +205,7 @@ static void chooseMaxRegisters(ScheduleDraft &x) {
   }
   // A solving producer's CTA (4 more warps) fits one an SM under any cap.
   // Two row tiles a warp hold 128 state values a thread: never capped.
-  bool cap = s.tensorCores() && *s.getColumnsPerLane() == 2 &&
-             *s.getWarps() >= 4 &&
+  bool cap = s.rowTiles() == 1 && *s.getWarps() >= 4 &&
              *s.getStagedTokens() <= 16 && *s.getProducerStages() == 0 &&
              *s.getConsumerRegisters() == 0 && !oneCTAnSM(x);
   s = s.with(&ScheduleAttr::getMaxRegisters, cap ? kTensorCoreRegisters : 0);

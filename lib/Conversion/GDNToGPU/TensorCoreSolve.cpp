@@ -594,7 +594,7 @@ SmallVector<Value> TensorCoreSolveKernel::tensorCoreSolve(Value c, Value count,
   // v0 + 2i + 1. The tiles share every operand but the state and v: each
   // fragment of q, k, Tm, M and each token factor loaded once serves
   // rowTiles mma (docs/cost-model.md#scan-row-tiles).
-  int64_t rowTiles = *s.getColumnsPerLane() / 2;
+  int64_t rowTiles = s.rowTiles();
   Value g = arith::DivUIOp::create(b, loc, mmaLane, m.index(4));
   Value t2 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, mmaLane, m.index(4)), m.index(2));

@@ -280,6 +280,11 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
       return getSolve().getValue() == ChunkSolve::tensor_cores ||
              chunkParallel();
     }
+    /// Row tiles of 16 V columns a warp holds on tensor cores:
+    /// columns_per_lane / 2, 1 or 2 (TensorCoreSolve.cpp); 0 off them.
+    int64_t rowTiles() const {
+      return tensorCores() ? *getColumnsPerLane() / 2 : 0;
+    }
     /// Every chunk's solve in a launch before the state scan.
     bool chunkParallel() const {
       return getSolve().getValue() == ChunkSolve::chunk_parallel;
