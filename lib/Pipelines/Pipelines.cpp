@@ -3,6 +3,7 @@
 #include "gdn/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/Verifier.h"
@@ -77,6 +78,13 @@ void mlir::gdn::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGDNToCPUPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // bf16 <-> f32 as integer arithmetic (round to nearest even), not the
+  // __truncsfbf2 libcall LLVM emits on x86 without AVX512-BF16: the JIT
+  // resolves symbols from the host process, and a libgcc older than GCC 13
+  // (Debian 12's) has none, so the function failed to link.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcOptions;
