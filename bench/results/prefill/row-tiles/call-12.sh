@@ -1,45 +1,73 @@
 #!/usr/bin/env bash
-# Next call (written in session 54, which had no device time left): the
-# rows call 11 did not reach, and the prefill entry points' GPU tests over
-# a library whose cost model takes two row tiles. (1) gdn-run --bench of
-# main before the row tiles (.carry/s53: 892d4e0) beside main at 6f04385
-# (.carry/s54b) under each's cost model, two rounds: the grids the rule
-# covers untimed (N = 3; HV = 64 at N = 4 and 16; N = 64 at HV = 32), and,
-# on 6f04385, two row tiles pinned where the rule keeps one (one sequence
-# of 8192 split on 2 warps of two tiles, the same grid as 4 of one; a
-# varlen batch of 64; KDA at N = 4). (2) The prefill entry points' GPU tests
-# over 6f04385's libGDNCAPI.so. About 300 s.
-#   carry: .carry/s53/bins.txz, .carry/s54b/bins.txz,
-#   .carry/s54b/libGDNCAPI.so.xz (about 54 MB with the tree)
+# Session 55, call 12: the rows call 11 did not reach, on one build (main
+# at 10e8aff, whose kernels and cost model are 6f04385's): (1) gdn-run
+# --bench, the cost model's schedule beside one row tile pinned
+# (`solve = chunk_parallel, columns_per_lane = 2`: the cost model then
+# picks what it picked before the row tiles, 8 warps), on the grids the
+# rule covers untimed (N = 3; HV = 64 at N = 4 and 16; N = 64) and the two
+# call 11 timed; and two row tiles pinned where the rule keeps one, each on
+# the grid of the one-tile default (half its warps): one sequence of 8192
+# split in 4, one of 2048 and one of 8192 at HV = 64 unsplit, two varlen
+# batches, KDA; two rounds, the second while the call is under 200 s.
+# (2) Nsight Compute's durations of the two launches at N = 4, T = 4096,
+# both ways. (3) Where carried, branch solves-cap (the first launch
+# capped at 64 registers: 8 CTAs an SM, not 7) beside main, and its check
+# at N = 2, T = 1000. (4) The prefill entry points' GPU tests over this
+# build's libGDNCAPI.so, with whatever anchor site earlier calls unpacked.
+#   carry: .carry/gdn-run.xz, .carry/libGDNCAPI.so.xz (scripts/carry-static.sh),
+#   .carry/cap/gdn-run.xz (branch solves-cap, stripped static gdn-run)
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
-for v in s53 s54b; do mkdir -p /tmp/gdn-$v; xz -dc .carry/$v/bins.txz | tar -C /tmp/gdn-$v -xf -; done
-old=/tmp/gdn-s53/gdn-run; new=/tmp/gdn-s54b/gdn-run
+mkdir -p /tmp/gdn; xz -dc .carry/gdn-run.xz > /tmp/gdn/gdn-run; chmod +x /tmp/gdn/gdn-run
+run=/tmp/gdn/gdn-run
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $out/gpu.txt
 python3 - <<'PY'
 import sys; sys.path.insert(0, 'bench/profile')
 import prefill_sweep as ps
 w = lambda name, text: open(f'/tmp/{name}.mlir', 'w').write(text)
-w('n3_4096', ps.recurrent(3, 4096)); w('n64_2048', ps.recurrent(64, 2048))
-w('n1_8192', ps.recurrent(1, 8192)); w('vl64', ps.recurrent(64, 4096, True, pool=66))
-w('kda4', ps.recurrent(4, 4096, kda=True))
+w('n3_4096', ps.recurrent(3, 4096)); w('n4_4096', ps.recurrent(4, 4096))
+w('n16_2048', ps.recurrent(16, 2048)); w('n64_2048', ps.recurrent(64, 2048))
+w('n1_8192', ps.recurrent(1, 8192)); w('n1_2048', ps.recurrent(1, 2048))
+w('vl8', ps.recurrent(8, 16384, True)); w('vl64', ps.recurrent(64, 4096, True, pool=66))
+w('kda4', ps.recurrent(4, 4096, kda=True)); w('t1000', ps.recurrent(2, 1000))
 ps.HV, ps.H = 64, 32
 w('hv64_n4', ps.recurrent(4, 2048)); w('hv64_n16', ps.recurrent(16, 2048))
+w('hv64_n1', ps.recurrent(1, 8192))
 PY
-T4='solve = chunk_parallel, warps = 4, columns_per_lane = 4, max_registers = 0, chunk_prefetch_distance = 1'
-bench() { local r; r=$(timeout 60 $1 --bench --iters=5 ${3:+"--schedule=#gdn.schedule<$3>"} /tmp/$2.mlir 2>&1)
-  echo "$(basename $(dirname $1)) $2 [$3]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-60)"; }
+ONE='solve = chunk_parallel, columns_per_lane = 2'
+R4='solve = chunk_parallel, columns_per_lane = 4, max_registers = 0, chunk_prefetch_distance = 1'
+bench() { local r; r=$(timeout 60 ${BIN:-$run} --bench --iters=5 ${2:+"--schedule=#gdn.schedule<$2>"} /tmp/$1.mlir 2>&1)
+  echo "${BIN:+cap }$1 [$2]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-70)"; }
 for round in 1 2; do
-  [ $round = 2 ] && [ $((SECONDS-t0)) -gt 150 ] && { echo "no round 2: $((SECONDS-t0)) s"; break; }
-  for f in n3_4096 hv64_n4 hv64_n16 n64_2048; do bench $old $f ""; bench $new $f ""; done
-  bench $new n1_8192 ""
-  bench $new n1_8192 "solve = chunk_parallel, warps = 2, columns_per_lane = 4, segments = 4, max_registers = 0, chunk_prefetch_distance = 1"
-  bench $new vl64 ""; bench $new vl64 "$T4"
-  bench $new kda4 ""; bench $new kda4 "$T4"
+  [ $round = 2 ] && [ $((SECONDS-t0)) -gt 120 ] && { echo "no round 2: $((SECONDS-t0)) s"; break; }
+  for f in n3_4096 n4_4096 n16_2048 n64_2048 hv64_n4 hv64_n16; do bench $f ""; bench $f "$ONE"; done
+  bench n1_8192 ""; bench n1_8192 "$R4, warps = 2, segments = 4"
+  bench n1_2048 ""; bench n1_2048 "$R4, warps = 1"
+  bench hv64_n1 ""; bench hv64_n1 "$R4, warps = 2"
+  bench vl8 ""; bench vl8 "$R4, warps = 2"; bench vl8 "$R4, warps = 4"
+  bench vl64 ""; bench vl64 "$R4, warps = 2"
+  bench kda4 ""; bench kda4 "$R4, warps = 4"
   echo "round $round at $((SECONDS-t0)) s"
 done 2>&1 | tee $out/ab.log
-mkdir -p /tmp/gdn-lib; xz -dc .carry/s54b/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
-GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache PYTHONPATH=$PWD/python \
-  timeout 200 python3 -m pytest -q -rs python/tests/test_fla_chunk.py python/tests/test_flashinfer_prefill.py \
+for s in "" "$ONE"; do
+  tag=${s:+one}; tag=${tag:-default}
+  timeout 60 ncu --clock-control none --section SpeedOfLight --section LaunchStats -k regex:prefill \
+    --launch-count 2 -f -o /tmp/p-$tag $run --bench --iters=1 ${s:+"--schedule=#gdn.schedule<$s>"} \
+    /tmp/n4_4096.mlir > /dev/null 2>&1
+  ncu -i /tmp/p-$tag.ncu-rep --page details > $out/ncu-n4-$tag.txt 2>&1
+  echo "== $tag"; grep -E "prefill_|^    Duration|Registers Per|DRAM Throughput" $out/ncu-n4-$tag.txt | sed 's/  */ /g'
+done
+echo "ncu at $((SECONDS-t0)) s"
+if [ -f .carry/cap/gdn-run.xz ]; then
+  cap=/tmp/gdn/gdn-run-cap; xz -dc .carry/cap/gdn-run.xz > $cap; chmod +x $cap
+  { timeout 60 $cap --check /tmp/t1000.mlir 2>&1 | grep -E "schedule|check|error" | cut -c1-200
+    for f in n4_4096 n16_2048 hv64_n16 n1_8192 vl8 kda4; do bench $f ""; BIN=$cap bench $f ""; done
+    echo "cap at $((SECONDS-t0)) s"; } 2>&1 | tee $out/cap.log
+fi
+site=$PWD/.carry/anchor-site
+mkdir -p /tmp/gdn-lib; xz -dc .carry/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
+GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache \
+  PYTHONPATH=$site:$site/nvidia_cutlass_dsl/dsl_packages:$PWD/python \
+  timeout 120 python3 -m pytest -q -rs python/tests/test_fla_chunk.py python/tests/test_flashinfer_prefill.py \
   python/tests/test_sglang_chunk.py python/tests/test_kda.py > $out/pytest.log 2>&1
-tail -4 $out/pytest.log; echo "pytest at $((SECONDS-t0)) s"
+tail -6 $out/pytest.log; echo "pytest at $((SECONDS-t0)) s"
