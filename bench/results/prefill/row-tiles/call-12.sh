@@ -49,6 +49,12 @@ for round in 1 2; do
   bench kda4 ""; bench kda4 "$R4, warps = 4"
   echo "round $round at $((SECONDS-t0)) s"
 done 2>&1 | tee $out/ab.log
+if [ -f .carry/cap/gdn-run.xz ]; then
+  cap=/tmp/gdn/gdn-run-cap; xz -dc .carry/cap/gdn-run.xz > $cap; chmod +x $cap
+  { timeout 60 $cap --check /tmp/t1000.mlir 2>&1 | grep -E "schedule|check|error" | cut -c1-200
+    for f in n4_4096 n16_2048 hv64_n16 n1_8192 vl8 kda4; do bench $f ""; BIN=$cap bench $f ""; done
+    echo "cap at $((SECONDS-t0)) s"; } 2>&1 | tee $out/cap.log
+fi
 for s in "" "$ONE"; do
   tag=${s:+one}; tag=${tag:-default}
   timeout 60 ncu --clock-control none --section SpeedOfLight --section LaunchStats -k regex:prefill \
@@ -58,12 +64,6 @@ for s in "" "$ONE"; do
   echo "== $tag"; grep -E "prefill_|^    Duration|Registers Per|DRAM Throughput" $out/ncu-n4-$tag.txt | sed 's/  */ /g'
 done
 echo "ncu at $((SECONDS-t0)) s"
-if [ -f .carry/cap/gdn-run.xz ]; then
-  cap=/tmp/gdn/gdn-run-cap; xz -dc .carry/cap/gdn-run.xz > $cap; chmod +x $cap
-  { timeout 60 $cap --check /tmp/t1000.mlir 2>&1 | grep -E "schedule|check|error" | cut -c1-200
-    for f in n4_4096 n16_2048 hv64_n16 n1_8192 vl8 kda4; do bench $f ""; BIN=$cap bench $f ""; done
-    echo "cap at $((SECONDS-t0)) s"; } 2>&1 | tee $out/cap.log
-fi
 site=$PWD/.carry/anchor-site
 mkdir -p /tmp/gdn-lib; xz -dc .carry/libGDNCAPI.so.xz > /tmp/gdn-lib/libGDNCAPI.so
 GDN_LIBRARY=/tmp/gdn-lib/libGDNCAPI.so GDN_CACHE_DIR=/tmp/gdn-cache \
