@@ -180,10 +180,12 @@ static void choosePrecision(ScheduleDraft &x) {
 /// HV = 32, N >= 2 at HV = 64) holds two row tiles a warp, 32 V columns, on
 /// 4 warps, with the next chunk's copies in flight
 /// (chooseChunkPrefetchDistance) and no register cap: bf16 products on
-/// 16-token chunks, no per-key decay. H100, N = 4 T = 4096: 1.06x; N = 16
-/// T = 2048: 1.27x (docs/cost-model.md#scan-row-tiles). Not other head
-/// sizes, varlen batches or KDA (not measured), nor smaller grids (one CTA
-/// of one row tile a warp an SM, or a split scan, already fill the SMs);
+/// 16-token chunks, no per-key decay. H100, N = 3 / 4 T = 4096: 1.09x /
+/// 1.06x; N = 16 T = 2048: 1.27x; HV = 64 N = 4 T = 2048: 1.27x
+/// (docs/cost-model.md#scan-row-tiles). Not other head sizes, varlen
+/// batches or KDA (not measured), nor smaller grids (one CTA of one row
+/// tile a warp an SM, or a split scan: two row tiles on half the warps
+/// measured 0.90x at N = 1 T = 8192 in 4 segments, 0.76x at T = 2048);
 /// nor where a pin asks for what the row tiles measured slow with or
 /// cannot take (other warps, segments, a register cap, no copies).
 static bool scanRowTiles(const ScheduleDraft &x) {
