@@ -24,6 +24,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -213,6 +214,10 @@ int64_t parsed(llvm::StringRef item) {
 /// with NaN so that an unwritten element fails the check. Pool indices: a
 /// random permutation of the slots, every fourth row from the second on a
 /// padding row (-1), rows past the pool size padding as well.
+/// Elements of a float input drawn in turn from the run's one stream; a
+/// larger input is drawn in blocks of this many, in parallel (makeInput).
+constexpr int64_t kInputBlock = int64_t(1) << 20;
+
 HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
                      int64_t seqTokens, int64_t interRows) {
   HostBuffer buf;
@@ -224,8 +229,6 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
       arg.role == Role::IntermediateStateScale ||
       arg.role == Role::StateCheckpoints || arg.role == Role::CheckpointScale)
     return buf;
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   buf.values.resize(n);
   if (arg.role == Role::CuSeqlens) {
     // Random sequence lengths, some of them empty, covering all tokens but
@@ -294,20 +297,38 @@ HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
     }
     return buf;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    double x;
-    switch (arg.role) {
-    case Role::ALog: x = std::log(1.0 + 15.0 * uniform(rng)); break;
-    case Role::G: x = std::log(0.5 + 0.5 * uniform(rng)); break;
-    case Role::Beta: x = reference::sigmoid(normal(rng)); break;
-    // A quantized state's row scales: the e4m3 elements are N(0, 1), so the
-    // state ~ N(0, scale^2).
-    case Role::StateScale: x = 0.5 + uniform(rng); break;
-    default: x = normal(rng); break;
+  auto draw = [&](std::mt19937_64 &gen, int64_t begin, int64_t end) {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    for (int64_t i = begin; i < end; ++i) {
+      double x;
+      switch (arg.role) {
+      case Role::ALog: x = std::log(1.0 + 15.0 * uniform(gen)); break;
+      case Role::G: x = std::log(0.5 + 0.5 * uniform(gen)); break;
+      case Role::Beta: x = reference::sigmoid(normal(gen)); break;
+      // A quantized state's row scales: the e4m3 elements are N(0, 1), so
+      // the state ~ N(0, scale^2).
+      case Role::StateScale: x = 0.5 + uniform(gen); break;
+      default: x = normal(gen); break;
+      }
+      encode(arg.elementType, x, &buf.bytes[i * width]);
+      buf.values[i] = decode(arg.elementType, &buf.bytes[i * width]);
     }
-    encode(arg.elementType, x, &buf.bytes[i * width]);
-    buf.values[i] = decode(arg.elementType, &buf.bytes[i * width]);
+  };
+  if (n <= kInputBlock) { // in turn from the one stream
+    draw(rng, 0, n);
+    return buf;
   }
+  // A large argument: blocks of kInputBlock elements, each from a generator
+  // of its own seeded by one draw of the stream and the block's index,
+  // drawn on every core (a prefill's 10^9 input elements took minutes on
+  // one). The same seed gives the same inputs on any number of cores.
+  uint64_t base = rng();
+  llvm::parallelFor(0, (n + kInputBlock - 1) / kInputBlock, [&](size_t block) {
+    std::mt19937_64 gen(base ^ (0x9E3779B97F4A7C15ull * (block + 1)));
+    int64_t begin = int64_t(block) * kInputBlock;
+    draw(gen, begin, std::min(n, begin + kInputBlock));
+  });
   return buf;
 }
 
