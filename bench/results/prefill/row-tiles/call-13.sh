@@ -9,7 +9,8 @@
 # registers) beside main, with its check at N = 2, T = 1000; Nsight
 # Compute's durations of the two launches at N = 4, T = 4096; the prefill
 # entry points' GPU tests over main's libGDNCAPI.so. Each bench row gets
-# 120 s (four of call 12's ran past its 60 s; why was not established).
+# 120 s (five of call 12's ran past its 60 s, likely gdn-run drawing the
+# inputs on one core: since c3d05e4 on every core).
 # About 450 s.
 #   carry: .carry/gdn-run.xz, .carry/libGDNCAPI.so.xz (scripts/carry-static.sh),
 #   .carry/cap/gdn-run.xz (branch solves-cap, stripped static gdn-run)
