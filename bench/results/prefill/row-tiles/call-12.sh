@@ -8,14 +8,20 @@
 # call 11 timed; and two row tiles pinned where the rule keeps one, each on
 # the grid of the one-tile default (half its warps): one sequence of 8192
 # split in 4, one of 2048 and one of 8192 at HV = 64 unsplit, two varlen
-# batches, KDA; two rounds, the second while the call is under 200 s.
-# (2) Nsight Compute's durations of the two launches at N = 4, T = 4096,
-# both ways. (3) Where carried, branch solves-cap (the first launch
-# capped at 64 registers: 8 CTAs an SM, not 7) beside main, and its check
-# at N = 2, T = 1000. (4) The prefill entry points' GPU tests over this
+# batches, KDA; two rounds, the second while the call is under 120 s.
+# (2) Where carried, branch solves-cap (the first launch capped at 64
+# registers: 8 CTAs an SM, not 7) beside main, and its check at N = 2,
+# T = 1000. (3) Nsight Compute's durations of the two launches at N = 4,
+# T = 4096, both ways. (4) The prefill entry points' GPU tests over this
 # build's libGDNCAPI.so, with whatever anchor site earlier calls unpacked.
 #   carry: .carry/gdn-run.xz, .carry/libGDNCAPI.so.xz (scripts/carry-static.sh),
 #   .carry/cap/gdn-run.xz (branch solves-cap, stripped static gdn-run)
+# PART=2 (the next call, written in session 55 after this one spent the
+# session's device time in part 1's first 16 rows, `ab-12-h100.log`): the
+# rows part 1 did not reach, each with 120 s (five of part 1's ran past
+# its 60 s, likely gdn-run drawing the inputs on one core: since c3d05e4
+# on every core), into ab-2.log, then the same register-cap rows,
+# profiles and tests. About 450 s.
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
 mkdir -p /tmp/gdn; xz -dc .carry/gdn-run.xz > /tmp/gdn/gdn-run; chmod +x /tmp/gdn/gdn-run
@@ -35,9 +41,11 @@ w('hv64_n4', ps.recurrent(4, 2048)); w('hv64_n16', ps.recurrent(16, 2048))
 w('hv64_n1', ps.recurrent(1, 8192))
 PY
 ONE='solve = chunk_parallel, columns_per_lane = 2'
+rowlimit=$([ "${PART:-1}" = 1 ] && echo 60 || echo 120)
 R4='solve = chunk_parallel, columns_per_lane = 4, max_registers = 0, chunk_prefetch_distance = 1'
-bench() { local r; r=$(timeout 60 ${BIN:-$run} --bench --iters=5 ${2:+"--schedule=#gdn.schedule<$2>"} /tmp/$1.mlir 2>&1)
+bench() { local r; r=$(timeout $rowlimit ${BIN:-$run} --bench --iters=5 ${2:+"--schedule=#gdn.schedule<$2>"} /tmp/$1.mlir 2>&1)
   echo "${BIN:+cap }$1 [$2]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-70)"; }
+if [ "${PART:-1}" = 1 ]; then
 for round in 1 2; do
   [ $round = 2 ] && [ $((SECONDS-t0)) -gt 120 ] && { echo "no round 2: $((SECONDS-t0)) s"; break; }
   for f in n3_4096 n4_4096 n16_2048 n64_2048 hv64_n4 hv64_n16; do bench $f ""; bench $f "$ONE"; done
@@ -49,6 +57,15 @@ for round in 1 2; do
   bench kda4 ""; bench kda4 "$R4, warps = 4"
   echo "round $round at $((SECONDS-t0)) s"
 done 2>&1 | tee $out/ab.log
+else
+{ bench n16_2048 "$ONE"
+  for f in n64_2048 hv64_n16; do bench $f ""; bench $f "$ONE"; done
+  bench hv64_n1 ""; bench hv64_n1 "$R4, warps = 2"
+  bench vl8 ""; bench vl8 "$R4, warps = 2"; bench vl8 "$R4, warps = 4"
+  bench vl64 ""; bench vl64 "$R4, warps = 2"
+  bench kda4 ""; bench kda4 "$R4, warps = 4"
+  echo "rows at $((SECONDS-t0)) s"; } 2>&1 | tee $out/ab-2.log
+fi
 if [ -f .carry/cap/gdn-run.xz ]; then
   cap=/tmp/gdn/gdn-run-cap; xz -dc .carry/cap/gdn-run.xz > $cap; chmod +x $cap
   { timeout 60 $cap --check /tmp/t1000.mlir 2>&1 | grep -E "schedule|check|error" | cut -c1-200
