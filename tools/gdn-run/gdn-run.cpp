@@ -24,10 +24,10 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/Parallel.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -208,16 +208,16 @@ int64_t parsed(llvm::StringRef item) {
   return x;
 }
 
+/// Elements of a float input drawn in turn from the run's one stream; a
+/// larger input is drawn in blocks of this many, in parallel (makeInput).
+constexpr int64_t kInputBlock = int64_t(1) << 20;
+
 /// Seeded inputs with the distributions of real models: q, k, v, a, b,
 /// dt_bias ~ N(0, 1); A_log = log U(1, 16); g = log U(0.5, 1) (≤ 0);
 /// beta = sigmoid(N(0, 1)); initial state ~ N(0, 1). Outputs are poisoned
 /// with NaN so that an unwritten element fails the check. Pool indices: a
 /// random permutation of the slots, every fourth row from the second on a
 /// padding row (-1), rows past the pool size padding as well.
-/// Elements of a float input drawn in turn from the run's one stream; a
-/// larger input is drawn in blocks of this many, in parallel (makeInput).
-constexpr int64_t kInputBlock = int64_t(1) << 20;
-
 HostBuffer makeInput(const Argument &arg, std::mt19937_64 &rng, int64_t slots,
                      int64_t seqTokens, int64_t interRows) {
   HostBuffer buf;
