@@ -39,6 +39,7 @@ PARAMETERS = [
     ("max_registers", [0, 0, 0, 16, 24, 128, 168, 255, 256], [-1]),
     ("launch", ["ordinary", "programmatic", "programmatic_at_start",
                 "programmatic_after_recurrence"], ["later", 3]),
+    ("concurrent_solves", [0, 0, 0, 1, 2], [-1]),
 ]
 # gdn-run's flags beside --schedule.
 FLAGS = [

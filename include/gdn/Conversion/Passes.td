@@ -160,7 +160,7 @@ def GDNSelectSchedulePass : Pass<"gdn-select-schedule", "::mlir::ModuleOp"> {
         reductions = in_turn, solve = token_by_token, precision = tf32x3,
         producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0,
         input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0,
-        launch = ordinary, segments = 1>}
+        launch = ordinary, segments = 1, concurrent_solves = 0>}
     ```
 
     Pinning two parameters from the command line (docs/schedule.md):

@@ -10,10 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelForms.h"
+#include "ScheduleRules.h"
 #include "StagingLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,7 +30,13 @@ using namespace mlir::gdn;
 
 void ChunkSolvesKernel::build() {
   workspace = kernel.getArgument(op->getNumOperands());
+  if (s.concurrentSolves())
+    return buildPersistent();
   enter();
+  solveChunk();
+}
+
+void ChunkSolvesKernel::solveChunk() {
   createStagingBuffers();
   int64_t C = *s.getStagedTokens();
   // The grid's x is the record slot (enter() calls it vBlock; no V is read
@@ -94,6 +103,74 @@ void ChunkSolvesKernel::build() {
   }
 }
 
+namespace {
+/// The index of the count of (row n, value head hv)'s group of record
+/// `slot` in concurrent_solves' counts [N, HV, groups].
+Value groupCount(KernelMath &m, Value n, Value hv, Value slot, int64_t groups,
+                 int64_t HV) {
+  OpBuilder &b = m.builder();
+  Location loc = m.location();
+  Value row = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, n, m.index(HV)), hv);
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, m.index(groups)),
+      arith::DivUIOp::create(b, loc, slot, m.index(kSolveGroupChunks)));
+}
+} // namespace
+
+void ChunkSolvesKernel::buildPersistent() {
+  solveCounts = kernel.getArgument(op->getNumOperands() + 1);
+  m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
+  // Every CTA starts at once (the grid fits the SMs beside the scan's
+  // CTAs): the scan, launched programmatically after this grid, may start
+  // as soon as each CTA has signalled (docs/cost-model.md#concurrent-solves).
+  launchDependents();
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  int64_t C = *s.getStagedTokens();
+  int64_t slots = recordSlots(op, C), groups = solveGroups(op, C);
+  int64_t perHead = sharedGram(op, s, C) ? d.HV / d.H : 1;
+  int64_t heads = d.HV / perHead, rowItems = heads * d.N;
+  scf::ForOp::create(
+      b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+      m.index(slots * rowItems),
+      gpu::GridDimOp::create(b, loc, gpu::Dimension::x), ValueRange{},
+      [&](OpBuilder &nb, Location, Value item, ValueRange) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        // Slots outermost: the CTAs solve the chunks in the scan's order.
+        Value slot = arith::DivUIOp::create(b, loc, item, m.index(rowItems));
+        Value rest = arith::RemUIOp::create(b, loc, item, m.index(rowItems));
+        Value row = arith::DivUIOp::create(b, loc, rest, m.index(heads));
+        Value head = arith::RemUIOp::create(b, loc, rest, m.index(heads));
+        workItem = {slot, head, row};
+        enterKernel([] {});
+        solveChunk();
+        // Every thread's record stores before thread 0's release (and the
+        // staging buffers free for the next item).
+        groupBarrier();
+        auto first = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                  m.index(0)),
+            false);
+        b.setInsertionPointToStart(&first.getThenRegion().front());
+        for (int64_t r = 0; r < perHead; ++r) {
+          Value headR = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, head, m.index(perHead)),
+              m.index(r));
+          Value count = groupCount(m, row, headR, slot, groups, d.HV);
+          LLVM::InlineAsmOp::create(
+              b, loc, Type(), ValueRange{globalAddress(solveCounts, {count})},
+              "red.release.gpu.global.add.u32 [$0], 1;", "l,~{memory}",
+              /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::tailcallkind::TailCallKind::None,
+              /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+        }
+        b.setInsertionPointAfter(first);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
 Value ChunkSolvesKernel::sequenceOfSlot(Value x) {
   // firstSlot increases with n by at least 1 a sequence (by 1 + the chunks
   // lo crosses) while cu_seqlens increases: the last n with firstSlot(n) <=
@@ -113,6 +190,68 @@ Value ChunkSolvesKernel::sequenceOfSlot(Value x) {
 int64_t TensorCoreSolveKernel::recordSlots(RecurrentOp op, int64_t C) {
   auto d = op.getDims();
   return llvm::divideCeil(d.T, C) + (op.isVarlen() ? d.N : 0);
+}
+
+int64_t TensorCoreSolveKernel::solveGroups(RecurrentOp op, int64_t C) {
+  return llvm::divideCeil(recordSlots(op, C), kSolveGroupChunks);
+}
+
+std::pair<Value, Value> TensorCoreSolveKernel::recordGroup(Value c) {
+  Value slot = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, c, tokenLo),
+      m.index(*s.getStagedTokens()));
+  return {groupCount(m, n, hv, slot, solveGroups(op, *s.getStagedTokens()),
+                     d.HV),
+          slot};
+}
+
+void TensorCoreSolveKernel::awaitRecordGroup(Value c) {
+  int64_t slots = recordSlots(op, *s.getStagedTokens());
+  auto [count, slot] = recordGroup(c);
+  Value firstOfGroup = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, slot, m.index(kSolveGroupChunks)),
+      m.index(0));
+  auto ifOp = scf::IfOp::create(b, loc, firstOfGroup, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  // The group's chunks: kSolveGroupChunks, fewer in a row's last group.
+  Value expected = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::MinUIOp::create(b, loc, m.index(kSolveGroupChunks),
+                             arith::SubIOp::create(b, loc, m.index(slots),
+                                                   slot)));
+  Value address = globalAddress(solveCounts, {count});
+  // Lane 0 of each warp acquires the count (ld.acquire.gpu until it holds
+  // the group), then bar.warp.sync orders the warp's copies of the records
+  // after it (PTX ISA: bar.warp.sync orders memory among its threads): a
+  // poll a warp, not a thread, and no CTA barrier.
+  {
+    OpBuilder::InsertionGuard laneGuard(b);
+    auto lane0 = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                              m.index(0)),
+        false);
+    b.setInsertionPointToStart(&lane0.getThenRegion().front());
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    b.createBlock(&loop.getBefore());
+    Value done = LLVM::InlineAsmOp::create(
+                     b, loc, b.getI32Type(), ValueRange{address},
+                     "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}",
+                     /*has_side_effects=*/true, /*is_align_stack=*/false,
+                     LLVM::tailcallkind::TailCallKind::None,
+                     /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
+                     .getResult(0);
+    scf::ConditionOp::create(b, loc,
+                             arith::CmpIOp::create(b, loc,
+                                                   arith::CmpIPredicate::ult,
+                                                   done, expected),
+                             ValueRange{});
+    b.createBlock(&loop.getAfter());
+    scf::YieldOp::create(b, loc);
+  }
+  NVVM::SyncWarpOp::create(b, loc, i32(-1));
 }
 
 Value TensorCoreSolveKernel::firstSlot(Value n, Value lo) {
@@ -138,6 +277,8 @@ Value TensorCoreSolveKernel::recordOf(Value c) {
 }
 
 void TensorCoreSolveKernel::stageChunkExtras(Value c) {
+  if (solveCounts)
+    awaitRecordGroup(c);
   if (workspace)
     copyRecord(c, /*toWorkspace=*/false);
 }
@@ -230,6 +371,8 @@ SmallVector<Value> TensorCoreSolveKernel::asyncChunkExtras(Value c,
   SmallVector<Value> copies;
   if (!workspace)
     return copies;
+  if (solveCounts)
+    awaitRecordGroup(c);
   // A piece under a condition (past the pieces, or gamma_C: thread 0's) is
   // copied inside an scf.if whose token, where it does not run, is `issued`:
   // the chunk's group is committed by every thread all the same.

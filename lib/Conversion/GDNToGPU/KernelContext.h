@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
+#include <array>
 #include <optional>
 
 namespace mlir {
@@ -184,6 +185,11 @@ protected:
   /// The first token of the CTA's chunk loop: tokenLo, or with
   /// segmentsInZ its segment's first (hi then its segment's end).
   Value chunkLo;
+  /// A persistent kernel's work item, the (x, y, z) place in the grid of
+  /// the launch it stands for, where its loop sets it (concurrent_solves,
+  /// ChunkParallel.cpp): enterKernel takes it for the block ids, and keeps
+  /// the constants in the entry block.
+  std::optional<std::array<Value, 3>> workItem;
   /// The grid's z is n * segmentsInZ + segment where set (chunk_parallel's
   /// context-parallel launches, SegmentScan.cpp); 0: z is n.
   int64_t segmentsInZ = 0;

@@ -42,6 +42,10 @@ void KernelFeatures::launchDependents() {
 void KernelFeatures::waitForPreviousGrid() {
   if (s.launchMode() == LaunchMode::ordinary)
     return;
+  waitForGrid();
+}
+
+void KernelFeatures::waitForGrid() {
   // As inline PTX with a memory clobber (CUDA's
   // cudaGridDependencySynchronize): the intrinsic is IntrNoMem, so LLVM
   // could move a later load of the previous kernel's output above it.

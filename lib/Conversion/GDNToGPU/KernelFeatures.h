@@ -46,6 +46,9 @@ protected:
   /// previous kernel of the stream has then finished and its writes are
   /// visible).
   void waitForPreviousGrid();
+  /// griddepcontrol.wait whatever the schedule's launch: the grid this one
+  /// was launched beside has finished and its writes are visible.
+  void waitForGrid();
   /// griddepcontrol.launch_dependents (the first thread of a CTA to run it
   /// counts for the CTA): at the kernel's start or, once the recurrence is
   /// done, before the final state store

@@ -209,6 +209,10 @@ public:
   /// ceil(T / C) + N whatever it holds (docs/math.md §5). The first
   /// launch's grid is (slots, HV, N), a varlen one's (slots, HV, 1).
   static int64_t recordSlots(RecurrentOp op, int64_t C);
+  /// concurrent_solves (a fixed batch): groups of kSolveGroupChunks record
+  /// slots a row, each with a count of its chunks' records written, i32
+  /// [N, HV, solveGroups] in a workspace after the records'.
+  static int64_t solveGroups(RecurrentOp op, int64_t C);
 
   /// chunk_parallel's context-parallel launches (segments = P > 1,
   /// SegmentScan.cpp, docs/math.md §7): sequence n's tokens in P segments
@@ -341,7 +345,17 @@ protected:
   /// with cp.async (runPrefetchedChunks).
   SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
+  /// concurrent_solves: before the scan stages the first chunk at token c
+  /// of a group, every thread waits (ld.acquire.gpu) until the group's count
+  /// holds each of its chunks (ChunkParallel.cpp).
+  void awaitRecordGroup(Value c);
+  /// The index of the count of the group of the chunk at token c, and its
+  /// slot within its row (a fixed batch).
+  std::pair<Value, Value> recordGroup(Value c);
+
   Value workspace; ///< chunk_parallel's records (a kernel argument), or null
+  /// concurrent_solves: the groups' counts (a kernel argument), or null
+  Value solveCounts;
   /// The chunk's Tm, M and factors are staged by a producer warpgroup
   /// (WarpSpecializedSolveKernel): the products alone are built here.
   bool solvedAhead = false;
@@ -413,6 +427,13 @@ public:
   void build();
 
 private:
+  /// The CTA's chunk (its place in the grid, or a persistent CTA's work
+  /// item) solved into its record(s).
+  void solveChunk();
+  /// concurrent_solves: persistent CTAs over every (slot, head, n) work
+  /// item, slots outermost, so the scan's next chunks are solved first;
+  /// each item's records counted in their groups once written.
+  void buildPersistent();
   /// A varlen batch: the sequence whose slots hold record slot x, the last
   /// n with firstSlot(n) <= x, else 0 (ceil(log2 N) steps of loads of
   /// cu_seqlens).

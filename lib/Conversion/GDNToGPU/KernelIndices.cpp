@@ -16,7 +16,8 @@ using namespace mlir;
 using namespace mlir::gdn;
 
 void KernelContext::enterKernel(function_ref<void()> atStart) {
-  m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
+  if (!workItem) // else a persistent loop's body: the entry block's are set
+    m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warpSize = m.index(kWarpSize);
   lane = arith::RemUIOp::create(b, loc, tid, warpSize);
@@ -24,9 +25,15 @@ void KernelContext::enterKernel(function_ref<void()> atStart) {
   kLane = arith::DivUIOp::create(b, loc, lane, m.index(*s.getLanesAlongV()));
   Value vLane =
       arith::RemUIOp::create(b, loc, lane, m.index(*s.getLanesAlongV()));
-  vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (workItem) {
+    vBlock = (*workItem)[0];
+    hv = (*workItem)[1];
+    n = (*workItem)[2];
+  } else {
+    vBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    hv = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    n = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  }
   if (replay) // z = layer * rows + n
     n = arith::RemUIOp::create(b, loc, n, m.index(replay->rows));
   if (segmentsInZ > 0) { // z = n * segments + segment

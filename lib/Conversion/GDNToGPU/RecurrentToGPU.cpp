@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
@@ -192,18 +194,39 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
             .getMemref();
     SmallVector<Value> operands(op->getOperands());
     operands.push_back(workspace);
+    SmallVector<Type> workspaces = {type};
     ScheduleAttr solves =
         s->with(&ScheduleAttr::getWarps, std::min<int64_t>(*s->getWarps(), 4));
+    int64_t heads = sharedGram(op, solves, C) ? d.H : d.HV;
+    // sharedGram: a CTA a key head, solving its HV / H value heads' chunks.
+    std::array<int64_t, 3> solvesGrid = {slots, heads, rows};
+    // concurrent_solves: the groups' counts, zeroed by a launch of their own
+    // before the solves' persistent CTAs (ChunkParallel.cpp).
+    Value counts;
+    if (s->concurrentSolves()) {
+      auto countsType = MemRefType::get(
+          {rows * d.HV * TensorCoreSolveKernel::solveGroups(op, C)},
+          rewriter.getI32Type());
+      counts = gpu::AllocOp::create(rewriter, loc, countsType,
+                                    /*asyncToken=*/Type(), ValueRange{},
+                                    ValueRange{}, ValueRange{})
+                   .getMemref();
+      operands.push_back(counts);
+      workspaces.push_back(countsType);
+      solves = solves.with(&ScheduleAttr::getMaxRegisters,
+                           kConcurrentSolveRegisters);
+      launchZeroCounts(rewriter, op, solves, operands, workspaces);
+      solvesGrid = {std::min(slots * heads * rows,
+                             kConcurrentSolveCTAs * target.smCount),
+                    1, 1};
+    }
     gpu::GPUFuncOp first = createRecurrentKernel(
         op, solves, kernelModuleOf,
         [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
           ChunkSolvesKernel(b, loc, kop, solves, func).build();
         },
-        "chunk_solves", TypeRange{type});
-    // sharedGram: a CTA a key head, solving its HV / H value heads' chunks.
-    launchKernel(rewriter, op, solves, first,
-                 {slots, sharedGram(op, solves, C) ? d.H : d.HV, rows},
-                 operands);
+        "chunk_solves", workspaces);
+    launchKernel(rewriter, op, solves, first, solvesGrid, operands);
     if (s->segmented()) {
       lowerSegments(rewriter, op, *s, operands, type);
     } else {
@@ -212,14 +235,62 @@ struct ChunkParallelToKernels : RecurrentToGPUPattern {
           [&](OpBuilder &b, RecurrentOp kop, gpu::GPUFuncOp func) {
             TensorCoreSolveKernel(b, loc, kop, *s, func).build();
           },
-          "recurrent", TypeRange{type});
-      launchKernel(rewriter, op, *s, scan,
-                   {d.V / s->blockColumns(), d.HV, d.N}, operands);
+          "recurrent", workspaces);
+      gpu::LaunchFuncOp launch =
+          launchKernel(rewriter, op, *s, scan,
+                       {d.V / s->blockColumns(), d.HV, d.N}, operands);
+      // Beside the solves: a programmatic dependent launch, which may start
+      // once every solves CTA has started (each signals it first thing);
+      // the scan waits for their grid after its recurrence.
+      if (counts)
+        rewriter.getContext()
+            ->getLoadedDialect<GDNDialect>()
+            ->getLaunchAttrHelper()
+            .setAttr(launch, LaunchModeAttr::get(
+                                 rewriter.getContext(),
+                                 LaunchMode::programmatic_after_recurrence));
     }
     gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
                            workspace);
+    if (counts)
+      gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                             ValueRange{}, counts);
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// concurrent_solves: a launch of `s`'s CTAs that zeroes the groups'
+  /// counts (the last of `operands`, of the last of `workspaces`): the
+  /// solves count from zero in a workspace a runner allocates unset.
+  void launchZeroCounts(PatternRewriter &rewriter, RecurrentOp op,
+                        ScheduleAttr s, ValueRange operands,
+                        TypeRange workspaces) const {
+    Location loc = op.getLoc();
+    int64_t count = cast<MemRefType>(workspaces.back()).getNumElements();
+    int64_t threads = s.threads();
+    gpu::GPUFuncOp zero = createRecurrentKernel(
+        op, s, kernelModuleOf,
+        [&](OpBuilder &b, RecurrentOp, gpu::GPUFuncOp func) {
+          Value i = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(
+                  b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                  arith::ConstantIndexOp::create(b, loc, threads)),
+              gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+          Value inRange = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, i,
+              arith::ConstantIndexOp::create(b, loc, count));
+          auto ifOp = scf::IfOp::create(b, loc, inRange, false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          memref::StoreOp::create(b, loc,
+                                  arith::ConstantIntOp::create(b, loc, 0, 32),
+                                  func.getArguments().back(), i);
+        },
+        "zero_counts", workspaces);
+    launchKernel(rewriter, op, s, zero,
+                 {(count + threads - 1) / threads, 1, 1},
+                 operands);
   }
 
   /// segments = P > 1: the segment maps, their join and the segments'

@@ -282,6 +282,32 @@ LogicalResult checkChunkParallel(RecurrentOp op, ScheduleAttr s,
   return success();
 }
 
+/// concurrent_solves = 1 (ChunkParallel.cpp): the solves' persistent CTAs
+/// let the scan launch beside them (griddepcontrol), and the scan waits for
+/// a count of each group of a fixed batch's chunks; a split scan (its maps'
+/// launch reads the records too) and a varlen batch (a group's chunks span
+/// sequences) keep the records' launch before the scan.
+LogicalResult checkConcurrentSolves(RecurrentOp op, ScheduleAttr s,
+                                    const GPUTarget &target) {
+  int64_t value = *s.getConcurrentSolves();
+  if (value == 0)
+    return success();
+  auto fail = [&]() {
+    return refuse(op) << "concurrent_solves = " << value << " ";
+  };
+  if (value != 1)
+    return fail() << "must be 0 or 1";
+  if (!s.chunkParallel())
+    return fail() << "needs solve = chunk_parallel";
+  if (s.segmented())
+    return fail() << "needs segments = 1";
+  if (op.isVarlen())
+    return fail() << "needs a fixed batch (no cu_seqlens)";
+  if (!target.gridDependencyControl)
+    return fail() << "needs griddepcontrol (sm_90 on)";
+  return success();
+}
+
 /// Context-parallel segments (SegmentScan.cpp): the checks in
 /// segmentsRefusal, which the cost model's chooseSegments reads too.
 LogicalResult checkSegments(RecurrentOp op, ScheduleAttr s, const GPUTarget &) {
@@ -616,6 +642,7 @@ constexpr Check kChecks[] = {
     checkColumnBlocks,
     checkChunkedSolve,
     checkChunkParallel,
+    checkConcurrentSolves,
     checkSegments,
     checkPrecision,
     checkCheckpoints,

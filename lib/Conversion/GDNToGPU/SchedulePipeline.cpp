@@ -225,6 +225,12 @@ static void chooseLaunch(ScheduleDraft &x) {
   x.set(&ScheduleAttr::getLaunch, mode);
 }
 
+/// Not chosen yet: only pinned (docs/cost-model.md#concurrent-solves).
+static void chooseConcurrentSolves(ScheduleDraft &x) {
+  x.set(&ScheduleAttr::getConcurrentSolves,
+        x.pins.getConcurrentSolves().value_or(0));
+}
+
 /// In this order: each reads only what the ones before it chose.
 ArrayRef<ScheduleRule> gdn::pipelineRules() {
   static constexpr ScheduleRule kRules[] = {
@@ -236,6 +242,7 @@ ArrayRef<ScheduleRule> gdn::pipelineRules() {
       chooseChunkPrefetchDistance,
       chooseMaxRegisters,
       chooseLaunch,
+      chooseConcurrentSolves,
   };
   return kRules;
 }

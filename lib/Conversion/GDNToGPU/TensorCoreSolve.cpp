@@ -251,6 +251,8 @@ bool ldmatrixOperands(ScheduleAttr s) {
 void TensorCoreSolveKernel::build() {
   if (kernel.getNumArguments() > op->getNumOperands()) // chunk_parallel's scan
     workspace = kernel.getArgument(op->getNumOperands());
+  if (s.chunkParallel() && s.concurrentSolves())
+    solveCounts = kernel.getArgument(op->getNumOperands() + 1);
   if (segmentPart != SegmentPart::none)
     return buildSegment();
   enter();
@@ -271,6 +273,10 @@ void TensorCoreSolveKernel::build() {
   runStagedForm(state, [&](Value c, Value count, ValueRange current) {
     return tensorCoreSolve(c, count, current);
   });
+  // Launched beside the solves (concurrent_solves): this grid ends after
+  // theirs, so the stream's next kernel finds both done.
+  if (solveCounts)
+    waitForGrid();
 }
 
 void TensorCoreSolveKernel::buildTensorCoreGram(bool products) {

@@ -34,7 +34,7 @@ func.func @programmatic(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         chunk_prefetch_distance = 0, max_registers = 0,
-        launch = programmatic, segments = 1>}
+        launch = programmatic, segments = 1, concurrent_solves = 0>}
   return
 }
 
@@ -50,7 +50,7 @@ func.func @illegal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: mem
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         chunk_prefetch_distance = 0, max_registers = 0,
-        launch = ordinary, segments = 1>}
+        launch = ordinary, segments = 1, concurrent_solves = 0>}
   return
 }
 
@@ -67,6 +67,6 @@ func.func @legal(%q: memref<1x1x1x32xbf16>, %k: memref<1x1x1x32xbf16>, %v: memre
         solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0,
         state_prefetch_distance = 0, input_prefetch_distance = 0,
         chunk_prefetch_distance = 0, max_registers = 0,
-        launch = ordinary, segments = 1>}
+        launch = ordinary, segments = 1, concurrent_solves = 0>}
   return
 }

@@ -1,5 +1,5 @@
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 4>}" -convert-gdn-to-gpu | FileCheck %s
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 2>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 4, concurrent_solves = 0>}" -convert-gdn-to-gpu | FileCheck %s
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="schedule={#gdn.schedule<solve = chunk_parallel, segments = 2, concurrent_solves = 0>}" -convert-gdn-to-gpu | FileCheck %s --check-prefix=TWO
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule | FileCheck %s --check-prefix=SCHED
 // Context-parallel segments (docs/math.md §7): chunk_parallel's records,
 // then T = 200 in 4 segments of 64 tokens: the segment maps over (V / 32 +
@@ -14,7 +14,7 @@
 // of A_p loaded in one loop trip. Two
 // segments join nothing (X_1 = B_0). The cost model splits nothing this
 // short (gdn-select-schedule-segments.mlir).
-// SCHED: launch = ordinary, segments = 1>
+// SCHED: launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @prefill
 // CHECK: %[[W:.*]] = gpu.alloc () : memref<17992xf32>
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_chunk_solves

@@ -12,7 +12,7 @@
 // `empty`, copies q, k and the CTA's columns of v with cp.async, waits for
 // them at named barrier 1 (its 128 threads), forms the Gram products on
 // bf16 mma and the substitution behind that barrier, and arrives on `full`.
-// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16, producer_stages = 2, consumer_registers = 0, {{.*}}input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// SCHED: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 8, warps = 2, staged_tokens = 16, {{.*}}solve = tensor_cores, precision = bf16, producer_stages = 2, consumer_registers = 0, {{.*}}input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @prefill
 // CHECK-NOT: gpu.alloc
 // CHECK: gpu.launch_func @gdn_kernels::@prefill_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c192,

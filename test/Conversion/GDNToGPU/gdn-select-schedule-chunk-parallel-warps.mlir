@@ -1,7 +1,7 @@
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132" | FileCheck %s --check-prefix=H100
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=66" | FileCheck %s --check-prefix=HALF
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, staged_tokens = 96>}" | FileCheck %s --check-prefix=C96
-// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<segments = 1>}" | FileCheck %s --check-prefix=UNSPLIT
+// RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<segments = 1, concurrent_solves = 0>}" | FileCheck %s --check-prefix=UNSPLIT
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<solve = chunk_parallel, columns_per_lane = 2>}" | FileCheck %s --check-prefix=ONE
 // RUN: gdn-opt %s -split-input-file -gdn-select-schedule="chip=sm_90a sm-count=132 schedule={#gdn.schedule<max_registers = 128>}" | FileCheck %s --check-prefix=CAP
 
@@ -20,7 +20,7 @@
 // UNSPLIT-LABEL: func.func @n1
 // UNSPLIT: warps = 2, {{.*}}solve = chunk_parallel
 // H100-LABEL: func.func @n1
-// H100: warps = 4, {{.*}}solve = chunk_parallel, {{.*}}segments = 2>
+// H100: warps = 4, {{.*}}solve = chunk_parallel, {{.*}}segments = 2, concurrent_solves = 0>
 // HALF-LABEL: func.func @n1
 // HALF: warps = 4, {{.*}}solve = chunk_parallel
 // A pinned chunk of 96 tokens needs 96 threads in the first launch (a

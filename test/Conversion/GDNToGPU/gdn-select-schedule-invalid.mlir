@@ -345,3 +345,21 @@ func.func @segments_replay_windows(%q: memref<1x200x1x32xbf16>, %k: memref<1x200
   gdn.recurrent q(%q : memref<1x200x1x32xbf16>) k(%k : memref<1x200x1x32xbf16>) v(%v : memref<1x200x2x32xbf16>) g(%g : memref<1x200x2xf32>) beta(%beta : memref<1x200x2xf32>) initial_state(%s : memref<1x2x32x32xf32>) k_window(%kw : memref<1x1x4x32xbf16>) v_window(%vw : memref<1x2x4x32xbf16>) g_window(%gw : memref<1x2x4xf32>) beta_window(%bw : memref<1x2x4xf32>) final_state(%s : memref<1x2x32x32xf32>) o(%o : memref<1x200x2x32xbf16>) {gdn.schedule = #gdn.schedule<solve = chunk_parallel, segments = 2>, qk_l2norm, state_layout = #gdn.layout<vk>}
   return
 }
+
+// -----
+
+// concurrent_solves = 1 needs chunk_parallel's solves, an unsplit scan and
+// a fixed batch; its value is 0 or 1.
+func.func @concurrent_tensor_cores(%q: memref<1x40x1x16xbf16>, %k: memref<1x40x1x16xbf16>, %v: memref<1x40x1x32xbf16>, %g: memref<1x40x1xf32>, %beta: memref<1x40x1xf32>, %o: memref<1x40x1x32xbf16>) {
+  // expected-error @+1 {{concurrent_solves = 1 needs solve = chunk_parallel}}
+  gdn.recurrent q(%q : memref<1x40x1x16xbf16>) k(%k : memref<1x40x1x16xbf16>) v(%v : memref<1x40x1x32xbf16>) g(%g : memref<1x40x1xf32>) beta(%beta : memref<1x40x1xf32>) o(%o : memref<1x40x1x32xbf16>) {state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<solve = tensor_cores, concurrent_solves = 1>}
+  return
+}
+
+// -----
+
+func.func @concurrent_two(%q: memref<1x40x1x16xbf16>, %k: memref<1x40x1x16xbf16>, %v: memref<1x40x1x32xbf16>, %g: memref<1x40x1xf32>, %beta: memref<1x40x1xf32>, %o: memref<1x40x1x32xbf16>) {
+  // expected-error @+1 {{concurrent_solves = 2 must be 0 or 1}}
+  gdn.recurrent q(%q : memref<1x40x1x16xbf16>) k(%k : memref<1x40x1x16xbf16>) v(%v : memref<1x40x1x32xbf16>) g(%g : memref<1x40x1xf32>) beta(%beta : memref<1x40x1xf32>) o(%o : memref<1x40x1x32xbf16>) {state_layout = #gdn.layout<vk>, gdn.schedule = #gdn.schedule<concurrent_solves = 2>}
+  return
+}

@@ -43,7 +43,7 @@ func.func @verify(%q: memref<1x4x16x128xbf16>,
 // -----
 
 // CHECK-LABEL: func.func @kda_verify
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, {{.*}}staged_tokens = 16, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, {{.*}}staged_tokens = 16, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @kda_verify(%q: memref<1x16x32x128xf32>,
     %k: memref<1x16x32x128xf32>,
     %v: memref<1x16x32x128xf32>,
@@ -141,9 +141,9 @@ func.func @verify_tree_n64(%q: memref<64x4x16x128xbf16>,
 // along V and no producer warp, on a tiny grid (N = 1: 4 columns a lane) as
 // on a full one (N = 8: 8 columns a lane). Schedule.cpp, fp32StepStates.
 // CHECK-LABEL: func.func @verify_f32_steps_N1
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @verify_f32_steps_N8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, {{.*}}staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @verify_f32_steps_N1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,

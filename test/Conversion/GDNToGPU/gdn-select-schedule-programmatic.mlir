@@ -16,11 +16,11 @@
 // grid; a pin of either of those stays. A launch that is no case of the
 // enum (the old flag's 4, or a misspelt name) is the option's parse error.
 // CHECK-LABEL: func.func @decode
-// CHECK: launch = ordinary, segments = 1>
+// CHECK: launch = ordinary, segments = 1, concurrent_solves = 0>
 // ON-LABEL: func.func @decode
-// ON: launch = programmatic_at_start, segments = 1>
+// ON: launch = programmatic_at_start, segments = 1, concurrent_solves = 0>
 // LATE-LABEL: func.func @decode
-// LATE: launch = programmatic_after_recurrence, segments = 1>
+// LATE: launch = programmatic_after_recurrence, segments = 1, concurrent_solves = 0>
 // SM80: launch = programmatic_at_start needs griddepcontrol (sm_90 on)
 // RANGE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = 4>' is not a #gdn.schedule<...>: expected valid keyword or string
 // CASE: error: gdn-select-schedule: option schedule = '#gdn.schedule<launch = programmatic_at_end>' is not a #gdn.schedule<...>: expected ::mlir::gdn::LaunchMode to be one of: ordinary, programmatic, programmatic_at_start, programmatic_after_recurrence
@@ -38,11 +38,11 @@ func.func @decode(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>,
 
 // The T = 12 final state on a tiny grid (a producer warp) takes it too.
 // CHECK-LABEL: func.func @t12
-// CHECK: producer_stages = 2, {{.*}}launch = ordinary, segments = 1>
+// CHECK: producer_stages = 2, {{.*}}launch = ordinary, segments = 1, concurrent_solves = 0>
 // ON-LABEL: func.func @t12
-// ON: producer_stages = 2, {{.*}}launch = programmatic_after_recurrence, segments = 1>
+// ON: producer_stages = 2, {{.*}}launch = programmatic_after_recurrence, segments = 1, concurrent_solves = 0>
 // LATE-LABEL: func.func @t12
-// LATE: producer_stages = 2, {{.*}}launch = programmatic_after_recurrence, segments = 1>
+// LATE: producer_stages = 2, {{.*}}launch = programmatic_after_recurrence, segments = 1, concurrent_solves = 0>
 func.func @t12(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>,
                %v: memref<1x12x32x128xbf16>, %g: memref<1x12x32xf32>,
                %beta: memref<1x12x32xbf16>, %s: memref<1x32x128x128xf32>,

@@ -9,11 +9,11 @@
 // CTAs, and being bandwidth-bound takes its reductions in turn (fewer
 // registers) rather than side by side.
 // CHECK-LABEL: func.func @decode_n1
-// CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 1, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>, state_layout = #gdn.layout<vk>}
+// CHECK: gdn.recurrent {{.*}} {gdn.schedule = #gdn.schedule<columns_per_lane = 1, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>, state_layout = #gdn.layout<vk>}
 // SMALL-LABEL: func.func @decode_n1
-// SMALL: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// SMALL: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // PIN-LABEL: func.func @decode_n1
-// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, {{.*}}reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, {{.*}}reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // GPU-LABEL: func.func @decode_n1
 // GPU: gpu.launch_func @gdn_kernels::@decode_n1_recurrent blocks in (%c16, %c32{{.*}}, %c1{{.*}}) threads in (%c128
 func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %v: memref<1x1x32x128xbf16>,
@@ -32,9 +32,9 @@ func.func @decode_n1(%q: memref<1x1x16x128xbf16>, %k: memref<1x1x16x128xbf16>, %
 // kernel (V / 2 = 64 CTAs of one warp per head). The tensor form gets a
 // schedule as well.
 // CHECK-LABEL: func.func @pinned
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // PIN-LABEL: func.func @pinned
-// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// PIN: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // GPU-LABEL: func.func @pinned
 // GPU: gpu.launch_func @gdn_kernels::@pinned_recurrent blocks in (%c64, %c32{{.*}}, %c1{{.*}}) threads in (%c32
 func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: memref<1x4x32x128xbf16>,
@@ -55,7 +55,7 @@ func.func @pinned(%q: memref<1x4x16x128xbf16>, %k: memref<1x4x16x128xbf16>, %v: 
 // GPU-LABEL: func.func @tensor_form
 // GPU: gpu.launch_func @gdn_kernels::@tensor_form_recurrent blocks in (%c1{{.*}}, %c2{{.*}}, %c2{{.*}}) threads in (%c64
 // CHECK-LABEL: func.func @tensor_form
-// CHECK: gdn.recurrent {{.*}}gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 2, staged_tokens = 4, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.recurrent {{.*}}gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 2, staged_tokens = 4, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: tensor<2x4x2x32xf32>,
                        %o: tensor<2x4x2x32xf32>) -> tensor<2x4x2x32xf32> {
   %r = gdn.recurrent q(%q : tensor<2x4x2x32xf32>) k(%k : tensor<2x4x2x32xf32>) v(%v : tensor<2x4x2x32xf32>)
@@ -69,8 +69,8 @@ func.func @tensor_form(%q: tensor<2x4x2x32xf32>, %k: tensor<2x4x2x32xf32>, %v: t
 // reductions in turn (fewer registers) — except with a per-key decay (KDA),
 // which is built side by side only.
 // CHECK-LABEL: func.func @bandwidth_bound
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                            %g: memref<64x1x32xf32>, %gk: memref<64x1x32x128xf32>,
                            %s: memref<64x32x128x128xf32>, %o: memref<64x1x32x128xbf16>) {
@@ -94,16 +94,16 @@ func.func @bandwidth_bound(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128x
 // prefetch.mlir); at N = 8 (1x) it keeps 8 columns on one lane in one-warp
 // CTAs, as an f32 state does (above).
 // CHECK-LABEL: func.func @bandwidth_bound_bf16
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 924, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 924, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_n8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // K = 64 (4 keys a lane over 16 lanes: no whole 16-byte slice) keeps 8
 // columns on one lane too.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_k64
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // KDA (a decay per key) keeps 8 columns on one lane, side by side, at N = 64.
 // CHECK-LABEL: func.func @bandwidth_bound_bf16_kda
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 8, lanes_along_v = 1, warps = 1, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @bandwidth_bound_bf16(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                 %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xbf16>,
                                 %o: memref<64x1x32x128xbf16>) {
@@ -149,7 +149,7 @@ func.func @bandwidth_bound_bf16_kda(%q: memref<64x1x16x128xbf16>, %k: memref<64x
 // An e4m3 state (1 byte) at N = 64 moves the same 16-byte slices: 4 lanes
 // along V, 4 columns a lane (16 keys a lane).
 // CHECK-LABEL: func.func @bandwidth_bound_fp8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 528, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 4, warps = 4, staged_tokens = 0, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 528, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @bandwidth_bound_fp8(%q: memref<64x1x16x128xbf16>, %k: memref<64x1x16x128xbf16>, %v: memref<64x1x32x128xbf16>,
                                %g: memref<64x1x32xf32>, %s: memref<64x32x128x128xf8E4M3FN>,
                                %sc: memref<64x32x128xf32>, %o: memref<64x1x32x128xbf16>) {
@@ -214,11 +214,11 @@ func.func @verify_fp8_n8(%q: memref<8x4x16x128xbf16>, %k: memref<8x4x16x128xbf16
 // (N = 8: 4096 warps), 2 x 4 below (N = 1); a producer warp feeds the
 // tiny grid (N = 1) only.
 // CHECK-LABEL: func.func @verify_n1
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = side_by_side, solve = token_by_token, precision = tf32x3, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @verify_n8
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @verify_n64
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, warps = 4, staged_tokens = 4, unroll_tokens = 1, reductions = in_turn, solve = token_by_token, precision = tf32x3, producer_stages = 0, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @verify_n1(%q: memref<1x4x16x128xbf16>,
     %k: memref<1x4x16x128xbf16>,
     %v: memref<1x4x32x128xbf16>,
@@ -308,7 +308,7 @@ func.func @verify_n64(%q: memref<64x4x16x128xbf16>,
 // Verify with T = 12 at N = 64: no producer (the grid is past the machine's
 // target warps and T > 4).
 // CHECK-LABEL: func.func @verify_t12_n64
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, {{.*}}staged_tokens = 12, unroll_tokens = 1, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 4, lanes_along_v = 2, {{.*}}staged_tokens = 12, unroll_tokens = 1, {{.*}}producer_stages = 0, {{.*}}launch = ordinary, segments = 1, concurrent_solves = 0>
 func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
     %k: memref<64x12x16x128xbf16>,
     %v: memref<64x12x32x128xbf16>,
@@ -347,7 +347,7 @@ func.func @verify_t12_n64(%q: memref<64x12x16x128xbf16>,
 // tensor cores (T > 8), 16 columns a warp, a chunk of 16 rows, 8 warps a CTA
 // (one chunk: the most warps, though 256 CTAs are less than two an SM).
 // CHECK-LABEL: func.func @fla_t12_n1
-// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 12, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, precision = tf32x3, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1>
+// CHECK: gdn.schedule = #gdn.schedule<columns_per_lane = 2, lanes_along_v = 4, warps = 4, staged_tokens = 12, unroll_tokens = 1, reductions = token_pairs, solve = token_by_token, precision = tf32x3, producer_stages = 2, consumer_registers = 0, state_prefetch_distance = 0, input_prefetch_distance = 0, chunk_prefetch_distance = 0, max_registers = 0, launch = ordinary, segments = 1, concurrent_solves = 0>
 // CHECK-LABEL: func.func @fla_t12_n8
 // CHECK: gdn.schedule = #gdn.schedule<{{.*}}warps = 8, {{.*}}solve = tensor_cores, precision = tf32x3, producer_stages = 0,
 func.func @fla_t12_n1(%q: memref<1x12x16x128xbf16>, %k: memref<1x12x16x128xbf16>, %v: memref<1x12x32x128xbf16>,

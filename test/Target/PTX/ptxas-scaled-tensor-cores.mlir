@@ -17,7 +17,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.kv.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.kv.ptx -o %t.kv.cubin 2>&1 | FileCheck %s
 // RUN: gdn-opt -gdn-select-schedule=chip=sm_90a %t/long.mlir | FileCheck %s --check-prefix=LONG
-// LONG: solve = chunk_parallel, {{.*}}segments = 2>
+// LONG: solve = chunk_parallel, {{.*}}segments = 2, concurrent_solves = 0>
 // One PTX module a launch (gdn-split-kernel-modules): each assembles alone,
 // the segments' maps with the scaled e4m3 state too (2 segments: no join).
 // RUN: gdn-run --emit=ptx %t/long.mlir | FileCheck %s --check-prefix=LONGPTX
@@ -29,13 +29,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t.long2.ptx -o %t.long2.cubin 2>&1 | FileCheck %s
 // RUN: not gdn-run --emit=ptx --launch=3 %t/long.mlir 2>&1 | FileCheck %s --check-prefix=NOLAUNCH
 // In 4 segments the join (launch 2) too.
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 4>' --launch=2 %t/long.mlir > %t.join.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 4, concurrent_solves = 0>' --launch=2 %t/long.mlir > %t.join.ptx
 // RUN: FileCheck %s --check-prefix=JOIN < %t.join.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.join.ptx -o %t.join.cubin 2>&1 | FileCheck %s
 // The unsplit scan: two launches.
-// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 1>' --launch=1 %t/long.mlir > %t.unsplit1.ptx
+// RUN: gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 1, concurrent_solves = 0>' --launch=1 %t/long.mlir > %t.unsplit1.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.unsplit1.ptx -o %t.unsplit1.cubin 2>&1 | FileCheck %s
-// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 1>' --launch=2 %t/long.mlir 2>&1 | FileCheck %s --check-prefix=UNSPLIT
+// RUN: not gdn-run --emit=ptx --schedule='#gdn.schedule<segments = 1, concurrent_solves = 0>' --launch=2 %t/long.mlir 2>&1 | FileCheck %s --check-prefix=UNSPLIT
 // LONGPTX: .version
 // LONGPTX: .entry prefill_chunk_solves(
 // LONGPTX: .version

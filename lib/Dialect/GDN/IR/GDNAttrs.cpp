@@ -82,7 +82,8 @@ LogicalResult ScheduleAttr::verify(
     std::optional<int64_t> inputPrefetchDistance,
     std::optional<int64_t> chunkPrefetchDistance,
     std::optional<int64_t> maxRegisters, LaunchModeAttr,
-    std::optional<int64_t> segments) {
+    std::optional<int64_t> segments,
+    std::optional<int64_t> concurrentSolves) {
   // The smallest value of each size: 1 where a count of 0 means nothing,
   // 0 where 0 means none of it.
   for (auto [name, value, lo] :
@@ -98,7 +99,8 @@ LogicalResult ScheduleAttr::verify(
         {"input_prefetch_distance", inputPrefetchDistance, 0},
         {"chunk_prefetch_distance", chunkPrefetchDistance, 0},
         {"max_registers", maxRegisters, 0},
-        {"segments", segments, 1}})
+        {"segments", segments, 1},
+        {"concurrent_solves", concurrentSolves, 0}})
     if (value && (*value < lo || *value > kMaxSize))
       return emitError() << "#gdn.schedule " << name << " = " << *value
                          << " must be in [" << lo << ", " << kMaxSize << "]";

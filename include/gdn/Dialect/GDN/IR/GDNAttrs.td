@@ -177,6 +177,7 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     | `max_registers` | registers a thread at most (`.maxnreg`; 0: as ptxas allocates, else in [24, 255]) | 0 |
     | `launch` | `ordinary` or a programmatic dependent launch (`LaunchMode`) | |
     | `segments` | context-parallel segments a sequence: chunk_parallel's scan split along T into this many CTAs a (sequence, head, V block), joined by each segment's state map (docs/math.md §7) | 1 |
+    | `concurrent_solves` | 1: chunk_parallel's solves run beside the scan, in persistent CTAs that count each group of chunks done, a counter the scan waits for (0 or 1) | 0 |
 
     Sizes are checked here (at least 0, or 1 where 0 means nothing; at most
     2^20); what a given op's kernel can take (shapes that divide, registers,
@@ -203,7 +204,8 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     GDN_SizeParameter<"chunks copied ahead into shared memory (0: none)">:$chunk_prefetch_distance,
     GDN_SizeParameter<"registers a thread at most, .maxnreg (0: no cap)">:$max_registers,
     OptionalParameter<"LaunchModeAttr", "launch after the previous kernel">:$launch,
-    GDN_SizeParameter<"context-parallel segments a sequence (1: none)">:$segments
+    GDN_SizeParameter<"context-parallel segments a sequence (1: none)">:$segments,
+    GDN_SizeParameter<"chunk_parallel's solves beside the scan (0: before it)">:$concurrent_solves
   );
   let builders = [
     // #gdn.schedule<>: every parameter the cost model's choice.
@@ -293,6 +295,11 @@ def GDN_ScheduleAttr : AttrDef<GDN_Dialect, "Schedule"> {
     /// segment's state map, one joining them, the scan from each segment's
     /// start state (SegmentScan.cpp).
     bool segmented() const { return *getSegments() > 1; }
+    /// chunk_parallel's solves launched before the scan, in persistent CTAs
+    /// that let the scan launch beside them (programmatic dependent launch)
+    /// and count each group of chunks whose records are written; the scan
+    /// waits for its group's count (ChunkParallel.cpp).
+    bool concurrentSolves() const { return *getConcurrentSolves() > 0; }
     /// Tensor-core products of f32 operands in one tf32 mma (precision =
     /// tf32 or bf16), not three.
     bool singleTF32() const {
