@@ -15,7 +15,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -148,23 +147,14 @@ void ChunkSolvesKernel::buildPersistent() {
         // Every thread's record stores before thread 0's release (and the
         // staging buffers free for the next item).
         groupBarrier();
-        auto first = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                  m.index(0)),
-            false);
-        b.setInsertionPointToStart(&first.getThenRegion().front());
+        Operation *first = openIfZero(tid);
         for (int64_t r = 0; r < perHead; ++r) {
           Value headR = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, head, m.index(perHead)),
               m.index(r));
           Value count = groupCount(m, row, headR, slot, groups, d.HV);
-          LLVM::InlineAsmOp::create(
-              b, loc, Type(), ValueRange{globalAddress(solveCounts, {count})},
-              "red.release.gpu.global.add.u32 [$0], 1;", "l,~{memory}",
-              /*has_side_effects=*/true, /*is_align_stack=*/false,
-              LLVM::tailcallkind::TailCallKind::None,
-              /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+          memoryPTX("red.release.gpu.global.add.u32 [$0], 1;", "l", Type(),
+                    {globalAddress(solveCounts, {count})});
         }
         b.setInsertionPointAfter(first);
         scf::YieldOp::create(b, loc);
@@ -228,21 +218,11 @@ void TensorCoreSolveKernel::awaitRecordGroup(Value c) {
   // poll a warp, not a thread, and no CTA barrier.
   {
     OpBuilder::InsertionGuard laneGuard(b);
-    auto lane0 = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                              m.index(0)),
-        false);
-    b.setInsertionPointToStart(&lane0.getThenRegion().front());
+    openIfZero(lane);
     auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
     b.createBlock(&loop.getBefore());
-    Value done = LLVM::InlineAsmOp::create(
-                     b, loc, b.getI32Type(), ValueRange{address},
-                     "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}",
-                     /*has_side_effects=*/true, /*is_align_stack=*/false,
-                     LLVM::tailcallkind::TailCallKind::None,
-                     /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr)
-                     .getResult(0);
+    Value done = memoryPTX("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l",
+                           b.getI32Type(), {address});
     scf::ConditionOp::create(b, loc,
                              arith::CmpIOp::create(b, loc,
                                                    arith::CmpIPredicate::ult,

@@ -117,6 +117,27 @@ Value KernelContext::globalAddress(Value mem, ValueRange idx) {
       generic);
 }
 
+Value KernelContext::memoryPTX(StringRef text, StringRef constraints,
+                               Type result, ValueRange operands) {
+  std::string clobbered =
+      constraints.empty() ? "~{memory}" : (constraints + ",~{memory}").str();
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, result, operands, text, clobbered,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, /*asm_dialect=*/nullptr,
+      /*operand_attrs=*/nullptr);
+  return result ? op.getResult(0) : Value();
+}
+
+Operation *KernelContext::openIfZero(Value x) {
+  auto ifOp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, m.index(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  return ifOp;
+}
+
 Value KernelContext::workgroupBuffer(ArrayRef<int64_t> shape,
                                      Type elementType, int64_t alignment) {
   auto space =

@@ -87,6 +87,15 @@ protected:
   /// PTX 8.0 form takes that (its shared::cta form needs PTX 8.6).
   Value clusterAddress(Value mem, ValueRange idx);
   Value globalAddress(Value mem, ValueRange idx);
+  /// Inline PTX `text` (operands $0... as `constraints`, LLVM's syntax) with
+  /// side effects and a memory clobber, so LLVM moves no memory access
+  /// across it and never drops it: griddepcontrol.wait, and the acquire and
+  /// release of concurrent_solves' counts. Its result (null for none).
+  Value memoryPTX(StringRef text, StringRef constraints, Type result,
+                  ValueRange operands);
+  /// Opens `if (x == 0)` (an index: tid, lane) at the builder and leaves it
+  /// inside the then block; the caller restores the insertion point.
+  Operation *openIfZero(Value x);
   /// base + x, or x itself when base is the constant 0 (the kernels without
   /// a producer keep their staging rows unshifted).
   Value plus(Value base, Value x) {

@@ -49,11 +49,7 @@ void KernelFeatures::waitForGrid() {
   // As inline PTX with a memory clobber (CUDA's
   // cudaGridDependencySynchronize): the intrinsic is IntrNoMem, so LLVM
   // could move a later load of the previous kernel's output above it.
-  LLVM::InlineAsmOp::create(b, loc, Type(), ValueRange{},
-                            "griddepcontrol.wait;", "~{memory}",
-                            /*has_side_effects=*/true, /*is_align_stack=*/false,
-                            LLVM::tailcallkind::TailCallKind::None,
-                            /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+  memoryPTX("griddepcontrol.wait;", "", Type(), ValueRange{});
 }
 
 std::array<Value, 3> KernelFeatures::laterBlock(int64_t threads,
