@@ -15,7 +15,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -212,26 +211,36 @@ void TensorCoreSolveKernel::awaitRecordGroup(Value c) {
                              arith::SubIOp::create(b, loc, m.index(slots),
                                                    slot)));
   Value address = globalAddress(solveCounts, {count});
-  // Lane 0 of each warp acquires the count (ld.acquire.gpu until it holds
-  // the group), then bar.warp.sync orders the warp's copies of the records
-  // after it (PTX ISA: bar.warp.sync orders memory among its threads): a
-  // poll a warp, not a thread, and no CTA barrier.
+  // Every thread acquires the count itself (ld.acquire.gpu; a warp's loads
+  // of one address are one request): its copies of the records that follow
+  // are ordered after the solves' releases, with no barrier between. Where
+  // the group is not done yet, it polls with ld.relaxed.gpu and a short
+  // nanosleep (an acquire a poll would drop the SM's L1 lines the solves
+  // beside it use), then acquires again.
+  auto acquire = [&] {
+    return memoryPTX("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l",
+                     b.getI32Type(), {address});
+  };
+  auto unfinished = [&](Value done) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, done,
+                                 expected);
+  };
+  auto notYet = scf::IfOp::create(b, loc, unfinished(acquire()), false);
+  b.setInsertionPointToStart(&notYet.getThenRegion().front());
+  auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
-    OpBuilder::InsertionGuard laneGuard(b);
-    openIfZero(lane);
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    OpBuilder::InsertionGuard loopGuard(b);
     b.createBlock(&loop.getBefore());
-    Value done = memoryPTX("ld.acquire.gpu.global.b32 $0, [$1];", "=r,l",
-                           b.getI32Type(), {address});
-    scf::ConditionOp::create(b, loc,
-                             arith::CmpIOp::create(b, loc,
-                                                   arith::CmpIPredicate::ult,
-                                                   done, expected),
-                             ValueRange{});
+    memoryPTX("nanosleep.u32 64;", "", Type(), ValueRange{});
+    scf::ConditionOp::create(
+        b, loc,
+        unfinished(memoryPTX("ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l",
+                         b.getI32Type(), {address})),
+        ValueRange{});
     b.createBlock(&loop.getAfter());
     scf::YieldOp::create(b, loc);
   }
-  NVVM::SyncWarpOp::create(b, loc, i32(-1));
+  acquire();
 }
 
 Value TensorCoreSolveKernel::firstSlot(Value n, Value lo) {

@@ -346,8 +346,9 @@ protected:
   SmallVector<Value> asyncChunkExtras(Value c, Value issued) override;
 
   /// concurrent_solves: before the scan stages the first chunk at token c
-  /// of a group, every thread waits (ld.acquire.gpu) until the group's count
-  /// holds each of its chunks (ChunkParallel.cpp).
+  /// of a group, every thread polls the group's count (ld.relaxed.gpu,
+  /// nanosleep) until it holds each of the group's chunks, then acquires it
+  /// (ld.acquire.gpu) (ChunkParallel.cpp).
   void awaitRecordGroup(Value c);
   /// The index of the count of the group of the chunk at token c, and its
   /// slot within its row (a fixed batch).

@@ -9,9 +9,9 @@
 // slots outermost) capped at 64 registers, which let the next launch start
 // first thing, then count each item's records (one a value head) with a
 // release once every thread's stores are done; and the scan, a
-// programmatic launch, whose warps acquire their group's count (lane 0,
-// then bar.warp.sync) before they copy its first chunk's record, and which
-// waits for the solves' grid after its recurrence.
+// programmatic launch, whose threads each acquire their group's count
+// before they copy its first chunk's record, and which waits for the
+// solves' grid after its recurrence.
 
 // SCHED: solve = chunk_parallel, {{.*}}concurrent_solves = 1>
 // DEFAULT: concurrent_solves = 0>
@@ -41,20 +41,20 @@
 // CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: gpu.return
-// Lane 0 of a warp polls, then the warp syncs; before chunk 0's copies and,
-// in the chunk loop, before the next chunk's:
+// Each thread acquires its group's count before chunk 0's copies and, in
+// the chunk loop, before the next chunk's; a count not full yet is polled
+// (relaxed, with a nanosleep), then acquired again:
 // CHECK-LABEL: gpu.func @prefill_recurrent
-// CHECK: %[[LANE:.*]] = arith.remui %thread_id_x, %c32
-// CHECK: %[[L0:.*]] = arith.cmpi eq, %[[LANE]], %c0
-// CHECK-NEXT: scf.if %[[L0]] {
+// CHECK: %[[A:.*]] = llvm.inline_asm has_side_effects "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}"
+// CHECK-NEXT: %[[SHORT:.*]] = arith.cmpi ult, %[[A]]
+// CHECK-NEXT: scf.if %[[SHORT]] {
 // CHECK-NEXT: scf.while
-// CHECK-NEXT: llvm.inline_asm has_side_effects "ld.acquire.gpu.global.b32 $0, [$1];"
-// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects "nanosleep.u32 64;", "~{memory}"
+// CHECK-NEXT: llvm.inline_asm has_side_effects "ld.relaxed.gpu.global.b32 $0, [$1];"
+// CHECK: llvm.inline_asm has_side_effects "ld.acquire.gpu.global.b32 $0, [$1];"
 // CHECK: nvgpu.device_async_copy %arg8
 // CHECK: scf.for
-// CHECK: scf.while
-// CHECK-NEXT: llvm.inline_asm has_side_effects "ld.acquire.gpu.global.b32 $0, [$1];"
-// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK: llvm.inline_asm has_side_effects "ld.acquire.gpu.global.b32 $0, [$1];"
 // CHECK: nvgpu.device_async_copy %arg8
 // CHECK: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
 // CHECK-NEXT: gpu.return

@@ -4,8 +4,9 @@
 // solves' persistent CTAs) signals the scan's launch first thing, adds to a
 // group's count with a release, and assembles in at most 64 registers
 // (kConcurrentSolveRegisters: four such CTAs of 4 warps fit an SM beside a
-// scan CTA of 4 warps); launch 2 (the scan) polls a count with an acquire,
-// syncs the warp, and waits for the solves' grid at its end.
+// scan CTA of 4 warps); launch 2 (the scan) acquires a count (polling a
+// count not full yet relaxed, with a nanosleep), and waits for the solves'
+// grid at its end.
 // RUN: split-file %s %t
 // RUN: gdn-run --emit=ptx --launch=1 --schedule='#gdn.schedule<concurrent_solves = 1>' %t/vk.mlir > %t.solves.ptx
 // RUN: FileCheck %s --check-prefix=SOLVES < %t.solves.ptx
@@ -25,7 +26,9 @@
 // REGS: Used {{([0-9]|[1-5][0-9]|6[0-4])}} registers
 // SCAN: .entry prefill_recurrent
 // SCAN: ld.acquire.gpu.global.b32
-// SCAN: bar.warp.sync -1
+// SCAN: nanosleep.u32 64;
+// SCAN: ld.relaxed.gpu.global.b32
+// SCAN: ld.acquire.gpu.global.b32
 // SCAN: griddepcontrol.wait
 // SCAN-NEXT: // end inline asm
 // SCAN-NEXT: ret;
