@@ -41,15 +41,16 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// max_registers of the tensor-core CTAs of 4 or more warps the cost model
 /// caps: 16 warps an SM (docs/cost-model.md#tensor-core-register-cap).
 constexpr int64_t kTensorCoreRegisters = 128;
-/// concurrent_solves = 1 (ChunkParallel.cpp): the solves' persistent CTAs
-/// an SM, and their register cap, such that a scan CTA of 4 warps (at most
-/// 255 registers a thread: 32768 of an SM's 65536) fits beside them: 4 CTAs
-/// of 4 warps at 64 registers take the other 32768. A group of
+/// concurrent_solves = 1 (ChunkParallel.cpp): the solves' register cap,
+/// and their persistent CTAs an SM, as many of 4 warps under the cap as
+/// fit an SM's 65536 registers beside a scan CTA of 4 warps at any count
+/// (255 a thread, 256 allocated: 32768): 4 at 64. A group of
 /// kSolveGroupChunks chunks of a (sequence, value head) shares one count
-/// the scan waits for, so it polls once a group, not once a chunk
+/// the scan waits for, so it reads a count once a group, not once a chunk
 /// (docs/cost-model.md#concurrent-solves).
-constexpr int64_t kConcurrentSolveCTAs = 4;
 constexpr int64_t kConcurrentSolveRegisters = 64;
+constexpr int64_t kConcurrentSolveCTAs =
+    (65536 - 4 * 32 * 256) / (4 * 32 * kConcurrentSolveRegisters);
 constexpr int64_t kSolveGroupChunks = 8;
 /// The fewest registers a thread (max_registers, .maxnreg) with which
 /// ptxas compiles the tensor-core forms' mma.sync (m16n8k16: "Insufficient
