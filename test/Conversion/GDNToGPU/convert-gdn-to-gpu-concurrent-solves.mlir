@@ -32,6 +32,9 @@
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK: scf.for %{{.*}} = %block_id_x to %c6 step %[[GRID]]
+// The item's tid plus a zero the compilers cannot fold (its addresses are
+// computed in the item, not hoisted and held across the loop):
+// CHECK: llvm.inline_asm has_side_effects "shr.u64 $0, $1, 48;", "=l,l,~{memory}"
 // The item's last barrier, then thread 0's releases (the loop's end):
 // CHECK: gpu.barrier
 // CHECK-NOT: nvgpu.device_async_copy
