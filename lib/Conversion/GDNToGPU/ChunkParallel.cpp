@@ -123,7 +123,6 @@ void ChunkSolvesKernel::buildPersistent() {
   // CTAs): the scan, launched programmatically after this grid, may start
   // as soon as each CTA has signalled (docs/cost-model.md#concurrent-solves).
   launchDependents();
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   int64_t C = *s.getStagedTokens();
   int64_t slots = recordSlots(op, C), groups = solveGroups(op, C);
   int64_t perHead = sharedGram(op, s, C) ? d.HV / d.H : 1;
