@@ -251,7 +251,7 @@ bool ldmatrixOperands(ScheduleAttr s) {
 void TensorCoreSolveKernel::build() {
   if (kernel.getNumArguments() > op->getNumOperands()) // chunk_parallel's scan
     workspace = kernel.getArgument(op->getNumOperands());
-  if (s.chunkParallel() && s.concurrentSolves())
+  if (s.concurrentSolves()) // (checked: chunk_parallel's unsplit scan)
     solveCounts = kernel.getArgument(op->getNumOperands() + 1);
   if (segmentPart != SegmentPart::none)
     return buildSegment();
