@@ -225,7 +225,8 @@ static void chooseLaunch(ScheduleDraft &x) {
   x.set(&ScheduleAttr::getLaunch, mode);
 }
 
-/// Not chosen yet: only pinned (docs/cost-model.md#concurrent-solves).
+/// Never chosen: only pinned, measured slower than the two launches in
+/// series (docs/cost-model.md#concurrent-solves).
 static void chooseConcurrentSolves(ScheduleDraft &x) {
   x.set(&ScheduleAttr::getConcurrentSolves,
         x.pins.getConcurrentSolves().value_or(0));
