@@ -34,8 +34,9 @@ void ChunkSolvesKernel::build() {
   solveChunk();
 }
 
-void ChunkSolvesKernel::solveChunk() {
-  createStagingBuffers();
+void ChunkSolvesKernel::solveChunk(Value prefetched) {
+  if (!prefetched) // else buildPersistent made them, two of q and k
+    createStagingBuffers();
   int64_t C = *s.getStagedTokens();
   // The grid's x is the record slot (enter() calls it vBlock; no V is read
   // here): a fixed batch's chunk, or a varlen batch's slot of a sequence.
@@ -76,9 +77,10 @@ void ChunkSolvesKernel::solveChunk() {
     heads = d.HV / d.H;
     h = hv;
   }
-  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-      asyncQKCopies(c, count));
+  // Prefetched (concurrent_solves): this item's copies were issued an item
+  // ago, and the next item's, issued since, may still fly.
+  Value group = prefetched ? prefetched : qkCopies(c, count);
+  int32_t pending = prefetched ? 1 : 0;
   for (int64_t r = 0; r < heads; ++r) {
     if (heads > 1) {
       hv = offset(arith::MulIOp::create(b, loc, h, m.index(heads)), r);
@@ -90,7 +92,8 @@ void ChunkSolvesKernel::solveChunk() {
     else
       stageLogGates(c, count);
     if (r == 0)
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                       b.getI32IntegerAttr(pending));
     groupBarrier();
     if (op.hasPerKeyDecay())
       buildKeyDecayGram();
@@ -116,6 +119,12 @@ Value groupCount(KernelMath &m, Value n, Value hv, Value slot, int64_t groups,
 }
 } // namespace
 
+Value ChunkSolvesKernel::qkCopies(Value c, Value count) {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+      asyncQKCopies(c, count));
+}
+
 void ChunkSolvesKernel::buildPersistent() {
   solveCounts = kernel.getArgument(op->getNumOperands() + 1);
   m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
@@ -127,25 +136,74 @@ void ChunkSolvesKernel::buildPersistent() {
   int64_t slots = recordSlots(op, C), groups = solveGroups(op, C);
   int64_t perHead = sharedGram(op, s, C) ? d.HV / d.H : 1;
   int64_t heads = d.HV / perHead, rowItems = heads * d.N;
+  // Item i's (slot, head, n): slots outermost, so the CTAs solve the chunks
+  // in the scan's order.
+  auto enterItem = [&](Value item) {
+    Value slot = arith::DivUIOp::create(b, loc, item, m.index(rowItems));
+    Value rest = arith::RemUIOp::create(b, loc, item, m.index(rowItems));
+    workItem = {slot, arith::RemUIOp::create(b, loc, rest, m.index(heads)),
+                arith::DivUIOp::create(b, loc, rest, m.index(heads))};
+    enterKernel([] {});
+  };
+  // q and k of the item entered last into (q, k): its copies in flight
+  // (a fixed batch: chunk slot * C, its key head h or, shared, hv).
+  auto prefetch = [&](std::pair<Value, Value> buffers) {
+    std::tie(qStage, kStage) = buffers;
+    if (perHead > 1)
+      h = hv;
+    Value c = arith::MulIOp::create(b, loc, vBlock, m.index(C));
+    return qkCopies(c, arith::MinUIOp::create(
+                           b, loc, m.index(C),
+                           arith::SubIOp::create(b, loc, hi, c)));
+  };
+  // Two sets of q and k: item j's in set j % 2 (j counting this CTA's
+  // items), item j + 1's copied into the other while item j is solved
+  // (docs/cost-model.md#concurrent-solves).
+  Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  enterItem(first);
+  createStagingBuffers();
+  StagingLayout layout = stagingLayout(op, s, C, 1);
+  std::array<std::pair<Value, Value>, 2> sets = {
+      std::pair{qStage, kStage},
+      std::pair{workgroupBuffer(layout.q.shape, layout.q.elementType, 16),
+                workgroupBuffer(layout.k.shape, layout.k.elementType, 16)}};
+  prefetch(sets[0]);
+  Value total = m.index(slots * rowItems);
   scf::ForOp::create(
-      b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-      m.index(slots * rowItems),
-      gpu::GridDimOp::create(b, loc, gpu::Dimension::x), ValueRange{},
+      b, loc, first, total, grid, ValueRange{},
       [&](OpBuilder &nb, Location, Value item, ValueRange) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        // Slots outermost: the CTAs solve the chunks in the scan's order.
-        Value slot = arith::DivUIOp::create(b, loc, item, m.index(rowItems));
-        Value rest = arith::RemUIOp::create(b, loc, item, m.index(rowItems));
-        Value row = arith::DivUIOp::create(b, loc, rest, m.index(heads));
-        Value head = arith::RemUIOp::create(b, loc, rest, m.index(heads));
-        workItem = {slot, head, row};
-        enterKernel([] {});
-        solveChunk();
+        Value j = arith::DivUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, item, first), grid);
+        Value odd = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, j, m.index(2)), m.index(1));
+        auto pick = [&](bool other) {
+          const auto &[x, y] = other ? std::pair{sets[1], sets[0]}
+                                     : std::pair{sets[0], sets[1]};
+          return std::pair<Value, Value>{
+              arith::SelectOp::create(b, loc, odd, y.first, x.first),
+              arith::SelectOp::create(b, loc, odd, y.second, x.second)};
+        };
+        // The next item (this one again past the last: copied, unread)
+        // into the set the previous item left at its closing barrier.
+        Value next = arith::AddIOp::create(b, loc, item, grid);
+        Value more =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                  total);
+        enterItem(arith::SelectOp::create(b, loc, more, next, item));
+        Value copies = prefetch(pick(/*other=*/true));
+        enterItem(item);
+        std::tie(qStage, kStage) = pick(/*other=*/false);
+        solveChunk(copies);
         // Every thread's record stores before thread 0's release (and the
-        // staging buffers free for the next item).
+        // item's buffers free for the item after next).
         groupBarrier();
-        Operation *first = openIfZero(tid);
+        Value slot = (*workItem)[0], head = (*workItem)[1],
+              row = (*workItem)[2];
+        Operation *thread0 = openIfZero(tid);
         for (int64_t r = 0; r < perHead; ++r) {
           Value headR = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, head, m.index(perHead)),
@@ -154,9 +212,16 @@ void ChunkSolvesKernel::buildPersistent() {
           memoryPTX("red.release.gpu.global.add.u32 [$0], 1;", "l", Type(),
                     {globalAddress(solveCounts, {count})});
         }
-        b.setInsertionPointAfter(first);
+        b.setInsertionPointAfter(thread0);
         scf::YieldOp::create(b, loc);
       });
+  // The last copies (into a set nobody reads) land before the CTA exits.
+  nvgpu::DeviceAsyncWaitOp::create(
+      b, loc,
+      nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+          ValueRange{}),
+      b.getI32IntegerAttr(0));
 }
 
 Value ChunkSolvesKernel::sequenceOfSlot(Value x) {

@@ -7,7 +7,8 @@
 // 2 * 2 * 1 here), the solves in persistent CTAs (min(items, 4 CTAs on each
 // of the target's 132 SMs): 3 chunks x 1 key head x 2 sequences = 6 items,
 // slots outermost) capped at 64 registers, which let the next launch start
-// first thing, then count each item's records (one a value head) with a
+// first thing, copy each item's q and k while the item before is solved,
+// then count each item's records (one a value head) with a
 // release once every thread's stores are done; and the scan, a
 // programmatic launch, whose threads each acquire their group's count
 // before they copy its first chunk's record, and which waits for the
@@ -31,10 +32,25 @@
 // CHECK-SAME: nvvm.maxnreg = 64
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// The first item's q and k copies (into the first set of buffers) before
+// the loop:
+// CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[Q0:arg[0-9]+]][
+// CHECK: nvgpu.device_async_copy %arg1{{.*}}, %[[K0:arg[0-9]+]][
+// CHECK-NEXT: nvgpu.device_async_create_group
 // CHECK: scf.for %{{.*}} = %block_id_x to %c6 step %[[GRID]]
 // The item's tid plus a zero the compilers cannot fold (its addresses are
 // computed in the item, not hoisted and held across the loop):
 // CHECK: llvm.inline_asm has_side_effects "shr.u64 $0, $1, 48;", "=l,l,~{memory}"
+// The next item's copies into the other set (item j's is set j % 2), then
+// this item's solve waits for all but that latest group:
+// CHECK: %[[QN:.*]] = arith.select %[[ODD:.*]], %[[Q0]], %[[Q1:arg[0-9]+]] : memref<16x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KN:.*]] = arith.select %[[ODD]], %[[K0]], %[[K1:arg[0-9]+]] : memref
+// CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[QN]][
+// CHECK: nvgpu.device_async_copy %arg1{{.*}}, %[[KN]][
+// CHECK-NEXT: %[[NEXT:.*]] = nvgpu.device_async_create_group
+// CHECK: arith.select %[[ODD]], %[[Q1]], %[[Q0]] : memref
+// CHECK: arith.select %[[ODD]], %[[K1]], %[[K0]] : memref
+// CHECK: nvgpu.device_async_wait %[[NEXT]] {numGroups = 1 : i32}
 // The item's last barrier, then thread 0's releases (the loop's end):
 // CHECK: gpu.barrier
 // CHECK-NOT: nvgpu.device_async_copy
@@ -43,6 +59,9 @@
 // CHECK: llvm.inline_asm has_side_effects "red.release.gpu.global.add.u32 [$0], 1;"
 // CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: {{^ *}}}
+// The last item's prefetch (a repeat, unread) lands before the exit:
+// CHECK-NEXT: %[[LAST:.*]] = nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 0 : i32}
 // CHECK-NEXT: gpu.return
 // Each thread acquires its group's count before chunk 0's copies and, in
 // the chunk loop, before the next chunk's; a count not full yet is polled
