@@ -2,10 +2,11 @@
 # Session 57, call 3: concurrent_solves = 1 with the next item's q and k
 # copies in flight while an item is solved (two sets of q and k in shared
 # memory, the step call 2 pointed to), against the cost model's two
-# launches on call 1's grids, one build; its checks (T = 65, 1000, N = 4,
-# HV = 64) first, then Nsight Compute's solves and scan at N = 4 T = 4096
+# launches on three of call 1's grids, one build; its checks (T = 65,
+# HV = 64 T = 1000) first, then Nsight Compute's solves and scan at N = 4 T = 4096
 # (each alone). Then a second look at row-tiles call 12's varlen row (two
-# row tiles on 4 warps, 1.07x once) on three varlen mixes, two rounds.
+# row tiles on 4 warps, 1.07x once) on two varlen mixes. (Cut to
+# about 120 s after four tries got no machine.)
 #   carry: .carry/gdn-run.xz (scripts/carry-static.sh)
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
@@ -25,12 +26,12 @@ ps.HV, ps.H = 64, 32
 w('hv64_n2', ps.recurrent(2, 4096)); w('hv64_t1000', ps.recurrent(2, 1000))
 PY
 CS='concurrent_solves = 1, segments = 1'
-{ for f in t65 t1000 n4_1000 hv64_t1000; do
+{ for f in t65 hv64_t1000; do
     echo "check $f: $(timeout 60 $run --check "--schedule=#gdn.schedule<$CS>" /tmp/$f.mlir 2>&1 | grep -E 'check|error|rror' | tail -2 | cut -c1-160 | tr '\n' ' ')"
   done; echo "checks at $((SECONDS-t0)) s"; } 2>&1 | tee $out/checks.log
 bench() { local r; r=$(timeout 90 $run --bench --iters=5 ${2:+"--schedule=#gdn.schedule<$2>"} /tmp/$1.mlir 2>&1)
   echo "$1 [$2]: $(echo "$r" | grep -E '^bench|error' | tail -1 | cut -c1-70)"; }
-{ for f in n4_4096 n2_4096 hv64_n2 n4_8192 n16_2048; do bench $f ""; bench $f "$CS"; done
+{ for f in n4_4096 n2_4096 n16_2048; do bench $f ""; bench $f "$CS"; done
   echo "bench at $((SECONDS-t0)) s"; } 2>&1 | tee $out/bench.log
 for s in "" "$CS"; do
   tag=${s:+concurrent}; tag=${tag:-default}
@@ -42,5 +43,5 @@ for s in "" "$CS"; do
     $out/ncu-n4-$tag.txt | sed 's/  */ /g'
 done 2>&1 | tee $out/ncu.log
 R4='solve = chunk_parallel, columns_per_lane = 4, max_registers = 0, chunk_prefetch_distance = 1, warps = 4'
-{ for round in 1 2; do for f in vl8 vl16 vl4; do bench $f ""; bench $f "$R4"; done; done
+{ for f in vl8 vl4; do bench $f ""; bench $f "$R4"; done
   echo "varlen at $((SECONDS-t0)) s"; } 2>&1 | tee $out/varlen.log
