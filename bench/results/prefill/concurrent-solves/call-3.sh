@@ -7,7 +7,8 @@
 # (each alone). Then a second look at row-tiles call 12's varlen row (two
 # row tiles on 4 warps, 1.07x once) on two varlen mixes. (Cut to
 # about 120 s after four tries got no machine.)
-#   carry: .carry/gdn-run.xz (scripts/carry-static.sh)
+#   carry: .carry/gdn-run.xz (scripts/carry-static.sh); optionally
+#   .carry/ea/gdn-run.xz, branch early-acquire's stripped static gdn-run
 set -u
 out=${OUT:-/tmp}; t0=$SECONDS
 mkdir -p /tmp/gdn; xz -dc .carry/gdn-run.xz > /tmp/gdn/gdn-run; chmod +x /tmp/gdn/gdn-run
@@ -45,3 +46,12 @@ done 2>&1 | tee $out/ncu.log
 R4='solve = chunk_parallel, columns_per_lane = 4, max_registers = 0, chunk_prefetch_distance = 1, warps = 4'
 { for f in vl8 vl4; do bench $f ""; bench $f "$R4"; done
   echo "varlen at $((SECONDS-t0)) s"; } 2>&1 | tee $out/varlen.log
+# Where carried, branch early-acquire's static gdn-run (the scan acquires
+# each next group's count half a group ahead): its check and the
+# concurrent rows again.
+if [ -f .carry/ea/gdn-run.xz ]; then
+  mkdir -p /tmp/ea; xz -dc .carry/ea/gdn-run.xz > /tmp/ea/gdn-run; chmod +x /tmp/ea/gdn-run
+  { echo "check ea t65: $(timeout 60 /tmp/ea/gdn-run --check "--schedule=#gdn.schedule<$CS>" /tmp/t65.mlir 2>&1 | grep -E 'check|error|rror' | tail -2 | cut -c1-160 | tr '\n' ' ')"
+    for f in n4_4096 n2_4096 n16_2048; do run=/tmp/ea/gdn-run bench $f "$CS"; done
+    echo "ea at $((SECONDS-t0)) s"; } 2>&1 | tee $out/early-acquire.log
+fi
