@@ -63,8 +63,7 @@ void ChunkSolvesKernel::solveChunk(Value prefetched) {
     afterIf.emplace(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
-  Value count = arith::MinUIOp::create(b, loc, m.index(C),
-                                       arith::SubIOp::create(b, loc, hi, c));
+  Value count = chunkCount(c);
   // q and k as cp.async copies, all in flight before any wait, the log
   // gates staged meanwhile: a thread waits for one memory latency, not one
   // a 16-byte item as stageQK's load-then-store loop did
@@ -79,7 +78,8 @@ void ChunkSolvesKernel::solveChunk(Value prefetched) {
   }
   // Prefetched (concurrent_solves): this item's copies were issued an item
   // ago, and the next item's, issued since, may still fly.
-  Value group = prefetched ? prefetched : qkCopies(c, count);
+  Value group =
+      prefetched ? prefetched : asyncGroup(asyncQKCopies(c, count));
   int32_t pending = prefetched ? 1 : 0;
   for (int64_t r = 0; r < heads; ++r) {
     if (heads > 1) {
@@ -119,12 +119,6 @@ Value groupCount(KernelMath &m, Value n, Value hv, Value slot, int64_t groups,
 }
 } // namespace
 
-Value ChunkSolvesKernel::qkCopies(Value c, Value count) {
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-      asyncQKCopies(c, count));
-}
-
 void ChunkSolvesKernel::buildPersistent() {
   solveCounts = kernel.getArgument(op->getNumOperands() + 1);
   m.uniqueConstantsIn(b.getInsertionBlock()); // the kernel's entry block
@@ -152,9 +146,7 @@ void ChunkSolvesKernel::buildPersistent() {
     if (perHead > 1)
       h = hv;
     Value c = arith::MulIOp::create(b, loc, vBlock, m.index(C));
-    return qkCopies(c, arith::MinUIOp::create(
-                           b, loc, m.index(C),
-                           arith::SubIOp::create(b, loc, hi, c)));
+    return asyncGroup(asyncQKCopies(c, chunkCount(c)));
   };
   // Two sets of q and k: item j's in set j % 2 (j counting this CTA's
   // items), item j + 1's copied into the other while item j is solved
@@ -216,12 +208,7 @@ void ChunkSolvesKernel::buildPersistent() {
         scf::YieldOp::create(b, loc);
       });
   // The last copies (into a set nobody reads) land before the CTA exits.
-  nvgpu::DeviceAsyncWaitOp::create(
-      b, loc,
-      nvgpu::DeviceAsyncCreateGroupOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-          ValueRange{}),
-      b.getI32IntegerAttr(0));
+  drainAsyncCopies();
 }
 
 Value ChunkSolvesKernel::sequenceOfSlot(Value x) {

@@ -433,9 +433,6 @@ private:
   /// copies issued after this chunk's q and k copies (buildPersistent's
   /// next item), the staging buffers made; else it makes them and copies.
   void solveChunk(Value prefetched = Value());
-  /// The cp.async group of chunk [c, c + count)'s q and k copies into
-  /// qStage and kStage.
-  Value qkCopies(Value c, Value count);
   /// concurrent_solves: persistent CTAs over every (slot, head, n) work
   /// item, slots outermost, so the scan's next chunks are solved first;
   /// each item's records counted in their groups once written.

@@ -126,22 +126,29 @@ SmallVector<Value> Staging::solveStaged(Value c, Value count, ValueRange state,
   return results;
 }
 
+Value Staging::chunkCount(Value c) {
+  return arith::MinUIOp::create(b, loc, m.index(*s.getStagedTokens()),
+                                arith::SubIOp::create(b, loc, hi, c));
+}
+
+Value Staging::asyncGroup(ValueRange copies) {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
+}
+
+void Staging::drainAsyncCopies() {
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, asyncGroup({}),
+                                   b.getI32IntegerAttr(0));
+}
+
 SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
                                                 ChunkSolve solve) {
   int64_t C = *s.getStagedTokens();
   std::array<ChunkBuffers, 2> sets;
   sets[0] = chunkBuffers();
   sets[1] = createChunkBuffers();
-  auto countFrom = [&](Value c) {
-    return arith::MinUIOp::create(b, loc, m.index(C),
-                                  arith::SubIOp::create(b, loc, hi, c));
-  };
-  auto group = [&](ArrayRef<Value> copies) {
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
-  };
   useChunkBuffers(sets[0]);
-  group(asyncChunkCopies(chunkLo, countFrom(chunkLo)));
+  asyncGroup(asyncChunkCopies(chunkLo, chunkCount(chunkLo)));
   SmallVector<Value> initial(state.begin(), state.end());
   if (initial.empty()) // not loaded yet (build()): behind the first copies
     initial = loadState();
@@ -161,7 +168,7 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, hi);
     Value from = arith::SelectOp::create(b, loc, more, next, c);
     useChunkBuffers(selectChunkBuffers(odd, sets[1], sets[0]));
-    Value copies = group(asyncChunkCopies(from, countFrom(from)));
+    Value copies = asyncGroup(asyncChunkCopies(from, chunkCount(from)));
     // This thread's copies of chunk i are done (those of chunk i + 1
     // may still fly); the barrier makes every thread's visible.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(1));
@@ -170,7 +177,7 @@ SmallVector<Value> Staging::runPrefetchedChunks(ValueRange state,
     return solveStaged(c, count, carried, solve);
   });
   // The last copies (into a set nobody reads) land before the CTA exits.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group({}), b.getI32IntegerAttr(0));
+  drainAsyncCopies();
   useChunkBuffers(sets[0]);
   return results;
 }
@@ -299,9 +306,7 @@ SmallVector<Value> Staging::forEachChunk(
       [&](OpBuilder &nb, Location, Value c, ValueRange carried) {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value count =
-            arith::MinUIOp::create(b, loc, m.index(*s.getStagedTokens()),
-                                   arith::SubIOp::create(b, loc, hi, c));
+        Value count = chunkCount(c);
         Value slot, phase; // only with a producer's ring
         if (*s.getProducerStages() > 0) {
           Value i = arith::DivUIOp::create(

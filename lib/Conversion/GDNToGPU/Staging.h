@@ -110,6 +110,15 @@ protected:
   /// (docs/cost-model.md#chunk-prefetch).
   SmallVector<Value> runPrefetchedChunks(ValueRange state, ChunkSolve solve);
 
+  /// The tokens of the chunk at token c: staged_tokens, fewer at the
+  /// sequence's end (hi).
+  Value chunkCount(Value c);
+  /// `copies` (cp.async tokens) committed as one group; its token.
+  Value asyncGroup(ValueRange copies);
+  /// Waits until every cp.async copy this thread issued has landed (before
+  /// a CTA exits with copies into buffers nobody reads).
+  void drainAsyncCopies();
+
   /// The cp.async copies of the chunk at token c (count tokens, the rows
   /// past them zero-filled) into the current buffers (useChunkBuffers):
   /// q, k, the CTA's columns of v and asyncChunkExtras. Returns their

@@ -68,9 +68,7 @@ void WarpSpecializedSolveKernel::produceChunk(Value c, Value count, Value slot,
   useSlotBuffers(slot, sets);
   // q, k and the CTA's columns of v in flight while the gates are staged
   // (rows past `count` zeros, gates and betas 0 there).
-  Value copies = nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-      asyncChunkCopies(c, count));
+  Value copies = asyncGroup(asyncChunkCopies(c, count));
   stageLogGates(c, count);
   nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(0));
   groupBarrier();
