@@ -692,6 +692,66 @@ def test_the_custom_op_refuses_malformed_calls_naming_the_argument():
         run(state=None, indices=torch.tensor([0, 1], dtype=torch.int32))
 
 
+@pytest.mark.parametrize("indices,cu,offsets,name", [
+    ([[0, 1, 2]], [0, 4, 6, 10], None, "state_indices"),
+    ([0, 1], [0, 4, 6, 10], None, "state_indices"),
+    (0, [0, 4, 6, 10], None, "state_indices"),
+    ([0, 1, 2], 10, None, "cu_seqlens"),
+    ([0, 1, 2], [[0, 4, 6, 10]], None, "cu_seqlens"),
+    ([0, 1, 2], [0, 4, 6, 10], [], "checkpoint_offsets"),
+])
+def test_the_custom_op_names_a_malformed_row_table(indices, cu, offsets, name):
+    """A varlen pool prefill pads its row tables to the kernel's row
+    capacity: a table of the wrong shape raised torch's own errors from the
+    padding (or named state_indices for a 2-D cu_seqlens, or asked for the
+    padded row count) before anything named it."""
+    x = inputs(1, 10, HV=4, H=2)
+    checkpoints = dict(checkpoint_interval=0)
+    rows = None
+    if offsets is not None:
+        rows = torch.zeros(2, 4, V, K)
+        checkpoints = dict(checkpoint_interval=4)
+    with pytest.raises(ValueError, match=f"argument '{name}' must be 1-D"):
+        torch.ops.gdn.recurrent(
+            x["q"], x["k"], x["v"], x["g"], None, None, None, x["beta"], None,
+            torch.tensor(indices), torch.tensor(cu), None, None, torch.zeros(3, 4, V, K), None,
+            None, torch.empty_like(x["v"]), None, None, None, None, None,
+            None if offsets is None else torch.tensor(offsets, dtype=torch.int64), rows,
+            None, None, None, False, "vk", **checkpoints)
+
+
+def test_a_state_read_where_the_call_writes_its_final_state_is_read_as_it_was():
+    """FlashInfer's prefill with initial_state and output_state two views of
+    one buffer a row apart (not one view updated in place): sequence 1 read
+    the row sequence 0 had just written, silently (o off by 0.76 on the
+    CPU). The op reads such a state from a copy now; the same for a pool."""
+    x = inputs(1, 8, H=HV)
+    q, k, v = x["q"][0], x["k"][0], x["v"][0]
+    cu = torch.tensor([0, 4, 8], dtype=torch.int32)
+    call = lambda h0, out, **kw: ops.flashinfer_chunk_gated_delta_rule(
+        q, k, v, g=x["g"][0].exp(), beta=x["beta"][0], cu_seqlens=cu, initial_state=h0,
+        output_state=out, **kw)
+    buf = torch.randn(3, HV, V, K)
+    o_ref, s_ref = call(buf[:2].clone(), torch.empty(2, HV, V, K), output_final_state=True)
+    o, s = call(buf[:2], buf[1:], output_final_state=True)
+    assert torch.equal(o, o_ref) and torch.equal(s, s_ref)
+    pool = torch.randn(4, HV, V, K)
+    indices = torch.tensor([0, 1])
+    o_ref = call(pool[:3].clone(), torch.empty(3, HV, V, K), state_indices=indices)
+    assert torch.equal(call(pool[:3], pool[1:], state_indices=indices), o_ref)
+
+
+def test_written_arguments_that_share_memory_are_refused():
+    x = inputs(1, 4)
+    flat = torch.empty(x["v"].numel() + HV * V * K)
+    o = flat[:x["v"].numel()].view(x["v"].shape)
+    final = flat[-HV * V * K - 1:-1].view(1, HV, V, K)  # one float into o
+    with pytest.raises(ValueError, match="arguments 'final_state' and 'o' are both written"):
+        torch.ops.gdn.recurrent(x["q"], x["k"], x["v"], x["g"], None, None, None, x["beta"],
+                                None, None, None, None, None, None, None, final, o, None, None,
+                                None, None, None, None, None, None, None, None, False, "vk")
+
+
 def test_scales_of_another_shape_are_refused_even_with_the_same_count():
     """[HV, S, V] scales for an [S, HV, V, K] pool hold as many floats as
     the right ones and were read flat: silently wrong rows."""

@@ -53,6 +53,60 @@ def _view_strides(t, layout):
     return tuple(out)
 
 
+def _byte_span(t):
+    """The bytes [first, end) that t's elements lie in (torch strides are >= 0),
+    or None for an empty tensor. Views interleaved in one buffer (q, k and v
+    of a fused projection) have spans that overlap though their elements do
+    not."""
+    size = t.nbytes
+    if not size:
+        return None
+    first = t.data_ptr()
+    if t.is_contiguous():
+        return first, first + size
+    item = t.element_size()
+    return first, first + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) * item + item
+
+
+def _read_apart(what, reads, writes):
+    """Keeps a kernel's reads apart from its writes: one launch reads and
+    writes its arguments in an order no kernel form defines (CTAs, split
+    segments), so a read-only argument whose bytes a written argument may
+    reach would see some of the writes. reads / writes: {name: tensor or
+    None}, the read-only and the written (or updated in place) arguments.
+    A read whose byte span meets a written one's is replaced by a copy made
+    before the launch (its strides kept where they are a slot pitch, since
+    the op matches the states' strides; else dense), so the kernel reads the
+    values as they were; two written arguments whose spans meet: ValueError
+    naming both. Returns (the reads with the copies, or None where none was
+    made). About 10 µs of host time a call with a handful of tensors."""
+    spans = []
+    for name, t in writes.items():
+        if t is not None:
+            span = _byte_span(t)
+            if span:
+                for other, (lo, hi) in spans:
+                    if span[0] < hi and lo < span[1]:
+                        raise ValueError(f"{what}: arguments '{other}' and '{name}' are both "
+                                         "written and share memory (their byte spans overlap);"
+                                         " give each its own buffer")
+                spans.append((name, span))
+    copies = None
+    for name, t in reads.items():
+        if t is None:
+            continue
+        span = _byte_span(t)
+        if span and any(span[0] < hi and lo < span[1] for _, (lo, hi) in spans):
+            if not t.is_contiguous() and _view_strides(t, "slots"):
+                copy = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype,
+                                           device=t.device).copy_(t)
+            else:
+                copy = t.clone(memory_format=torch.contiguous_format)
+            copies = dict(reads) if copies is None else copies
+            copies[name] = copy
+    return copies
+
+
 def _dense_like(t):
     """A new row-major tensor of t's shape, dtype and device: an output the
     kernel writes densely (torch.empty_like keeps a permuted t's strides,

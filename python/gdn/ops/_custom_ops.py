@@ -13,7 +13,7 @@ import torch
 from .. import default_compiler
 from .._capi import lib
 from ..schedule import schedule_text
-from ._checks import _view_strides
+from ._checks import _read_apart, _view_strides
 
 _DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16",
            torch.float8_e4m3fn: "float8_e4m3fn"}
@@ -246,7 +246,11 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     kernels read in place (_checks._view_strides: q, k, v, the gates; the
     states and intermediate_states with a slot pitch). `state` is an
     initial state updated in place; `initial_state` (read) and `final_state`
-    (written) are separate buffers. With `state_indices` [N] (int32/int64)
+    (written) are separate buffers. A read-only argument whose bytes a
+    written one may reach is read from a copy taken before the launch; two
+    written arguments whose bytes overlap: ValueError naming both
+    (_checks._read_apart). With cu_seqlens [N + 1], state_indices is [N]
+    and checkpoint_offsets [N + 1] (ValueError naming them otherwise). With `state_indices` [N] (int32/int64)
     the states are pools [slots, HV, ...] and row n uses slot
     state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
     zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
@@ -289,11 +293,39 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     if state_indices is not None and all(t is None for t in (state, initial_state, final_state)):
         raise ValueError("gdn::recurrent: state_indices addresses a pool: it needs state, "
                          "initial_state or final_state")
+    # Aliasing (_read_apart): a read-only argument that shares bytes with a
+    # written one is read from a copy; written ones must not share bytes.
+    copies = _read_apart("gdn::recurrent", dict(
+        q=q, k=k, v=v, g=g, a=a, A_log=A_log, dt_bias=dt_bias, beta=beta, b=b,
+        state_indices=state_indices, cu_seqlens=cu_seqlens,
+        intermediate_state_indices=intermediate_state_indices, initial_state=initial_state,
+        checkpoint_offsets=checkpoint_offsets, retrieve_parent_token=retrieve_parent_token),
+        dict(state=state, intermediate_states=intermediate_states, final_state=final_state,
+             o=o, k_window=k_window, v_window=v_window, g_window=g_window,
+             beta_window=beta_window, state_scale=state_scale,
+             state_checkpoints=state_checkpoints,
+             intermediate_state_scale=intermediate_state_scale,
+             checkpoint_scale=checkpoint_scale))
+    if copies:  # written just now by a kernel of the caller's stream
+        fresh_early_inputs = True
+        (q, k, v, g, a, A_log, dt_bias, beta, b, state_indices, cu_seqlens,
+         intermediate_state_indices, initial_state, checkpoint_offsets,
+         retrieve_parent_token) = copies.values()
     N, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     tokens = None
     if cu_seqlens is not None:  # varlen: N sequences packed into [1, T, ...]
+        if cu_seqlens.dim() != 1 or cu_seqlens.shape[0] < 1:
+            raise ValueError(f"gdn::recurrent: argument 'cu_seqlens' must be 1-D [N + 1], "
+                             f"got shape {list(cu_seqlens.shape)}")
         N = cu_seqlens.shape[0] - 1
+        # The row tables are padded to the kernel's row capacity below:
+        # checked here against N, before the padding hides their shape.
+        for name, t, rows in (("state_indices", state_indices, N),
+                              ("checkpoint_offsets", checkpoint_offsets, N + 1)):
+            if t is not None and tuple(t.shape) != (rows,):
+                raise ValueError(f"gdn::recurrent: argument '{name}' must be 1-D [{rows}] "
+                                 f"({N} sequences in cu_seqlens), got shape {list(t.shape)}")
         if intermediate_states is None and k_window is None:
             tables = dict(checkpoint_offsets=checkpoint_offsets)
             given = cu_seqlens
