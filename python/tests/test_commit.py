@@ -127,6 +127,47 @@ def test_opcheck():
                           test_utils=("test_schema", "test_faketensor"))
 
 
+def test_a_buffer_that_shares_memory_with_the_pool_is_read_as_it_was():
+    """Disjoint views of one allocation were refused (one storage), and a
+    buffer overlapping the pool from another storage (two numpy views of
+    one array) was read after the commit's own writes: slot 1 got what row
+    0 had just written into slot 0. The op reads an overlapping buffer from
+    a copy now, and takes disjoint views as they are."""
+    n, rows = 2 * 4 * 2 * 16 * 32, torch.tensor([1, 0])
+    accepted, slots = torch.tensor([4, 4], dtype=torch.int32), torch.tensor([0, 1])
+    whole = torch.randn(n + 2 * 2 * 16 * 32)
+    buf, pool = whole[:n].view(2, 4, 2, 16, 32), whole[n:].view(2, 2, 16, 32)
+    want = expected_pool(buf, accepted, pool.clone(), slots, rows)
+    ops.commit_accepted(buf, accepted, pool, slots, rows)
+    assert torch.equal(pool, want)
+    row = 2 * 16 * 32
+    array = torch.randn(2 * 2 * row).numpy()
+    buf = torch.from_numpy(array).view(2, 2, 2, 16, 32)  # rows' steps: array rows 0..3
+    pool = torch.from_numpy(array[row:3 * row]).view(2, 2, 16, 32)  # slot s = array row s + 1
+    assert buf.untyped_storage().data_ptr() != pool.untyped_storage().data_ptr()
+    accepted = torch.tensor([2, 2], dtype=torch.int32)
+    want = expected_pool(buf.clone(), accepted, pool.clone(), slots, rows)
+    ops.commit_accepted(buf, accepted, pool, slots, rows)
+    assert torch.equal(pool, want)
+
+
+def test_row_scales_that_share_memory_are_read_as_they_were():
+    """A float8 buffer and pool whose attached row scales are views of one
+    float32 storage: the commit wrote slot 1's scale, then read it back as
+    the buffer's scale for slot 2. The buffer's scales are read from a copy."""
+    buf = torch.zeros(2, 2, 2, 16, 32, dtype=torch.float8_e4m3fn)
+    pool = torch.zeros(3, 2, 16, 32, dtype=torch.float8_e4m3fn)
+    scales = torch.rand(2 * 2 * 2 * 16) + 0.5
+    ops.attach_state_scale(buf, scales.view(2, 2, 2, 16))
+    ops.attach_state_scale(pool, scales[:3 * 2 * 16].view(3, 2, 16))  # the same floats
+    before = scales.clone().view(2, 2, 2, 16)
+    ops.commit_accepted(buf, torch.tensor([2, 2]), pool, torch.tensor([1, 2]),
+                        torch.tensor([1, 0]))
+    committed = ops.state_scale_of(pool)
+    assert torch.equal(committed[1], before[1, 1]) and torch.equal(committed[2], before[0, 1])
+    ops.detach_state_scale(buf), ops.detach_state_scale(pool)
+
+
 def test_bad_arguments_raise_naming_the_argument(monkeypatch):
     buf, accepted, pool, slots, rows = sglang_case(torch.float32, torch.float32, torch.int32, "cpu")
     f = ops.commit_accepted
@@ -155,10 +196,6 @@ def test_bad_arguments_raise_naming_the_argument(monkeypatch):
         f(buf, accepted, pool, state_indices=slots, intermediate_state_indices=rows.float())
     with pytest.raises(ValueError, match="intermediate_states has 6 rows but accepted has 8"):
         f(buf, accepted, pool, state_indices=slots)
-    with pytest.raises(ValueError, match="must not share memory"):
-        whole = torch.zeros(2 * 4 * 2 * 16 * 32 + 2 * 2 * 16 * 32)
-        f(whole[:2 * 4 * 2 * 16 * 32].view(2, 4, 2, 16, 32), accepted[:2],
-          whole[2 * 4 * 2 * 16 * 32:].view(2, 2, 16, 32))
     monkeypatch.setenv("GDN_VALIDATE_INDICES", "1")
     with pytest.raises(ValueError, match="state_indices holds slot 9, past the pool's 9 slots"):
         f(buf, accepted, pool, state_indices=torch.tensor([9, 0, 0, 0, 0, 0, 0, 0],

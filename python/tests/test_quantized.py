@@ -827,6 +827,25 @@ def test_a_transposed_view_is_refused_not_scaled_across():
     assert torch.equal(bits(strided).transpose(-1, -2), bits(pool))
     assert torch.equal(strided_scale, scale)
 
+def test_a_kv_view_keeps_its_columns_scales():
+    """In "kv" a scale belongs to a (head, value column): a view one K row
+    into a head, or of fewer value columns than the pool's, passed the
+    checks of a "vk" row (offset and strides a multiple of K) and was
+    scaled by other columns' scales (dequantize_state off by 20 of 25).
+    Refused now; a view of whole heads finds its columns' scales."""
+    K, V = 16, 16
+    state = torch.randn(2, 2, K, V) * torch.linspace(0.1, 10, V)  # distinct column scales
+    pool, scale = ops.quantize_state(state, layout="kv")
+    whole = ops.dequantize_state(pool, layout="kv")
+    with pytest.raises(ValueError, match="does not start at a head"):
+        ops.dequantize_state(pool.view(-1)[K:K + K * V].view(1, 1, K, V), layout="kv")
+    with pytest.raises(ValueError, match="has 8 value columns where the pool has 16"):
+        ops.dequantize_state(pool.view(-1)[:K * 8].view(1, 1, K, 8), layout="kv")
+    head = pool.view(-1)[3 * K * V:4 * K * V].view(1, 1, K, V)  # slot 1, head 1
+    assert torch.equal(ops.state_scale_of(head, "kv"), scale[1:, 1:])
+    assert torch.equal(ops.dequantize_state(head, layout="kv"), whole[1:, 1:])
+
+
 def test_a_view_past_the_attached_pool_is_refused():
     """Scales attached to a pool that is a prefix of its storage (and
     scales that are a prefix of theirs): a view of the same storage past

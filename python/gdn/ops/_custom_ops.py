@@ -512,21 +512,25 @@ def commit(intermediate_states: torch.Tensor, accepted: torch.Tensor, state: tor
     its row scales, written with the committed rows (docs/math.md §6);
     float8_e4m3fn intermediate_states with intermediate_state_scale [R, T,
     HV, V] float32 (read). state_layout ("vk" or "kv") names the last two
-    dimensions of both; it matters only where a row scale is applied."""
+    dimensions of both; it matters only where a row scale is applied. A
+    read-only argument that shares bytes with state or state_scale is read
+    from a copy taken before the launch (_checks._read_apart)."""
     _check_scales("gdn::commit", (
         ("state_scale", state_scale, ("state",), (state,)),
         ("intermediate_state_scale", intermediate_state_scale, ("intermediate_states",),
          (intermediate_states,))))
     if accepted.shape[0] == 0:
         return
-    # Pointer checks live here, where torch.compile does not trace.
-    if state.untyped_storage().data_ptr() == intermediate_states.untyped_storage().data_ptr():
-        raise ValueError("state and intermediate_states must not share memory")
+    # Aliasing (_read_apart) is checked here, where torch.compile does not
+    # trace: a read that shares bytes with the state or its scales is read
+    # from a copy.
     given = {"intermediate_states": intermediate_states, "accepted": accepted,
              "state_indices": state_indices,
              "intermediate_state_indices": intermediate_state_indices,
-             "intermediate_state_scale": intermediate_state_scale,
-             "state_scale": state_scale, "state": state}
+             "intermediate_state_scale": intermediate_state_scale}
+    given = _read_apart("gdn::commit", given,
+                        {"state": state, "state_scale": state_scale}) or given
+    given.update(state_scale=state_scale, state=state)
     kern = _text_kernel("commit", list(given.items()),
                         f"{{state_layout = {_layout_attr('gdn::commit', state_layout)}}}")
     _launch(kern, given, "gdn::commit", state.device)
@@ -561,20 +565,21 @@ def replay_commit(k_window: torch.Tensor, v_window: torch.Tensor, g_window: torc
     slot advances by the row's first a window steps (with
     retrieve_parent_token [N, P]: by the tree path to step
     min(accepted[n], P) - 1), in place. A float8_e4m3fn state comes with
-    state_scale [LY, slots, HV, V] float32, its row scales."""
+    state_scale [LY, slots, HV, V] float32, its row scales. A read-only
+    argument that shares bytes with state or state_scale is read from a
+    copy taken before the launch (_checks._read_apart)."""
     _check_scales("gdn::replay_commit", (("state_scale", state_scale, ("state",), (state,)),))
     if accepted.shape[0] == 0:
         return
-    # Pointer checks live here, where torch.compile does not trace.
-    storage = state.untyped_storage().data_ptr()
-    for name, t in (("k_window", k_window), ("v_window", v_window), ("g_window", g_window),
-                    ("beta_window", beta_window)):
-        if t.untyped_storage().data_ptr() == storage:
-            raise ValueError(f"state and {name} must not share memory")
+    # Aliasing (_read_apart) is checked here, where torch.compile does not
+    # trace: a read that shares bytes with the state or its scales is read
+    # from a copy.
     given = {"k_window": k_window, "v_window": v_window, "g_window": g_window,
              "beta_window": beta_window, "accepted": accepted, "state_indices": state_indices,
-             "retrieve_parent_token": retrieve_parent_token, "state_scale": state_scale,
-             "state": state}
+             "retrieve_parent_token": retrieve_parent_token}
+    given = _read_apart("gdn::replay_commit", given,
+                        {"state": state, "state_scale": state_scale}) or given
+    given.update(state_scale=state_scale, state=state)
     # set_schedule pins the GPU kernel's parameters here too (the token
     # loop keeps its own: no staging, solve, producer or prefetch).
     pinned = ""

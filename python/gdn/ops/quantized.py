@@ -117,7 +117,10 @@ def quantized_state(shape, device=None, layout="vk", stochastic_rounding=False):
 def state_scale_of(pool, layout="vk"):
     """The row scales of a float8_e4m3fn `pool` or a view of one (its slots
     or a layer): float32 [..., HV, V] viewing the attached scales, so
-    writing them writes the pool's. ValueError when none are attached."""
+    writing them writes the pool's. ValueError when none are attached, and
+    for a view whose rows are not the pool's: a "vk" view must start at a
+    row, a "kv" view at a head and keep the pool's V columns (a scale
+    belongs to a column there)."""
     _check_layout(layout)
     if not isinstance(pool, torch.Tensor) or pool.dim() < 3:
         raise ValueError(f"pool must be a tensor [..., HV, V, K] ('vk') or [..., HV, K, V] "
@@ -145,13 +148,26 @@ def state_scale_of(pool, layout="vk"):
     if pool.shape[-2] * pool.shape[-1] != K * V:
         raise ValueError(f"the attached scales have one a {K} elements; a view "
                          f"{list(pool.shape)} ({layout}) has rows of {pool.shape[-2] * pool.shape[-1] // V}")
-    # One scale a K elements: the view's element strides and offset over K.
-    strides = list(pool.stride()[:-2]) + [1]
-    if pool.storage_offset() % K or any(s % K for s in strides[:-1]):
-        raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a row")
+    # "vk": one scale a K elements (a row), so the view's element offset and
+    # strides over K are its scales'. "kv": a head's K x V block holds V
+    # scales, one a column of stride V, so the view must keep the pool's V
+    # columns and start at a head (a view a row into one read the next
+    # column's scales).
+    unit, per = K, 1
+    if layout == "kv":
+        columns = entry[2].shape[-1]
+        if pool.shape[-1] != columns:
+            raise ValueError(f"the view {list(pool.shape)} ('kv') has {pool.shape[-1]} value "
+                             f"columns where the pool has {columns}: its columns' scales "
+                             "would be read across")
+        unit, per = K * columns, columns
+    strides = pool.stride()[:-2]
+    if pool.storage_offset() % unit or any(s % unit for s in strides):
+        raise ValueError(f"the view {list(pool.shape)} of the pool does not start at a "
+                         f"{'row' if layout == 'vk' else 'head'}")
     shape = tuple(pool.shape[:-2]) + (V,)
-    row_strides = [s // K for s in strides[:-1]] + [1]
-    first = pool.storage_offset() // K
+    row_strides = [s // unit * per for s in strides] + [1]
+    first = pool.storage_offset() // unit * per
     # The view's rows must lie within the attached pool's: a view of the
     # same storage past it (a pool attached as a prefix of its storage)
     # would read and write memory past the scales.
