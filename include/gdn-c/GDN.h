@@ -337,7 +337,11 @@ const char *gdnKernelPTX(gdnKernel kernel);
  * launches before it were issued). `args[i]` is the device
  * address of argument i (16-byte aligned, laid out as its type says; NULL
  * only for an
- * argument of 0 bytes, which is never addressed). Asynchronous; no
+ * argument of 0 bytes, which is never addressed). A written argument
+ * (gdnKernelArgumentWritten) must share no byte with another argument: one
+ * launch reads and writes them in no defined order. Not checked here, as the
+ * buffers' sizes are not: the caller knows its buffers (the Python package
+ * reads an overlapping input from a copy). Asynchronous; no
  * allocation and no host synchronisation, so it can be captured in a CUDA
  * graph. The first launch on a device loads the module (not capturable). */
 gdnStatus gdnKernelLaunch(gdnKernel kernel, void *const *args, int num_args,

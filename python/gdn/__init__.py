@@ -152,7 +152,9 @@ class Kernel:
         packed array, whose element [0, ...] is the view's (a static offset
         is the caller's: the kernel is given the address offset elements
         before it). Else TypeError (dtype) or ValueError naming the
-        argument; the kernel never reinterprets an array."""
+        argument; the kernel never reinterprets an array. An output that
+        shares memory with another argument (numpy.shares_memory) is a
+        ValueError naming both: the kernel would read its own writes."""
         types, sizes = iter(self._types), iter(self.arguments)
 
         def host(name, a):
@@ -187,7 +189,18 @@ class Kernel:
                 raise ValueError(f"argument '{name}' must have shape {list(shape)} (or be "
                                  f"flat), got {list(a.shape)}")
             return a.ctypes.data, a.nbytes
-        check(lib.gdnKernelRunHost(self._h, self._pointers(arrays, host), len(arrays)))
+        pointers = self._pointers(arrays, host)
+        import numpy as np  # the arrays' own library
+
+        written = [t[4] for t in self._types]
+        for i, (name, _) in enumerate(self.arguments):
+            for j, (other, _) in enumerate(self.arguments):
+                if (written[i] and j != i and not (j < i and written[j])
+                        and np.shares_memory(arrays[i], arrays[j])):
+                    raise ValueError(f"argument '{name}', which the kernel writes, shares "
+                                     f"memory with argument '{other}'; give each its own "
+                                     "array")
+        check(lib.gdnKernelRunHost(self._h, pointers, len(arrays)))
 
     def launch(self, pointers, stream=0):
         """Launches a CUDA kernel: `pointers` are device addresses (ints, in

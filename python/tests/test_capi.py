@@ -95,6 +95,31 @@ def test_log_space_separate_states_kv_matches_reference():
     assert rms_rel(ht.reshape(N, HV, K, V), rs) < 1e-5
 
 
+def test_a_written_buffer_that_shares_memory_is_refused():
+    """run_host's arrays go to one run that reads and writes them: an
+    output that shares memory with another argument (an initial state a row
+    before the final state in one array, o beside v) read its own writes,
+    silently. A ValueError naming both now, and nothing runs."""
+    N, T, H, HV, K, V = 2, 2, 1, 2, 32, 8
+    kern = gdn.Compiler().compile(N=N, T=T, H=H, HV=HV, K=K, V=V, input_dtype="float32",
+                                  decay="log_space", beta="given",
+                                  initial_state=True, final_state=True)
+    q, k, v, g, beta, h0, ht, o = fill(kern, np.random.default_rng(3))
+    row = HV * K * V
+    both = np.zeros(3 * row, np.float32)
+    with pytest.raises(ValueError, match="argument 'final_state', which the kernel writes, "
+                                         "shares memory with argument 'initial_state'"):
+        kern.run_host([q, k, v, g, beta, both[:2 * row], both[row:], o])
+    assert not both.any(), "a refused run wrote its final state"
+    beside = np.zeros(v.size + o.size - 1, np.float32)
+    with pytest.raises(ValueError, match="argument 'o', which the kernel writes, shares "
+                                         "memory with argument 'v'"):
+        kern.run_host([q, k, beside[:v.size], g, beta, h0, ht, beside[v.size - 1:]])
+    apart = np.zeros(4 * row, np.float32)  # one allocation, the states side by side
+    kern.run_host([q, k, v, g, beta, apart[:2 * row], apart[2 * row:], o])
+    assert apart[2 * row:].any(), "the final state was written"
+
+
 def test_compile_text_and_cuda_ptx_without_gpu():
     text = TINY_RECURRENT
     c = gdn.Compiler()
