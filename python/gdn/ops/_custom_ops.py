@@ -250,8 +250,9 @@ def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     written one may reach is read from a copy taken before the launch; two
     written arguments whose bytes overlap: ValueError naming both
     (_checks._read_apart). With cu_seqlens [N + 1], state_indices is [N]
-    and checkpoint_offsets [N + 1] (ValueError naming them otherwise). With `state_indices` [N] (int32/int64)
-    the states are pools [slots, HV, ...] and row n uses slot
+    and checkpoint_offsets [N + 1] (ValueError naming them otherwise).
+    With `state_indices` [N] (int32/int64) the states are pools
+    [slots, HV, ...] and row n uses slot
     state_indices[n]; an index < 0 is a padding row (no slot touched, o rows
     zero). o [N, T, HV, V] is written. `retrieve_parent_token` [N, steps]
     (int32/int64, with intermediate_states): EAGLE tree verify, each step
